@@ -1,0 +1,186 @@
+#pragma once
+// The entries of the session tree and the session header (SPEC §2.3).
+
+#include <agentcore/json.hpp>
+#include <agentcore/messages.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+#include <vector>
+
+namespace agentcore {
+
+/// What every entry has. The entry's type follows from its C++ type (see type_of).
+struct EntryBase {
+    std::string id;
+    std::optional<std::string> parent_id;  ///< none for a root
+    std::string timestamp;                 ///< ISO 8601 UTC with milliseconds
+    Json extra;                            ///< top-level fields the model does not know
+};
+
+/// A message of the conversation.
+struct MessageEntry : EntryBase {
+    static constexpr std::string_view type = "message";
+    AgentMessage message;
+};
+
+/// The model's thinking level changed.
+struct ThinkingLevelChangeEntry : EntryBase {
+    static constexpr std::string_view type = "thinking_level_change";
+    std::string thinking_level;
+};
+
+/// The model changed.
+struct ModelChangeEntry : EntryBase {
+    static constexpr std::string_view type = "model_change";
+    std::string provider;
+    std::string model_id;
+};
+
+/// The set of active tools changed.
+struct ActiveToolsChangeEntry : EntryBase {
+    static constexpr std::string_view type = "active_tools_change";
+    std::vector<std::string> active_tool_names;
+};
+
+/// Older history was replaced by a summary.
+struct CompactionEntry : EntryBase {
+    static constexpr std::string_view type = "compaction";
+    std::string summary;
+    std::optional<std::string> first_kept_entry_id;
+    std::int64_t tokens_before = 0;
+    /// Messages kept verbatim after the summary. Absent and empty are different: a present tail
+    /// (even empty) ends every path walk at this compaction.
+    std::optional<std::vector<AgentMessage>> retained_tail;
+    Json details;  ///< null when absent
+    std::optional<Usage> usage;
+    bool from_hook = false;
+};
+
+/// The conversation came back from a branch; `from_id` is an entry id or "root".
+struct BranchSummaryEntry : EntryBase {
+    static constexpr std::string_view type = "branch_summary";
+    std::string from_id;
+    std::string summary;
+    Json details;  ///< null when absent
+    std::optional<Usage> usage;
+    bool from_hook = false;
+};
+
+/// Application data that is not part of the context unless a projector makes it so.
+struct CustomEntry : EntryBase {
+    static constexpr std::string_view type = "custom";
+    std::string custom_type;
+    Json data;  ///< null when absent
+};
+
+/// A message injected by the application; it becomes a `custom` message in the context.
+struct CustomMessageEntry : EntryBase {
+    static constexpr std::string_view type = "custom_message";
+    std::string custom_type;
+    Content content;
+    Json details;  ///< null when absent
+    bool display = false;
+};
+
+/// A label on an entry; an absent label clears it.
+struct LabelEntry : EntryBase {
+    static constexpr std::string_view type = "label";
+    std::string target_id;
+    std::optional<std::string> label;
+};
+
+/// Session information (the display name).
+struct SessionInfoEntry : EntryBase {
+    static constexpr std::string_view type = "session_info";
+    std::optional<std::string> name;
+};
+
+/// The current leaf moved; no target means "before the first entry".
+struct LeafEntry : EntryBase {
+    static constexpr std::string_view type = "leaf";
+    std::optional<std::string> target_id;
+};
+
+/// An entry of a type this library does not know (written by a newer program). It is a node of
+/// the tree like any other, adds nothing to the context, and is written back unchanged.
+struct UnknownEntry : EntryBase {
+    std::string type;
+    Json raw;  ///< the whole line as read
+};
+
+/// Any entry of the session tree.
+using SessionTreeEntry =
+    std::variant<MessageEntry, ThinkingLevelChangeEntry, ModelChangeEntry, ActiveToolsChangeEntry,
+                 CompactionEntry, BranchSummaryEntry, CustomEntry, CustomMessageEntry, LabelEntry,
+                 SessionInfoEntry, LeafEntry, UnknownEntry>;
+
+/// A shared handle to an immutable entry. Storages hand these out so that reads never copy
+/// message payloads; an entry lives as long as any handle to it.
+using EntryHandle = std::shared_ptr<const SessionTreeEntry>;
+
+/// A shared handle to an immutable message (often pointing into an entry).
+using MessageHandle = std::shared_ptr<const AgentMessage>;
+
+/// The base fields of any entry.
+inline const EntryBase& base_of(const SessionTreeEntry& entry) noexcept {
+    return std::visit([](const auto& e) -> const EntryBase& { return e; }, entry);
+}
+
+/// Mutable access to the base fields (for code that builds entries).
+inline EntryBase& base_of(SessionTreeEntry& entry) noexcept {
+    return std::visit([](auto& e) -> EntryBase& { return e; }, entry);
+}
+
+/// The entry's type as written in files ("message", "compaction", ... or the unknown type).
+inline std::string_view type_of(const SessionTreeEntry& entry) noexcept {
+    return std::visit([](const auto& e) -> std::string_view { return e.type; }, entry);
+}
+
+/// The entry's id.
+inline const std::string& id_of(const SessionTreeEntry& entry) noexcept { return base_of(entry).id; }
+
+/// The entry's parent id (none for a root).
+inline const std::optional<std::string>& parent_id_of(const SessionTreeEntry& entry) noexcept {
+    return base_of(entry).parent_id;
+}
+
+/// True when `type` names one of the eleven entry types of the format.
+inline bool is_known_entry_type(std::string_view type) noexcept {
+    for (std::string_view known :
+         {MessageEntry::type, ThinkingLevelChangeEntry::type, ModelChangeEntry::type,
+          ActiveToolsChangeEntry::type, CompactionEntry::type, BranchSummaryEntry::type,
+          CustomEntry::type, CustomMessageEntry::type, LabelEntry::type, SessionInfoEntry::type,
+          LeafEntry::type}) {
+        if (known == type) return true;
+    }
+    return false;
+}
+
+/// The message of a message entry, or null for other entries.
+inline const AgentMessage* message_of(const SessionTreeEntry& entry) noexcept {
+    const auto* m = std::get_if<MessageEntry>(&entry);
+    return m ? &m->message : nullptr;
+}
+
+/// The first line of a session file; describes the session (its metadata).
+struct SessionHeader {
+    static constexpr std::string_view type = "session";
+    int version = 3;                            ///< format version (pi v1 files carry none: 1)
+    std::string id;                             ///< the session id
+    std::string timestamp;                      ///< creation time, ISO 8601 UTC
+    std::string cwd;                            ///< the working directory of the agent
+    std::optional<std::string> parent_session;  ///< what it was forked from
+    Json metadata = Json::object();             ///< application metadata (an object)
+    Json extra;                                 ///< header fields the model does not know
+};
+
+/// The design document calls the header the session's metadata.
+using SessionMetadata = SessionHeader;
+
+}  // namespace agentcore

@@ -1,0 +1,148 @@
+#pragma once
+// The SessionStorage concept: what a storage provides (SPEC §5), and the pieces every storage
+// shares (stats accumulation, the path walk).
+
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/ids.hpp>
+
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <vector>
+
+namespace agentcore {
+
+/// Totals over all entries of all branches (SPEC §4.7).
+struct SessionStats {
+    std::size_t message_count = 0;     ///< number of `message` entries
+    std::int64_t cached_tokens = 0;    ///< sum of cache_read
+    std::int64_t uncached_tokens = 0;  ///< sum of input + cache_write
+    std::int64_t total_tokens = 0;     ///< sum of input + output + cache_read + cache_write
+    double cost_total = 0;             ///< sum of cost.total
+
+    /// Adds one usage record.
+    void add_usage(const Usage& u) noexcept {
+        cached_tokens += u.cache_read;
+        uncached_tokens += u.input + u.cache_write;
+        total_tokens += u.input + u.output + u.cache_read + u.cache_write;
+        cost_total += u.cost.total;
+    }
+
+    /// Adds what one entry contributes: a message count, and the usage of assistant messages,
+    /// compactions and branch summaries.
+    void add(const SessionTreeEntry& entry) noexcept {
+        if (const auto* m = std::get_if<MessageEntry>(&entry)) {
+            ++message_count;
+            if (const auto* a = std::get_if<AssistantMessage>(&m->message)) add_usage(a->usage);
+        } else if (const auto* c = std::get_if<CompactionEntry>(&entry)) {
+            if (c->usage) add_usage(*c->usage);
+        } else if (const auto* b = std::get_if<BranchSummaryEntry>(&entry)) {
+            if (b->usage) add_usage(*b->usage);
+        }
+    }
+};
+
+/// Paging of get_entries: skip `after` entries (append order), return at most `limit`.
+struct EntriesQuery {
+    std::size_t after = 0;
+    std::size_t limit = std::numeric_limits<std::size_t>::max();
+};
+
+/// What a session storage provides. Every built-in storage models it; an application can model
+/// it with its own type (a database) and use Session<S> and every free function unchanged.
+///
+/// Required expressions (s: S&, cs: const S&, id: std::string_view):
+/// - cs.metadata() -> const SessionHeader&             the header
+/// - cs.environment() -> const Environment&            clock and randomness of this storage
+/// - cs.get_leaf_id() -> std::optional<std::string>     the current leaf
+/// - s.set_leaf_id(std::optional<std::string>)          appends a `leaf` entry; unknown id: not_found
+/// - s.create_entry_id() -> std::string                 a fresh id, unique in this session
+/// - s.append_entry(SessionTreeEntry)                   child of any existing entry; moves the leaf
+/// - cs.get_entry(id) -> EntryHandle                    null when unknown
+/// - cs.find_entries(type) -> std::vector<EntryHandle>  append order, all branches
+/// - cs.get_label(id) -> std::optional<std::string>     newest label of that entry
+/// - cs.get_session_name() -> std::optional<std::string>
+/// - cs.get_path_to_root_or_compaction(std::optional<std::string_view>) -> std::vector<EntryHandle>
+/// - cs.get_entries(EntriesQuery) -> std::vector<EntryHandle>
+/// - cs.get_session_stats() -> SessionStats             O(1): kept up to date on append
+/// - cs.entry_count() -> std::size_t
+///
+/// Handles point to immutable entries: a storage may create them on demand (nothing requires
+/// every entry to live in memory), but must never hand out an entry that later changes.
+template <class S>
+concept SessionStorage = requires(S& s, const S& cs, std::string_view id,
+                                  std::optional<std::string> leaf,
+                                  std::optional<std::string_view> start, SessionTreeEntry entry,
+                                  EntriesQuery query) {
+    { cs.metadata() } -> std::convertible_to<const SessionHeader&>;
+    { cs.environment() } -> std::convertible_to<const Environment&>;
+    { cs.get_leaf_id() } -> std::same_as<std::optional<std::string>>;
+    s.set_leaf_id(leaf);
+    { s.create_entry_id() } -> std::same_as<std::string>;
+    s.append_entry(std::move(entry));
+    { cs.get_entry(id) } -> std::same_as<EntryHandle>;
+    { cs.find_entries(id) } -> std::same_as<std::vector<EntryHandle>>;
+    { cs.get_label(id) } -> std::same_as<std::optional<std::string>>;
+    { cs.get_session_name() } -> std::same_as<std::optional<std::string>>;
+    { cs.get_path_to_root_or_compaction(start) } -> std::same_as<std::vector<EntryHandle>>;
+    { cs.get_entries(query) } -> std::same_as<std::vector<EntryHandle>>;
+    { cs.get_session_stats() } -> std::same_as<SessionStats>;
+    { cs.entry_count() } -> std::convertible_to<std::size_t>;
+};
+
+namespace detail {
+
+/// The path walk of SPEC §4.4 over any id → entry lookup. Oldest first. Stops after including a
+/// compaction with a retained tail, the first kept entry of a compaction met on the way, or a
+/// root. `bound` (the number of entries) limits the walk so that no parent cycle can hang it.
+template <class Lookup>
+std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_view> start,
+                                                    std::size_t bound, Lookup&& lookup) {
+    std::vector<EntryHandle> path;
+    if (!start) return path;
+    EntryHandle current = lookup(*start);
+    if (!current)
+        throw SessionError(ErrorCode::not_found, "entry '" + std::string(*start) + "' not found");
+    std::unordered_set<std::string> stop_at;
+    while (current) {
+        if (path.size() >= bound)
+            throw SessionError(ErrorCode::invalid_session,
+                               "parent chain from entry '" + std::string(*start) +
+                                   "' is longer than the session (cycle at '" +
+                                   id_of(*current) + "')");
+        path.push_back(current);
+        const SessionTreeEntry& e = *current;
+        if (const auto* c = std::get_if<CompactionEntry>(&e)) {
+            if (c->retained_tail) break;
+            if (c->first_kept_entry_id) stop_at.insert(*c->first_kept_entry_id);
+        }
+        if (stop_at.count(id_of(e)) != 0) break;
+        const auto& parent = parent_id_of(e);
+        if (!parent) break;
+        EntryHandle next = lookup(*parent);
+        if (!next)
+            throw SessionError(ErrorCode::invalid_session,
+                               "entry '" + id_of(e) + "' names parent '" + *parent +
+                                   "', which does not exist");
+        current = std::move(next);
+    }
+    return {path.rbegin(), path.rend()};
+}
+
+/// Trims ASCII whitespace at both ends.
+inline std::string_view trim(std::string_view s) noexcept {
+    auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+    while (!s.empty() && ws(s.front())) s.remove_prefix(1);
+    while (!s.empty() && ws(s.back())) s.remove_suffix(1);
+    return s;
+}
+
+}  // namespace detail
+
+}  // namespace agentcore
