@@ -1,0 +1,191 @@
+#pragma once
+// Building the context an application sends to its LLM from a path of entries (SPEC §4.5).
+
+#include <agentcore/entries.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/messages.hpp>
+
+#include <cstddef>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace agentcore {
+
+/// A transform of the context entries (after the default compaction transform).
+using EntryTransform = std::function<std::vector<EntryHandle>(std::vector<EntryHandle>)>;
+
+/// Turns a `custom` entry of one custom_type into context messages. Receives the entry, its
+/// index in the context entries, and all context entries.
+using EntryProjector = std::function<std::vector<AgentMessage>(
+    const CustomEntry& entry, std::size_t index, const std::vector<EntryHandle>& entries)>;
+
+/// How a context is built: extra entry transforms (applied in order) and projectors for
+/// custom entries by custom_type.
+struct ContextBuildOptions {
+    std::vector<EntryTransform> entry_transforms;
+    std::map<std::string, EntryProjector, std::less<>> entry_projectors;
+};
+
+/// The model in use: `{provider, model_id}`.
+struct ModelRef {
+    std::string provider;
+    std::string model_id;
+    friend bool operator==(const ModelRef&, const ModelRef&) = default;
+};
+
+/// What build_context returns.
+struct SessionContext {
+    std::vector<MessageHandle> messages;  ///< shared with the entries: building copies no payload
+    std::string thinking_level = "off";
+    std::optional<ModelRef> model;
+    std::optional<std::vector<std::string>> active_tool_names;
+};
+
+/// Combines two option sets: transforms of `first` then of `second`; projectors merged, with
+/// `second` winning for the same custom_type.
+inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions& first,
+                                                       const ContextBuildOptions& second) {
+    ContextBuildOptions merged = first;
+    merged.entry_transforms.insert(merged.entry_transforms.end(), second.entry_transforms.begin(),
+                                   second.entry_transforms.end());
+    for (const auto& [type, projector] : second.entry_projectors)
+        merged.entry_projectors.insert_or_assign(type, projector);
+    return merged;
+}
+
+/// The default transform: with no compaction on the path, the path as is; otherwise the
+/// newest compaction, then — if it has a retained tail — the entries after it; else, if it has
+/// a first kept entry, the entries before it from that entry on, then the entries after it;
+/// else just the entries after it.
+inline std::vector<EntryHandle> default_context_entry_transform(const std::vector<EntryHandle>& path) {
+    std::size_t compaction_index = path.size();
+    for (std::size_t i = path.size(); i-- > 0;) {
+        if (std::holds_alternative<CompactionEntry>(*path[i])) {
+            compaction_index = i;
+            break;
+        }
+    }
+    if (compaction_index == path.size()) return path;
+
+    const auto& compaction = std::get<CompactionEntry>(*path[compaction_index]);
+    std::vector<EntryHandle> out;
+    out.reserve(path.size());
+    out.push_back(path[compaction_index]);
+    if (!compaction.retained_tail && compaction.first_kept_entry_id) {
+        bool kept = false;
+        for (std::size_t i = 0; i < compaction_index; ++i) {
+            kept = kept || id_of(*path[i]) == *compaction.first_kept_entry_id;
+            if (kept) out.push_back(path[i]);
+        }
+    }
+    out.insert(out.end(), path.begin() + static_cast<std::ptrdiff_t>(compaction_index) + 1, path.end());
+    return out;
+}
+
+/// The context entries: the default transform, then the caller's transforms in order.
+inline std::vector<EntryHandle> build_context_entries(const std::vector<EntryHandle>& path,
+                                                      const ContextBuildOptions& options = {}) {
+    std::vector<EntryHandle> entries = default_context_entry_transform(path);
+    for (const auto& transform : options.entry_transforms) entries = transform(std::move(entries));
+    return entries;
+}
+
+namespace detail {
+
+inline std::int64_t entry_time_ms(const EntryBase& base) {
+    std::int64_t ms = 0;
+    return parse_timestamp(base.timestamp, ms) ? ms : 0;
+}
+
+// A handle to a message that lives inside an entry: shares the entry's ownership.
+inline MessageHandle alias_message(const EntryHandle& owner, const AgentMessage& message) {
+    return MessageHandle(owner, &message);
+}
+
+}  // namespace detail
+
+/// The messages one context entry contributes (SPEC §4.5): a message entry its message; a
+/// custom_message entry a `custom` message; a compaction its summary message and retained tail;
+/// a branch summary with a non-empty summary its summary message; a custom entry what its
+/// projector returns; anything else nothing.
+inline std::vector<MessageHandle> session_entry_to_context_messages(
+    const EntryHandle& entry, std::size_t index, const std::vector<EntryHandle>& entries,
+    const ContextBuildOptions& options = {});
+
+namespace detail {
+
+// session_entry_to_context_messages, appending to `out` (no vector per entry on the hot path).
+inline void append_context_messages(const EntryHandle& entry, std::size_t index,
+                                    const std::vector<EntryHandle>& entries,
+                                    const ContextBuildOptions& options,
+                                    std::vector<MessageHandle>& out) {
+    std::visit(
+        [&](const auto& e) {
+            using T = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<T, MessageEntry>) {
+                out.push_back(alias_message(entry, e.message));
+            } else if constexpr (std::is_same_v<T, CustomMessageEntry>) {
+                out.push_back(std::make_shared<const AgentMessage>(CustomMessage{
+                    e.custom_type, e.content, e.display, e.details, entry_time_ms(e), {}}));
+            } else if constexpr (std::is_same_v<T, CompactionEntry>) {
+                out.push_back(std::make_shared<const AgentMessage>(
+                    CompactionSummaryMessage{e.summary, e.tokens_before, entry_time_ms(e), {}}));
+                if (e.retained_tail)
+                    for (const auto& m : *e.retained_tail) out.push_back(alias_message(entry, m));
+            } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
+                if (!e.summary.empty())
+                    out.push_back(std::make_shared<const AgentMessage>(
+                        BranchSummaryMessage{e.summary, e.from_id, entry_time_ms(e), {}}));
+            } else if constexpr (std::is_same_v<T, CustomEntry>) {
+                auto it = options.entry_projectors.find(e.custom_type);
+                if (it != options.entry_projectors.end() && it->second) {
+                    for (auto& m : it->second(e, index, entries))
+                        out.push_back(std::make_shared<const AgentMessage>(std::move(m)));
+                }
+            }
+        },
+        *entry);
+}
+
+}  // namespace detail
+
+inline std::vector<MessageHandle> session_entry_to_context_messages(
+    const EntryHandle& entry, std::size_t index, const std::vector<EntryHandle>& entries,
+    const ContextBuildOptions& options) {
+    std::vector<MessageHandle> out;
+    detail::append_context_messages(entry, index, entries, options, out);
+    return out;
+}
+
+/// Builds the context from a path (oldest first, as get_path_to_root_or_compaction returns it).
+/// The state (thinking level, model, tools) comes from the untransformed path; the messages
+/// from the transformed entries.
+inline SessionContext build_session_context(const std::vector<EntryHandle>& path,
+                                            const ContextBuildOptions& options = {}) {
+    SessionContext context;
+    for (const auto& handle : path) {
+        const SessionTreeEntry& entry = *handle;
+        if (const auto* t = std::get_if<ThinkingLevelChangeEntry>(&entry)) {
+            context.thinking_level = t->thinking_level;
+        } else if (const auto* m = std::get_if<ModelChangeEntry>(&entry)) {
+            context.model = ModelRef{m->provider, m->model_id};
+        } else if (const auto* msg = std::get_if<MessageEntry>(&entry)) {
+            if (const auto* a = std::get_if<AssistantMessage>(&msg->message))
+                context.model = ModelRef{a->provider, a->model};
+        } else if (const auto* tools = std::get_if<ActiveToolsChangeEntry>(&entry)) {
+            context.active_tool_names = tools->active_tool_names;
+        }
+    }
+    const std::vector<EntryHandle> entries = build_context_entries(path, options);
+    context.messages.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        detail::append_context_messages(entries[i], i, entries, options, context.messages);
+    return context;
+}
+
+}  // namespace agentcore

@@ -1,0 +1,116 @@
+#pragma once
+// Bookkeeping every storage keeps beside its entries: id → position, the leaf, labels, the name,
+// entries by type and the stats. Updated on append, so that each of these reads is O(1).
+
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/storage.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace agentcore::detail {
+
+/// Transparent hash so that maps keyed by std::string can be searched with a string_view.
+struct StringHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept {
+        return std::hash<std::string_view>{}(s);
+    }
+};
+
+template <class V>
+using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
+
+class TreeIndex {
+public:
+    /// Position (append order) of an entry, or none.
+    [[nodiscard]] std::optional<std::size_t> position(std::string_view id) const {
+        auto it = positions_.find(id);
+        if (it == positions_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    [[nodiscard]] bool contains(std::string_view id) const { return positions_.find(id) != positions_.end(); }
+    [[nodiscard]] std::size_t size() const noexcept { return positions_.size(); }
+
+    /// Throws unless `entry` may be appended: a non-empty id not yet taken (already_exists), a
+    /// parent that exists (invalid_entry), a leaf target that exists (invalid_entry).
+    void check_append(const SessionTreeEntry& entry) const {
+        const EntryBase& base = base_of(entry);
+        if (base.id.empty())
+            throw SessionError(ErrorCode::invalid_entry, "entry of type '" +
+                                                             std::string(type_of(entry)) +
+                                                             "' has an empty id");
+        if (contains(base.id))
+            throw SessionError(ErrorCode::already_exists,
+                               "entry id '" + base.id + "' already exists in the session");
+        if (base.parent_id && !contains(*base.parent_id))
+            throw SessionError(ErrorCode::invalid_entry, "entry '" + base.id + "' names parent '" +
+                                                             *base.parent_id +
+                                                             "', which does not exist");
+        if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
+            if (leaf->target_id && !contains(*leaf->target_id))
+                throw SessionError(ErrorCode::invalid_entry,
+                                   "leaf entry '" + base.id + "' targets '" + *leaf->target_id +
+                                       "', which does not exist");
+        }
+    }
+
+    /// Records an appended entry at the next position and moves the leaf (SPEC §4.2).
+    void record(const SessionTreeEntry& entry) {
+        const std::size_t pos = positions_.size();
+        positions_.emplace(id_of(entry), pos);
+        by_type_[std::string(type_of(entry))].push_back(pos);
+        stats_.add(entry);
+        if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
+            leaf_ = leaf->target_id;
+            return;
+        }
+        leaf_ = id_of(entry);
+        if (const auto* label = std::get_if<LabelEntry>(&entry)) {
+            std::string_view text = label->label ? trim(*label->label) : std::string_view{};
+            if (text.empty())
+                labels_.erase(label->target_id);
+            else
+                labels_.insert_or_assign(label->target_id, std::string(text));
+        } else if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) {
+            std::string_view text = info->name ? trim(*info->name) : std::string_view{};
+            name_ = text.empty() ? std::nullopt : std::optional<std::string>(text);
+        }
+    }
+
+    [[nodiscard]] const std::optional<std::string>& leaf() const noexcept { return leaf_; }
+
+    [[nodiscard]] std::optional<std::string> label(std::string_view id) const {
+        auto it = labels_.find(id);
+        if (it == labels_.end()) return std::nullopt;
+        return it->second;
+    }
+
+    [[nodiscard]] const std::optional<std::string>& name() const noexcept { return name_; }
+    [[nodiscard]] const SessionStats& stats() const noexcept { return stats_; }
+
+    /// Positions of the entries of one type, in append order.
+    [[nodiscard]] const std::vector<std::size_t>& positions_of_type(std::string_view type) const {
+        static const std::vector<std::size_t> none;
+        auto it = by_type_.find(type);
+        return it == by_type_.end() ? none : it->second;
+    }
+
+    void reserve(std::size_t n) { positions_.reserve(n); }
+
+private:
+    StringMap<std::size_t> positions_;
+    StringMap<std::vector<std::size_t>> by_type_;
+    StringMap<std::string> labels_;
+    std::optional<std::string> name_;
+    std::optional<std::string> leaf_;
+    SessionStats stats_;
+};
+
+}  // namespace agentcore::detail

@@ -1,0 +1,18 @@
+#pragma once
+// agentcore: an AI agent's conversation as a tree of entries — stored, branched, forked,
+// compacted, and turned into the context an application sends to its LLM.
+//
+// The umbrella header: includes only.
+
+#include <agentcore/context.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/fork.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/json.hpp>
+#include <agentcore/memory_repo.hpp>
+#include <agentcore/memory_storage.hpp>
+#include <agentcore/messages.hpp>
+#include <agentcore/session_ops.hpp>
+#include <agentcore/storage.hpp>
+#include <agentcore/version.hpp>
