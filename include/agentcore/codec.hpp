@@ -1,0 +1,208 @@
+#pragma once
+// The JSON codec: blocks, usage, messages, entries and the session header, in the native and
+// the pi dialect (SPEC §3).
+//
+// Reading keeps every field the model does not know in the struct's `extra`, and unknown block
+// types, roles and entry types whole; writing puts the modelled fields in a fixed order per
+// dialect (the order pi's own writer uses, for the pi dialect), then the extras. A line written
+// by pi therefore reads and writes back byte for byte. Errors are SessionError(invalid_entry)
+// (invalid_session for the header) naming the field path and the entry id, never a value.
+
+#include <agentcore/detail/codec_entries.hpp>
+#include <agentcore/detail/codec_messages.hpp>
+#include <agentcore/detail/codec_read.hpp>
+#include <agentcore/detail/codec_write.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/json.hpp>
+#include <agentcore/messages.hpp>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace agentcore {
+
+/// The newest session format version this library reads and writes.
+inline constexpr int current_session_version = 3;
+
+/// Compact JSON, written as JavaScript's JSON.stringify writes it: no spaces, numbers in their
+/// shortest form, a double with an integral value without a fraction ("0", not "0.0").
+///
+/// Throws SessionError(invalid_entry) for a string that is not valid UTF-8.
+/// Complexity: linear in the size of the output.
+inline std::string dump_json(const Json& value) {
+    std::string out;
+    detail::append_json(out, value);
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Usage, content blocks, messages
+
+/// A usage object (token counts and cost) in the dialect's spelling.
+inline Json usage_to_json(const Usage& usage, Dialect dialect) { return detail::write_usage(usage, dialect); }
+
+/// Reads a usage object. Throws SessionError(invalid_entry) naming the field.
+inline Usage usage_from_json(Json&& json, Dialect dialect) {
+    return detail::read_usage(json, dialect, detail::ReadContext{}, detail::FieldPath{});
+}
+inline Usage usage_from_json(const Json& json, Dialect dialect) { return usage_from_json(Json(json), dialect); }
+
+/// A content block in the dialect's spelling; an opaque block as it was read.
+inline Json content_block_to_json(const ContentBlock& block, Dialect dialect) {
+    return detail::write_block(block, dialect);
+}
+
+/// Reads a content block; a type the library does not know becomes an OpaqueContent.
+inline ContentBlock content_block_from_json(Json&& json, Dialect dialect) {
+    return detail::read_block(json, dialect, detail::ReadContext{}, detail::FieldPath{});
+}
+inline ContentBlock content_block_from_json(const Json& json, Dialect dialect) {
+    return content_block_from_json(Json(json), dialect);
+}
+
+/// A message in the dialect's spelling; an opaque message as it was read.
+inline Json message_to_json(const AgentMessage& message, Dialect dialect) {
+    return detail::write_message(message, dialect);
+}
+
+/// Reads a message; a role the library does not know becomes an OpaqueMessage.
+inline AgentMessage message_from_json(Json&& json, Dialect dialect) {
+    return detail::read_message(json, dialect, detail::ReadContext{}, detail::FieldPath{});
+}
+inline AgentMessage message_from_json(const Json& json, Dialect dialect) {
+    return message_from_json(Json(json), dialect);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Entries
+
+/// An entry as a JSON object: type, id, parent (null for a root), timestamp, the payload, the
+/// extras. pi's custom and custom_message entries put the payload before id (as pi does).
+inline Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
+    return detail::write_entry(entry, dialect);
+}
+
+/// Reads an entry, moving strings and free-form values out of `json`. A missing or null
+/// parent makes a root; an unknown type becomes an UnknownEntry holding the whole object.
+/// Throws SessionError(invalid_entry) naming the entry id and the field path.
+inline SessionTreeEntry entry_from_json(Json&& json, Dialect dialect) { return detail::read_entry(json, dialect); }
+inline SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
+    return entry_from_json(Json(json), dialect);
+}
+
+/// One compact JSON line for the entry, without the trailing newline.
+inline std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
+    return dump_json(entry_to_json(entry, dialect));
+}
+
+namespace detail {
+/// Parses one line; a parse error names the byte offset only (nlohmann's message quotes the
+/// input, which may be conversation text).
+inline Json parse_line(std::string_view line, ErrorCode code, std::string_view subject) {
+    try {
+        return Json::parse(line.begin(), line.end());
+    } catch (const Json::parse_error& e) {
+        throw SessionError(code, std::string(subject) + ": invalid JSON at byte " + std::to_string(e.byte));
+    }
+}
+}  // namespace detail
+
+/// Parses one line (with or without its newline) and reads the entry in it.
+/// Throws SessionError(invalid_entry): unparseable JSON (naming the byte offset), or an entry
+/// that breaks the format (naming the field).
+inline SessionTreeEntry decode_entry(std::string_view line, Dialect dialect) {
+    return entry_from_json(detail::parse_line(line, ErrorCode::invalid_entry, "entry"), dialect);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The session header
+
+/// The dialect of a file, from its header: native iff the header has the key "parent_session"
+/// (a native header always writes it, null when the session was not forked).
+inline Dialect detect_dialect(const Json& header) {
+    return header.is_object() && header.contains("parent_session") ? Dialect::native : Dialect::pi;
+}
+
+/// The header as a JSON object. Native: type, version, id, timestamp, cwd, parent_session
+/// (null when none), metadata ({} when empty), extras. pi: type, version, id, timestamp, cwd,
+/// parentSession when set, metadata when not empty, extras.
+inline Json header_to_json(const SessionHeader& header, Dialect dialect) {
+    detail::ObjectBuilder o;
+    o.add("type", SessionHeader::type);
+    o.add("version", header.version);
+    o.add("id", header.id);
+    o.add("timestamp", header.timestamp);
+    o.add("cwd", header.cwd);
+    const bool has_metadata = header.metadata.is_object() && !header.metadata.empty();
+    if (dialect == Dialect::native) {
+        o.add("parent_session", header.parent_session ? Json(*header.parent_session) : Json());
+        o.add("metadata", has_metadata ? header.metadata : Json::object());
+    } else {
+        if (header.parent_session) o.add("parentSession", *header.parent_session);
+        if (has_metadata) o.add("metadata", header.metadata);
+    }
+    o.add_extra(header.extra);
+    return o.take();
+}
+
+/// Reads a header of either dialect (told apart by detect_dialect). A missing version is 1
+/// (pi's first format). Throws SessionError(invalid_session) when `type` is not "session",
+/// `id` is not a string, a field is ill-typed, or the version is newer than this library.
+inline SessionHeader header_from_json(Json&& json) {
+    detail::ReadContext ctx;
+    ctx.code = ErrorCode::invalid_session;
+    ctx.subject = "session header";
+    const detail::FieldPath root{};
+    if (!json.is_object()) ctx.expected(root, "a JSON object", json);
+    const Dialect d = detect_dialect(json);
+    const std::string_view parent_key = d == Dialect::native ? "parent_session" : "parentSession";
+    std::array<Json*, 7> s{};
+    Json extra = detail::split_fields(
+        json, std::array<std::string_view, 7>{"type", "version", "id", "timestamp", "cwd", parent_key, "metadata"},
+        s);
+    if (s[0] == nullptr) ctx.missing(root / "type");
+    if (!s[0]->is_string() || s[0]->get_ref<const std::string&>() != SessionHeader::type)
+        ctx.fail(root / "type", "expected \"session\"");
+    SessionHeader h;
+    if (s[1] == nullptr) {
+        h.version = 1;
+    } else {
+        const std::int64_t v = detail::read_int(s[1], ctx, root / "version");
+        if (v > current_session_version || v < 1)
+            throw SessionError(ErrorCode::invalid_session,
+                               "unsupported session format version " + std::to_string(v));
+        h.version = static_cast<int>(v);
+    }
+    h.id = detail::take_string(s[2], ctx, root / "id");
+    h.timestamp = detail::take_optional_string(s[3], ctx, root / "timestamp").value_or("");
+    h.cwd = detail::take_optional_string(s[4], ctx, root / "cwd").value_or("");
+    h.parent_session = detail::take_optional_string(s[5], ctx, root / parent_key);
+    if (detail::absent(s[6])) {
+        h.metadata = Json::object();
+    } else {
+        h.metadata = detail::take_object(s[6], ctx, root / "metadata");
+    }
+    h.extra = std::move(extra);
+    return h;
+}
+inline SessionHeader header_from_json(const Json& json) { return header_from_json(Json(json)); }
+
+/// One compact JSON line for the header, without the trailing newline.
+inline std::string encode_header(const SessionHeader& header, Dialect dialect) {
+    return dump_json(header_to_json(header, dialect));
+}
+
+/// Parses a header line; stores the file's dialect in `*detected` when given.
+/// Throws SessionError(invalid_session).
+inline SessionHeader decode_header(std::string_view line, Dialect* detected = nullptr) {
+    Json json = detail::parse_line(line, ErrorCode::invalid_session, "session header");
+    if (detected != nullptr) *detected = detect_dialect(json);
+    return header_from_json(std::move(json));
+}
+
+}  // namespace agentcore

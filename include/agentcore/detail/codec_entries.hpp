@@ -1,0 +1,334 @@
+#pragma once
+// The JSON codec of session tree entries, in both dialects (SPEC §2.3, §3).
+
+#include <agentcore/detail/codec_messages.hpp>
+#include <agentcore/detail/codec_read.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/json.hpp>
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace agentcore::detail {
+
+namespace keys {
+inline constexpr Key parent_id{"parent_id", "parentId"};
+inline constexpr Key thinking_level{"thinking_level", "thinkingLevel"};
+inline constexpr Key model_id{"model_id", "modelId"};
+inline constexpr Key active_tool_names{"active_tool_names", "activeToolNames"};
+inline constexpr Key first_kept_entry_id{"first_kept_entry_id", "firstKeptEntryId"};
+inline constexpr Key retained_tail{"retained_tail", "retainedTail"};
+inline constexpr Key from_hook{"from_hook", "fromHook"};
+inline constexpr Key target_id{"target_id", "targetId"};
+}  // namespace keys
+
+/// The four base keys followed by the payload keys of an entry type.
+template <std::size_t N>
+std::array<std::string_view, N + 4> entry_keys(Dialect d, const std::array<std::string_view, N>& payload) {
+    std::array<std::string_view, N + 4> all{"type", "id", keys::parent_id(d), "timestamp"};
+    for (std::size_t i = 0; i < N; ++i) all[i + 4] = payload[i];
+    return all;
+}
+
+/// Reads the base fields from the first four slots (type, id, parent, timestamp). Sets the
+/// context's entry id as soon as it is known, so that later errors name the entry.
+template <std::size_t M>
+void read_base(EntryBase& base, std::array<Json*, M>& s, Json&& extra, Dialect d, ReadContext& ctx,
+               const FieldPath& root) {
+    base.id = take_string(s[1], ctx, root / "id");
+    ctx.entry_id = &base.id;
+    base.parent_id = take_optional_string(s[2], ctx, root / keys::parent_id(d));
+    base.timestamp = take_string(s[3], ctx, root / "timestamp");
+    base.extra = std::move(extra);
+}
+
+/// Splits `j` by the keys of an entry type and reads its base; returns the payload slots.
+template <std::size_t N>
+std::array<Json*, N + 4> open_entry(EntryBase& base, Json& j, Dialect d,
+                                    const std::array<std::string_view, N>& payload, ReadContext& ctx,
+                                    const FieldPath& root) {
+    std::array<Json*, N + 4> s{};
+    Json extra = split_fields(j, entry_keys(d, payload), s);
+    read_base(base, s, std::move(extra), d, ctx, root);
+    return s;
+}
+
+inline std::optional<Usage> read_optional_usage(Json* v, Dialect d, const ReadContext& ctx,
+                                                const FieldPath& path) {
+    if (absent(v)) return std::nullopt;
+    return read_usage(*v, d, ctx, path);
+}
+
+inline std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx, const FieldPath& path) {
+    if (v == nullptr) ctx.missing(path);
+    if (!v->is_array()) ctx.expected(path, "an array of strings", *v);
+    auto& items = v->get_ref<Json::array_t&>();
+    std::vector<std::string> out;
+    out.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) out.push_back(take_string(&items[i], ctx, path[i]));
+    return out;
+}
+
+inline std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, Dialect d,
+                                                                       const ReadContext& ctx,
+                                                                       const FieldPath& path) {
+    if (absent(v)) return std::nullopt;
+    if (!v->is_array()) ctx.expected(path, "an array of messages or null", *v);
+    auto& items = v->get_ref<Json::array_t&>();
+    std::vector<AgentMessage> out;
+    out.reserve(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) out.push_back(read_message(items[i], d, ctx, path[i]));
+    return out;
+}
+
+/// Reads an entry from a JSON object, moving values out of it.
+inline SessionTreeEntry read_entry(Json& j, Dialect d) {
+    ReadContext ctx;
+    const FieldPath root{};
+    if (!j.is_object()) ctx.expected(root, "an entry (a JSON object)", j);
+    auto type_it = j.find("type");
+    if (type_it == j.end()) ctx.missing(root / "type");
+    if (!type_it->is_string()) ctx.expected(root / "type", "a string", *type_it);
+    const std::string& type = type_it->get_ref<const std::string&>();
+    using P = std::string_view;
+
+    if (type == MessageEntry::type) {
+        MessageEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 1>{"message"}, ctx, root);
+        if (s[4] == nullptr) ctx.missing(root / "message");
+        e.message = read_message(*s[4], d, ctx, root / "message");
+        return e;
+    }
+    if (type == ThinkingLevelChangeEntry::type) {
+        ThinkingLevelChangeEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 1>{keys::thinking_level(d)}, ctx, root);
+        e.thinking_level = take_string(s[4], ctx, root / keys::thinking_level(d));
+        return e;
+    }
+    if (type == ModelChangeEntry::type) {
+        ModelChangeEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 2>{"provider", keys::model_id(d)}, ctx, root);
+        e.provider = take_string(s[4], ctx, root / "provider");
+        e.model_id = take_string(s[5], ctx, root / keys::model_id(d));
+        return e;
+    }
+    if (type == ActiveToolsChangeEntry::type) {
+        ActiveToolsChangeEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 1>{keys::active_tool_names(d)}, ctx, root);
+        e.active_tool_names = read_string_list(s[4], ctx, root / keys::active_tool_names(d));
+        return e;
+    }
+    if (type == CompactionEntry::type) {
+        CompactionEntry e;
+        auto s = open_entry(e, j, d,
+                            std::array<P, 7>{"summary", keys::first_kept_entry_id(d), keys::tokens_before(d),
+                                             keys::retained_tail(d), "details", "usage", keys::from_hook(d)},
+                            ctx, root);
+        e.summary = take_string(s[4], ctx, root / "summary");
+        e.first_kept_entry_id = take_optional_string(s[5], ctx, root / keys::first_kept_entry_id(d));
+        e.tokens_before = read_int(s[6], ctx, root / keys::tokens_before(d));
+        e.retained_tail = read_optional_messages(s[7], d, ctx, root / keys::retained_tail(d));
+        e.details = take_json(s[8]);
+        e.usage = read_optional_usage(s[9], d, ctx, root / "usage");
+        e.from_hook = read_optional_bool(s[10], ctx, root / keys::from_hook(d)).value_or(false);
+        return e;
+    }
+    if (type == BranchSummaryEntry::type) {
+        BranchSummaryEntry e;
+        auto s = open_entry(e, j, d,
+                            std::array<P, 5>{keys::from_id(d), "summary", "details", "usage", keys::from_hook(d)},
+                            ctx, root);
+        e.from_id = take_string(s[4], ctx, root / keys::from_id(d));
+        e.summary = take_string(s[5], ctx, root / "summary");
+        e.details = take_json(s[6]);
+        e.usage = read_optional_usage(s[7], d, ctx, root / "usage");
+        e.from_hook = read_optional_bool(s[8], ctx, root / keys::from_hook(d)).value_or(false);
+        return e;
+    }
+    if (type == CustomEntry::type) {
+        CustomEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 2>{keys::custom_type(d), "data"}, ctx, root);
+        e.custom_type = take_string(s[4], ctx, root / keys::custom_type(d));
+        e.data = take_json(s[5]);
+        return e;
+    }
+    if (type == CustomMessageEntry::type) {
+        CustomMessageEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 4>{keys::custom_type(d), "content", "details", "display"},
+                            ctx, root);
+        e.custom_type = take_string(s[4], ctx, root / keys::custom_type(d));
+        e.content = read_content(s[5], d, ctx, root / "content");
+        e.details = take_json(s[6]);
+        e.display = read_bool(s[7], ctx, root / "display");
+        return e;
+    }
+    if (type == LabelEntry::type) {
+        LabelEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 2>{keys::target_id(d), "label"}, ctx, root);
+        e.target_id = take_string(s[4], ctx, root / keys::target_id(d));
+        e.label = take_optional_string(s[5], ctx, root / "label");
+        return e;
+    }
+    if (type == SessionInfoEntry::type) {
+        SessionInfoEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 1>{"name"}, ctx, root);
+        e.name = take_optional_string(s[4], ctx, root / "name");
+        return e;
+    }
+    if (type == LeafEntry::type) {
+        LeafEntry e;
+        auto s = open_entry(e, j, d, std::array<P, 1>{keys::target_id(d)}, ctx, root);
+        e.target_id = take_optional_string(s[4], ctx, root / keys::target_id(d));
+        return e;
+    }
+
+    // A type of a newer writer: extract the base (copies), keep the whole object as read.
+    UnknownEntry e;
+    e.type = type;
+    auto field = [&](std::string_view key) -> Json* {
+        auto it = j.find(key);
+        return it == j.end() ? nullptr : &*it;
+    };
+    Json* id = field("id");
+    if (id == nullptr) ctx.missing(root / "id");
+    if (!id->is_string()) ctx.expected(root / "id", "a string", *id);
+    e.id = id->get_ref<const std::string&>();
+    ctx.entry_id = &e.id;
+    if (Json* parent = field(keys::parent_id(d)); !absent(parent)) {
+        if (!parent->is_string()) ctx.expected(root / keys::parent_id(d), "a string or null", *parent);
+        e.parent_id = parent->get_ref<const std::string&>();
+    }
+    if (Json* ts = field("timestamp"); !absent(ts)) {
+        if (!ts->is_string()) ctx.expected(root / "timestamp", "a string", *ts);
+        e.timestamp = ts->get_ref<const std::string&>();
+    }
+    e.raw = std::move(j);
+    return e;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Writing
+
+inline void write_base(ObjectBuilder& o, const EntryBase& base, Dialect d) {
+    o.add("id", base.id);
+    o.add(keys::parent_id(d), base.parent_id ? Json(*base.parent_id) : Json());
+    o.add("timestamp", base.timestamp);
+}
+
+/// An unknown entry as read, with its base fields following the struct (a fork may have made
+/// it a root). A parent key of either spelling is updated in place.
+inline Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
+    if (!e.raw.is_object()) {
+        ObjectBuilder o;
+        o.add("type", e.type);
+        write_base(o, e, d);
+        o.add_extra(e.extra);
+        return o.take();
+    }
+    Json out = e.raw;
+    auto sync = [&out](std::string_view key, const Json& value) {
+        auto it = out.find(key);
+        if (it == out.end()) out[std::string(key)] = value;
+        else if (*it != value) *it = value;
+    };
+    sync("type", e.type);
+    sync("id", e.id);
+    const Json parent = e.parent_id ? Json(*e.parent_id) : Json();
+    bool parent_written = false;
+    for (std::string_view key : {keys::parent_id.native, keys::parent_id.pi}) {
+        if (out.contains(key)) {
+            sync(key, parent);
+            parent_written = true;
+        }
+    }
+    if (!parent_written && e.parent_id) sync(keys::parent_id(d), parent);
+    if (!e.timestamp.empty() || out.contains("timestamp")) sync("timestamp", e.timestamp);
+    return out;
+}
+
+inline Json write_entry(const SessionTreeEntry& entry, Dialect d) {
+    return std::visit(
+        [d](const auto& e) -> Json {
+            using T = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<T, UnknownEntry>) {
+                return write_unknown_entry(e, d);
+            } else {
+                ObjectBuilder o;
+                o.add("type", T::type);
+                if constexpr (std::is_same_v<T, CustomEntry>) {
+                    // pi's appendCustomEntry puts the payload before the base fields.
+                    if (d == Dialect::native) write_base(o, e, d);
+                    o.add(keys::custom_type(d), e.custom_type);
+                    if (!e.data.is_null()) o.add("data", e.data);
+                    if (d == Dialect::pi) write_base(o, e, d);
+                } else if constexpr (std::is_same_v<T, CustomMessageEntry>) {
+                    // pi's appendCustomMessageEntry: customType, content, display, details, base.
+                    if (d == Dialect::native) {
+                        write_base(o, e, d);
+                        o.add("custom_type", e.custom_type);
+                        o.add("content", write_content(e.content, d));
+                        if (!e.details.is_null()) o.add("details", e.details);
+                        o.add("display", e.display);
+                    } else {
+                        o.add("customType", e.custom_type);
+                        o.add("content", write_content(e.content, d));
+                        o.add("display", e.display);
+                        if (!e.details.is_null()) o.add("details", e.details);
+                        write_base(o, e, d);
+                    }
+                } else {
+                    write_base(o, e, d);
+                    if constexpr (std::is_same_v<T, MessageEntry>) {
+                        o.add("message", write_message(e.message, d));
+                    } else if constexpr (std::is_same_v<T, ThinkingLevelChangeEntry>) {
+                        o.add(keys::thinking_level(d), e.thinking_level);
+                    } else if constexpr (std::is_same_v<T, ModelChangeEntry>) {
+                        o.add("provider", e.provider);
+                        o.add(keys::model_id(d), e.model_id);
+                    } else if constexpr (std::is_same_v<T, ActiveToolsChangeEntry>) {
+                        Json names = Json::array();
+                        for (const auto& n : e.active_tool_names) names.push_back(n);
+                        o.add(keys::active_tool_names(d), std::move(names));
+                    } else if constexpr (std::is_same_v<T, CompactionEntry>) {
+                        o.add("summary", e.summary);
+                        if (e.first_kept_entry_id) o.add(keys::first_kept_entry_id(d), *e.first_kept_entry_id);
+                        o.add(keys::tokens_before(d), e.tokens_before);
+                        if (e.retained_tail) {
+                            Json tail = Json::array();
+                            for (const auto& m : *e.retained_tail) tail.push_back(write_message(m, d));
+                            o.add(keys::retained_tail(d), std::move(tail));
+                        }
+                        if (!e.details.is_null()) o.add("details", e.details);
+                        if (e.usage) o.add("usage", write_usage(*e.usage, d));
+                        o.add(keys::from_hook(d), e.from_hook);
+                    } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
+                        o.add(keys::from_id(d), e.from_id);
+                        o.add("summary", e.summary);
+                        if (!e.details.is_null()) o.add("details", e.details);
+                        if (e.usage) o.add("usage", write_usage(*e.usage, d));
+                        o.add(keys::from_hook(d), e.from_hook);
+                    } else if constexpr (std::is_same_v<T, LabelEntry>) {
+                        o.add(keys::target_id(d), e.target_id);
+                        if (e.label) o.add("label", *e.label);
+                    } else if constexpr (std::is_same_v<T, SessionInfoEntry>) {
+                        if (e.name) o.add("name", *e.name);
+                    } else {
+                        static_assert(std::is_same_v<T, LeafEntry>);
+                        o.add(keys::target_id(d), e.target_id ? Json(*e.target_id) : Json());
+                    }
+                }
+                o.add_extra(e.extra);
+                return o.take();
+            }
+        },
+        entry);
+}
+
+}  // namespace agentcore::detail

@@ -1,0 +1,193 @@
+#pragma once
+// Compact JSON output that matches JavaScript's JSON.stringify byte for byte.
+//
+// Written by hand rather than with nlohmann's dump() because the two disagree on numbers:
+// nlohmann writes 0.0 and 1.5e-05 where JavaScript writes 0 and 0.000015, and pi's files are
+// written by JavaScript. Strings are escaped as both do (", \, \b \f \n \r \t, other control
+// characters as \u00xx) and must be valid UTF-8, or the line could not be read back.
+
+#include <agentcore/error.hpp>
+#include <agentcore/json.hpp>
+
+#include <charconv>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace agentcore::detail {
+
+/// Appends `value` as JavaScript's Number.prototype.toString writes it: the shortest digits
+/// that read back to the same double, in plain notation for 1e-7 < |value| < 1e21, in
+/// exponent notation (1e-7, 1.5e+21) outside. Integral values have no fraction ("0", "3").
+/// NaN and infinities become null, as in JSON.stringify.
+inline void append_js_number(std::string& out, double value) {
+    if (!std::isfinite(value)) {
+        out += "null";
+        return;
+    }
+    if (value == 0) {  // also -0, which JSON.stringify writes as 0
+        out += '0';
+        return;
+    }
+    char buf[64];
+    const auto res = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+    std::string_view sci(buf, static_cast<std::size_t>(res.ptr - buf));  // [-]d[.ddd]e(+|-)xx
+    if (sci.front() == '-') {
+        out += '-';
+        sci.remove_prefix(1);
+    }
+    const std::size_t e_pos = sci.find('e');
+    char digits[32];
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < e_pos; ++i)
+        if (sci[i] != '.') digits[k++] = sci[i];
+    int exponent = 0;
+    std::size_t exp_start = e_pos + 1;
+    const bool exp_negative = sci[exp_start] == '-';
+    if (sci[exp_start] == '-' || sci[exp_start] == '+') ++exp_start;
+    std::from_chars(sci.data() + exp_start, sci.data() + sci.size(), exponent);
+    if (exp_negative) exponent = -exponent;
+
+    // ECMAScript Number::toString: value = 0.d1d2...dk * 10^n.
+    const long n = exponent + 1;
+    const auto kl = static_cast<long>(k);
+    if (kl <= n && n <= 21) {
+        out.append(digits, k);
+        out.append(static_cast<std::size_t>(n - kl), '0');
+    } else if (0 < n && n <= 21) {
+        out.append(digits, static_cast<std::size_t>(n));
+        out += '.';
+        out.append(digits + n, static_cast<std::size_t>(kl - n));
+    } else if (-6 < n && n <= 0) {
+        out += "0.";
+        out.append(static_cast<std::size_t>(-n), '0');
+        out.append(digits, k);
+    } else {
+        out += digits[0];
+        if (k > 1) {
+            out += '.';
+            out.append(digits + 1, k - 1);
+        }
+        out += 'e';
+        out += exponent < 0 ? '-' : '+';
+        out += std::to_string(exponent < 0 ? -exponent : exponent);
+    }
+}
+
+/// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when invalid.
+inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
+    const auto byte = [&](std::size_t j) { return static_cast<unsigned char>(s[j]); };
+    const auto cont = [&](std::size_t j, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
+        return j < s.size() && byte(j) >= lo && byte(j) <= hi;
+    };
+    const unsigned char c = byte(i);
+    if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
+    if (c == 0xE0) return cont(i + 1, 0xA0) && cont(i + 2) ? 3 : 0;
+    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+    if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;  // no surrogates
+    if (c == 0xF0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    if (c == 0xF4) return cont(i + 1, 0x80, 0x8F) && cont(i + 2) && cont(i + 3) ? 4 : 0;
+    return 0;
+}
+
+/// Appends `s` as a JSON string. Throws invalid_entry when `s` is not valid UTF-8.
+inline void append_json_string(std::string& out, std::string_view s) {
+    out += '"';
+    std::size_t run = 0;  // start of the pending run of bytes copied as they are
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            ++i;
+            continue;
+        }
+        if (c >= 0x80) {
+            const std::size_t len = utf8_sequence_length(s, i);
+            if (len == 0)
+                throw SessionError(ErrorCode::invalid_entry,
+                                   "a string is not valid UTF-8 (byte " + std::to_string(i) +
+                                       " of the string)");
+            i += len;
+            continue;
+        }
+        out.append(s.data() + run, i - run);
+        switch (c) {
+            case '"': out += "\\\""; break;
+            case '\\': out += "\\\\"; break;
+            case '\b': out += "\\b"; break;
+            case '\f': out += "\\f"; break;
+            case '\n': out += "\\n"; break;
+            case '\r': out += "\\r"; break;
+            case '\t': out += "\\t"; break;
+            default: {
+                static constexpr char hex[] = "0123456789abcdef";
+                out += "\\u00";
+                out += hex[c >> 4];
+                out += hex[c & 0xF];
+            }
+        }
+        run = ++i;
+    }
+    out.append(s.data() + run, s.size() - run);
+    out += '"';
+}
+
+inline constexpr int max_json_depth = 4096;
+
+inline void append_json(std::string& out, const Json& value, int depth = 0) {
+    if (depth > max_json_depth)
+        throw SessionError(ErrorCode::invalid_entry,
+                           "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
+    char buf[32];
+    switch (value.type()) {
+        case Json::value_t::null: out += "null"; return;
+        case Json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+        case Json::value_t::number_integer: {
+            const auto res = std::to_chars(buf, buf + sizeof buf, value.get<std::int64_t>());
+            out.append(buf, res.ptr);
+            return;
+        }
+        case Json::value_t::number_unsigned: {
+            const auto res = std::to_chars(buf, buf + sizeof buf, value.get<std::uint64_t>());
+            out.append(buf, res.ptr);
+            return;
+        }
+        case Json::value_t::number_float: append_js_number(out, value.get<double>()); return;
+        case Json::value_t::string: append_json_string(out, value.get_ref<const std::string&>()); return;
+        case Json::value_t::array: {
+            out += '[';
+            bool first = true;
+            for (const auto& element : value.get_ref<const Json::array_t&>()) {
+                if (!first) out += ',';
+                first = false;
+                append_json(out, element, depth + 1);
+            }
+            out += ']';
+            return;
+        }
+        case Json::value_t::object: {
+            out += '{';
+            bool first = true;
+            for (const auto& field : value.get_ref<const Json::object_t&>()) {
+                if (!first) out += ',';
+                first = false;
+                append_json_string(out, field.first);
+                out += ':';
+                append_json(out, field.second, depth + 1);
+            }
+            out += '}';
+            return;
+        }
+        case Json::value_t::binary:
+        case Json::value_t::discarded: break;
+    }
+    throw SessionError(ErrorCode::invalid_entry, "a JSON value of type " +
+                                                     std::string(value.type_name()) +
+                                                     " cannot be written");
+}
+
+}  // namespace agentcore::detail
