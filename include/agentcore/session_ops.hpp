@@ -58,11 +58,15 @@ struct BranchSummaryInput {
 
 namespace detail {
 
-template <SessionStorage S>
-EntryBase next_base(Session<S>& session) {
+// A new entry of type E: a fresh id, the leaf as parent, the storage's clock.
+template <class E, SessionStorage S>
+E new_entry(Session<S>& session) {
     auto& storage = session.storage();
-    return EntryBase{storage.create_entry_id(), storage.get_leaf_id(),
-                     format_timestamp(storage.environment().now_ms()), {}};
+    E entry;
+    entry.id = storage.create_entry_id();
+    entry.parent_id = storage.get_leaf_id();
+    entry.timestamp = format_timestamp(storage.environment().now_ms());
+    return entry;
 }
 
 template <SessionStorage S, class E>
@@ -120,7 +124,7 @@ void append_entry(Session<S>& session, SessionTreeEntry entry) {
 /// Appends a message as a child of the leaf; returns the new entry's id.
 template <SessionStorage S>
 std::string append_message(Session<S>& session, AgentMessage message) {
-    MessageEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<MessageEntry>(session);
     e.message = std::move(message);
     return detail::append_typed(session, std::move(e));
 }
@@ -128,7 +132,7 @@ std::string append_message(Session<S>& session, AgentMessage message) {
 /// Records a change of the thinking level.
 template <SessionStorage S>
 std::string append_thinking_level_change(Session<S>& session, std::string thinking_level) {
-    ThinkingLevelChangeEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<ThinkingLevelChangeEntry>(session);
     e.thinking_level = std::move(thinking_level);
     return detail::append_typed(session, std::move(e));
 }
@@ -136,7 +140,7 @@ std::string append_thinking_level_change(Session<S>& session, std::string thinki
 /// Records a change of the model.
 template <SessionStorage S>
 std::string append_model_change(Session<S>& session, std::string provider, std::string model_id) {
-    ModelChangeEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<ModelChangeEntry>(session);
     e.provider = std::move(provider);
     e.model_id = std::move(model_id);
     return detail::append_typed(session, std::move(e));
@@ -145,7 +149,7 @@ std::string append_model_change(Session<S>& session, std::string provider, std::
 /// Records a change of the active tools.
 template <SessionStorage S>
 std::string append_active_tools_change(Session<S>& session, std::vector<std::string> active_tool_names) {
-    ActiveToolsChangeEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<ActiveToolsChangeEntry>(session);
     e.active_tool_names = std::move(active_tool_names);
     return detail::append_typed(session, std::move(e));
 }
@@ -159,7 +163,7 @@ std::string append_compaction(Session<S>& session, std::string summary,
                               std::optional<Usage> usage = std::nullopt,
                               std::optional<std::vector<AgentMessage>> retained_tail = std::nullopt) {
     if (first_kept_entry_id) detail::require_entry(session, *first_kept_entry_id);
-    CompactionEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<CompactionEntry>(session);
     e.summary = std::move(summary);
     e.first_kept_entry_id = std::move(first_kept_entry_id);
     e.tokens_before = tokens_before;
@@ -173,7 +177,7 @@ std::string append_compaction(Session<S>& session, std::string summary,
 /// Appends application data that takes no part in the context unless projected.
 template <SessionStorage S>
 std::string append_custom_entry(Session<S>& session, std::string custom_type, Json data = {}) {
-    CustomEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<CustomEntry>(session);
     e.custom_type = std::move(custom_type);
     e.data = std::move(data);
     return detail::append_typed(session, std::move(e));
@@ -183,7 +187,7 @@ std::string append_custom_entry(Session<S>& session, std::string custom_type, Js
 template <SessionStorage S>
 std::string append_custom_message_entry(Session<S>& session, std::string custom_type,
                                         Content content, bool display = true, Json details = {}) {
-    CustomMessageEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<CustomMessageEntry>(session);
     e.custom_type = std::move(custom_type);
     e.content = std::move(content);
     e.details = std::move(details);
@@ -197,7 +201,7 @@ template <SessionStorage S>
 std::string append_label(Session<S>& session, std::string_view target_id,
                          std::optional<std::string> label) {
     detail::require_entry(session, target_id);
-    LabelEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<LabelEntry>(session);
     e.target_id = std::string(target_id);
     if (label) {
         std::string_view trimmed = detail::trim(*label);
@@ -220,7 +224,7 @@ std::string append_session_name(Session<S>& session, std::string_view name) {
             flat.push_back(name[i]);
         }
     }
-    SessionInfoEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<SessionInfoEntry>(session);
     e.name = std::string(detail::trim(flat));
     return detail::append_typed(session, std::move(e));
 }
@@ -241,7 +245,7 @@ std::optional<std::string> move_to(Session<S>& session, std::optional<std::strin
     if (id) detail::require_entry(session, *id);
     session.storage().set_leaf_id(id);
     if (!summary) return std::nullopt;
-    BranchSummaryEntry e{detail::next_base(session)};
+    auto e = detail::new_entry<BranchSummaryEntry>(session);
     e.parent_id = id;
     e.from_id = id ? *id : std::string("root");
     e.summary = std::move(summary->summary);

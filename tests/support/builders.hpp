@@ -1,0 +1,105 @@
+#pragma once
+// Small builders for test sessions: messages with usage, a deterministic in-memory session.
+
+#include <agentcore/session.hpp>
+
+#include <string>
+#include <vector>
+
+namespace agentcore::testing {
+
+inline Usage usage(std::int64_t input, std::int64_t output, std::int64_t cache_read,
+                   std::int64_t cache_write, double cost_total) {
+    Usage u;
+    u.input = input;
+    u.output = output;
+    u.cache_read = cache_read;
+    u.cache_write = cache_write;
+    u.total_tokens = input + output + cache_read + cache_write;
+    u.cost.total = cost_total;
+    return u;
+}
+
+inline AgentMessage user(std::string text, std::int64_t ts = 1000) {
+    return UserMessage{std::move(text), ts, {}};
+}
+
+inline AgentMessage assistant(std::string text, std::string provider = "anthropic",
+                              std::string model = "claude", Usage u = {}) {
+    AssistantMessage m;
+    m.content.push_back(TextContent{std::move(text), {}});
+    m.api = "messages";
+    m.provider = std::move(provider);
+    m.model = std::move(model);
+    m.usage = u;
+    m.timestamp = 2000;
+    return m;
+}
+
+inline AgentMessage assistant_tool_call(std::string call_id, std::string tool) {
+    AssistantMessage m;
+    m.content.push_back(ToolCallContent{std::move(call_id), std::move(tool), Json{{"path", "a.txt"}}, {}});
+    m.api = "messages";
+    m.provider = "anthropic";
+    m.model = "claude";
+    m.stop_reason = "tool_use";
+    m.timestamp = 2000;
+    return m;
+}
+
+inline AgentMessage tool_result(std::string call_id, std::string tool, std::string text) {
+    ToolResultMessage m;
+    m.tool_call_id = std::move(call_id);
+    m.tool_name = std::move(tool);
+    m.content.push_back(TextContent{std::move(text), {}});
+    m.timestamp = 3000;
+    return m;
+}
+
+using MemorySession = Session<InMemorySessionStorage<>>;
+
+/// An empty in-memory session with a deterministic clock (2026-12-02T07:43:23.123Z, +1 ms a call).
+inline MemorySession memory_session(std::uint64_t seed = 1) {
+    SessionHeader header;
+    header.id = "test-session";
+    header.timestamp = "2026-12-02T07:43:23.123Z";
+    header.cwd = "/work";
+    return MemorySession(InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, seed)));
+}
+
+/// The text of a message, for compact assertions: user/assistant text, summaries, tool results.
+inline std::string text_of(const AgentMessage& m) {
+    auto blocks_text = [](const std::vector<ContentBlock>& blocks) {
+        std::string out;
+        for (const auto& b : blocks)
+            if (const auto* t = std::get_if<TextContent>(&b)) out += t->text;
+        return out;
+    };
+    auto content_text = [&](const Content& c) {
+        if (const auto* s = std::get_if<std::string>(&c)) return *s;
+        return blocks_text(std::get<std::vector<ContentBlock>>(c));
+    };
+    if (const auto* u = std::get_if<UserMessage>(&m)) return content_text(u->content);
+    if (const auto* a = std::get_if<AssistantMessage>(&m)) return blocks_text(a->content);
+    if (const auto* t = std::get_if<ToolResultMessage>(&m)) return blocks_text(t->content);
+    if (const auto* c = std::get_if<CustomMessage>(&m)) return content_text(c->content);
+    if (const auto* b = std::get_if<BranchSummaryMessage>(&m)) return b->summary;
+    if (const auto* s = std::get_if<CompactionSummaryMessage>(&m)) return s->summary;
+    return "";
+}
+
+/// "role:text" of every message of a context, for one-line assertions.
+inline std::vector<std::string> describe(const SessionContext& context) {
+    std::vector<std::string> out;
+    for (const auto& m : context.messages) out.push_back(std::string(role_of(*m)) + ":" + text_of(*m));
+    return out;
+}
+
+/// The ids of a list of entries.
+inline std::vector<std::string> ids(const std::vector<EntryHandle>& entries) {
+    std::vector<std::string> out;
+    for (const auto& e : entries) out.push_back(id_of(*e));
+    return out;
+}
+
+}  // namespace agentcore::testing

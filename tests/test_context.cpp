@@ -1,0 +1,235 @@
+// Building the context (SPEC §4.5).
+#include "support/builders.hpp"
+#include "support/catch.hpp"
+
+using namespace agentcore;
+using namespace agentcore::testing;
+using Strings = std::vector<std::string>;
+
+TEST_CASE("a path without compaction becomes its messages in order [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_thinking_level_change(s, "high");
+    append_message(s, assistant("b"));
+    append_custom_entry(s, "ignored", Json{{"x", 1}});
+    append_label(s, *get_leaf_id(s), std::string("l"));
+    append_session_name(s, "n");
+    append_message(s, user("c"));
+    auto ctx = build_context(s);
+    CHECK(describe(ctx) == Strings{"user:a", "assistant:b", "user:c"});
+}
+
+TEST_CASE("state comes from the path: thinking level, model, tools [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    auto ctx0 = build_context(s);
+    CHECK(ctx0.thinking_level == "off");
+    CHECK_FALSE(ctx0.model);
+    CHECK_FALSE(ctx0.active_tool_names);
+
+    auto u = append_message(s, user("a"));
+    append_thinking_level_change(s, "medium");
+    append_model_change(s, "openai", "gpt-5");
+    append_active_tools_change(s, {"read"});
+    auto ctx1 = build_context(s);
+    CHECK(ctx1.thinking_level == "medium");
+    CHECK(ctx1.model == ModelRef{"openai", "gpt-5"});
+    CHECK(ctx1.active_tool_names == Strings{"read"});
+
+    append_message(s, assistant("b", "anthropic", "claude-x"));
+    CHECK(build_context(s).model == ModelRef{"anthropic", "claude-x"});
+    append_active_tools_change(s, {});
+    CHECK(build_context(s).active_tool_names == Strings{});
+
+    move_to(s, u);
+    auto ctx2 = build_context(s);
+    CHECK(ctx2.thinking_level == "off");
+    CHECK_FALSE(ctx2.model);
+}
+
+TEST_CASE("state is taken from the untransformed path, before the compaction too [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    append_thinking_level_change(s, "high");
+    auto a = append_message(s, user("a"));
+    append_message(s, assistant("b"));
+    append_compaction(s, "sum", std::nullopt, 10);
+    append_message(s, user("c"));
+    auto ctx = build_context(s);
+    CHECK(ctx.thinking_level == "high");
+    CHECK(describe(ctx) == Strings{"compaction_summary:sum", "user:c"});
+    (void)a;
+}
+
+TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    append_message(s, assistant("b"));
+    append_message(s, user("c"));
+    append_message(s, assistant("d"));
+    append_compaction(s, "ab summarised", a, 5000, Json{{"n", 2}}, false, std::nullopt,
+                      std::vector<AgentMessage>{user("c"), assistant("d")});
+    append_message(s, user("e"));
+    auto ctx = build_context(s);
+    CHECK(describe(ctx) ==
+          Strings{"compaction_summary:ab summarised", "user:c", "assistant:d", "user:e"});
+    const auto& summary = std::get<CompactionSummaryMessage>(*ctx.messages[0]);
+    CHECK(summary.tokens_before == 5000);
+}
+
+TEST_CASE("a compaction with a first kept entry: summary, kept entries, then what follows [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_message(s, assistant("b"));
+    auto c = append_message(s, user("c"));
+    append_message(s, assistant("d"));
+    append_compaction(s, "ab", c, 100);
+    append_message(s, user("e"));
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:ab", "user:c", "assistant:d", "user:e"});
+}
+
+TEST_CASE("a compaction with neither tail nor first kept entry keeps only what follows [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_compaction(s, "all", std::nullopt, 100);
+    append_message(s, user("b"));
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:all", "user:b"});
+}
+
+TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    append_message(s, assistant("b"));
+    append_compaction(s, "first", std::nullopt, 100);
+    auto c = append_message(s, user("c"));
+    append_message(s, assistant("d"));
+    append_compaction(s, "second", c, 200);
+    append_message(s, user("e"));
+    // The path stops at c (first kept of the newest); the older compaction is not on it.
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:second", "user:c", "assistant:d", "user:e"});
+    (void)a;
+}
+
+TEST_CASE("two compactions where the older lies inside the kept range: newest first, older as a message [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    append_compaction(s, "old", std::nullopt, 100);
+    append_message(s, user("b"));
+    append_compaction(s, "new", a, 200);
+    append_message(s, user("c"));
+    auto ctx = build_context(s);
+    CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "compaction_summary:old", "user:b", "user:c"});
+}
+
+TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    append_message(s, assistant("b"));
+    move_to(s, a, BranchSummaryInput{"", {}, {}, false});
+    append_message(s, user("c"));
+    CHECK(describe(build_context(s)) == Strings{"user:a", "user:c"});
+    move_to(s, a, BranchSummaryInput{"went elsewhere", {}, {}, false});
+    auto ctx = build_context(s);
+    CHECK(describe(ctx) == Strings{"user:a", "branch_summary:went elsewhere"});
+    CHECK(std::get<BranchSummaryMessage>(*ctx.messages[1]).from_id == a);
+}
+
+TEST_CASE("custom message entries become custom messages with the entry's time in ms [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    auto id = append_custom_message_entry(s, "app.note", std::string("remember"), false, Json{{"k", "v"}});
+    auto ctx = build_context(s);
+    REQUIRE(ctx.messages.size() == 1);
+    const auto& m = std::get<CustomMessage>(*ctx.messages[0]);
+    CHECK(m.custom_type == "app.note");
+    CHECK(std::get<std::string>(m.content) == "remember");
+    CHECK_FALSE(m.display);
+    CHECK(m.details == Json{{"k", "v"}});
+    std::int64_t ms = 0;
+    REQUIRE(parse_timestamp(base_of(*get_entry(s, id)).timestamp, ms));
+    CHECK(m.timestamp == ms);
+    CHECK(m.timestamp == 1796197403123);
+}
+
+TEST_CASE("synthesised summaries take the entry's timestamp in Unix ms [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    auto k = append_compaction(s, "sum", a, 7);
+    auto ctx = build_context(s);
+    std::int64_t ms = 0;
+    REQUIRE(parse_timestamp(base_of(*get_entry(s, k)).timestamp, ms));
+    CHECK(timestamp_of(*ctx.messages[0]) == ms);
+}
+
+TEST_CASE("custom entries are projected by the registered projector, otherwise dropped [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_custom_entry(s, "todo", Json{{"items", 2}});
+    append_custom_entry(s, "other", Json{});
+    ContextBuildOptions opts;
+    std::size_t seen_index = 99;
+    opts.entry_projectors["todo"] = [&](const CustomEntry& e, std::size_t index, const std::vector<EntryHandle>& all) {
+        seen_index = index;
+        CHECK(all.size() == 3);
+        return std::vector<AgentMessage>{user("todo items: " + e.data["items"].dump())};
+    };
+    CHECK(describe(build_context(s)) == Strings{"user:a"});
+    CHECK(describe(build_context(s, opts)) == Strings{"user:a", "user:todo items: 2"});
+    CHECK(seen_index == 1);
+}
+
+TEST_CASE("the call's projector wins over the session's; transforms run session first [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_custom_entry(s, "todo", {});
+    std::vector<std::string> order;
+    s.context_build_options().entry_projectors["todo"] = [](const CustomEntry&, std::size_t, const std::vector<EntryHandle>&) {
+        return std::vector<AgentMessage>{user("session")};
+    };
+    s.context_build_options().entry_transforms.push_back([&](std::vector<EntryHandle> e) {
+        order.push_back("session");
+        return e;
+    });
+    CHECK(describe(build_context(s)) == Strings{"user:a", "user:session"});
+    ContextBuildOptions call;
+    call.entry_projectors["todo"] = [](const CustomEntry&, std::size_t, const std::vector<EntryHandle>&) {
+        return std::vector<AgentMessage>{user("call")};
+    };
+    call.entry_transforms.push_back([&](std::vector<EntryHandle> e) {
+        order.push_back("call");
+        return e;
+    });
+    order.clear();
+    CHECK(describe(build_context(s, call)) == Strings{"user:a", "user:call"});
+    CHECK(order == Strings{"session", "call"});
+    auto merged = merge_context_build_options(s, call);
+    CHECK(merged.entry_transforms.size() == 2);
+    CHECK(merged.entry_projectors.size() == 1);
+}
+
+TEST_CASE("entry transforms run after the default compaction transform [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_compaction(s, "sum", std::nullopt, 10);
+    append_message(s, user("b"));
+    append_message(s, user("c"));
+    ContextBuildOptions opts;
+    opts.entry_transforms.push_back([](std::vector<EntryHandle> e) {
+        CHECK(type_of(*e.front()) == "compaction");
+        e.pop_back();
+        return e;
+    });
+    CHECK(describe(build_context(s, opts)) == Strings{"compaction_summary:sum", "user:b"});
+    CHECK(build_context_entries(s, opts).size() == 2);
+}
+
+TEST_CASE("build_session_context and session_entry_to_context_messages work on plain entry lists [SPEC 4.5]", "[context]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    auto k = append_compaction(s, "sum", std::nullopt, 3, {}, false, std::nullopt, std::vector<AgentMessage>{user("t")});
+    auto path = get_branch(s);
+    auto msgs = session_entry_to_context_messages(get_entry(s, k), 0, path);
+    REQUIRE(msgs.size() == 2);
+    CHECK(role_of(*msgs[0]) == "compaction_summary");
+    CHECK(text_of(*msgs[1]) == "t");
+    CHECK(describe(build_session_context(path)) == Strings{"compaction_summary:sum", "user:t"});
+    CHECK(default_context_entry_transform(path).size() == 1);
+    CHECK(build_context_at(s, std::nullopt).messages.empty());
+}
