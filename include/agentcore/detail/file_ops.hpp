@@ -1,0 +1,293 @@
+#pragma once
+// The file operations the JSONL storage and repository perform, behind a table of function
+// pointers so that tests can inject faults (a failing write, a short write, ENOSPC, EIO on sync)
+// without touching the code under test. Production uses `FileOps::real()`: one indirect call per
+// system call, nothing else.
+//
+// POSIX only. Every helper here retries EINTR and reports failures as SessionError(storage) naming
+// the file and the operation; error messages never carry file contents.
+
+#include <agentcore/error.hpp>
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace agentcore::detail {
+
+/// The system calls used by the file layer. Each member has the signature and errno contract of
+/// the POSIX call it is named after.
+struct FileOps {
+    int (*open)(const char* path, int flags, mode_t mode);
+    int (*openat)(int dir_fd, const char* path, int flags, mode_t mode);
+    int (*close)(int fd);
+    ssize_t (*read)(int fd, void* buf, std::size_t count);
+    ssize_t (*pread)(int fd, void* buf, std::size_t count, off_t offset);
+    ssize_t (*write)(int fd, const void* buf, std::size_t count);
+    ssize_t (*pwrite)(int fd, const void* buf, std::size_t count, off_t offset);
+    int (*fdatasync)(int fd);
+    int (*fsync)(int fd);
+    int (*ftruncate)(int fd, off_t length);
+    int (*fstat)(int fd, struct stat* st);
+    int (*lstat)(const char* path, struct stat* st);
+    int (*rename)(const char* from, const char* to);
+    int (*link)(const char* from, const char* to);
+    int (*unlink)(const char* path);
+    int (*mkdir)(const char* path, mode_t mode);
+    int (*flock)(int fd, int operation);
+    void* (*mmap)(void* addr, std::size_t length, int prot, int flags, int fd, off_t offset);
+    int (*munmap)(void* addr, std::size_t length);
+    int (*madvise)(void* addr, std::size_t length, int advice);
+
+    /// The real system calls.
+    static const FileOps& real() noexcept {
+        static const FileOps ops{
+            [](const char* p, int f, mode_t m) { return ::open(p, f, m); },
+            [](int d, const char* p, int f, mode_t m) { return ::openat(d, p, f, m); },
+            [](int fd) { return ::close(fd); },
+            [](int fd, void* b, std::size_t n) { return ::read(fd, b, n); },
+            [](int fd, void* b, std::size_t n, off_t o) { return ::pread(fd, b, n, o); },
+            [](int fd, const void* b, std::size_t n) { return ::write(fd, b, n); },
+            [](int fd, const void* b, std::size_t n, off_t o) { return ::pwrite(fd, b, n, o); },
+            [](int fd) { return ::fdatasync(fd); },
+            [](int fd) { return ::fsync(fd); },
+            [](int fd, off_t n) { return ::ftruncate(fd, n); },
+            [](int fd, struct stat* st) { return ::fstat(fd, st); },
+            [](const char* p, struct stat* st) { return ::lstat(p, st); },
+            [](const char* a, const char* b) { return ::rename(a, b); },
+            [](const char* a, const char* b) { return ::link(a, b); },
+            [](const char* p) { return ::unlink(p); },
+            [](const char* p, mode_t m) { return ::mkdir(p, m); },
+            [](int fd, int op) { return ::flock(fd, op); },
+            [](void* a, std::size_t n, int prot, int flags, int fd, off_t o) {
+                return ::mmap(a, n, prot, flags, fd, o);
+            },
+            [](void* a, std::size_t n) { return ::munmap(a, n); },
+            [](void* a, std::size_t n, int advice) { return ::madvise(a, n, advice); },
+        };
+        return ops;
+    }
+};
+
+/// The table to use: `ops`, or the real system calls when null.
+inline const FileOps& ops_or_real(const FileOps* ops) noexcept { return ops ? *ops : FileOps::real(); }
+
+/// A storage error for a failed operation on `path`, with errno's text.
+inline SessionError io_error(std::string_view what, std::string_view path, int err) {
+    return SessionError(ErrorCode::storage, std::string(what) + " '" + std::string(path) +
+                                                "' failed: " + std::strerror(err));
+}
+
+/// The folder part of a path ("." when there is none).
+inline std::string parent_folder(std::string_view path) {
+    const auto slash = path.rfind('/');
+    if (slash == std::string_view::npos) return ".";
+    if (slash == 0) return "/";
+    return std::string(path.substr(0, slash));
+}
+
+/// The last component of a path.
+inline std::string_view file_name(std::string_view path) noexcept {
+    const auto slash = path.rfind('/');
+    return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+/// An owned file descriptor, closed through its ops table.
+class FileHandle {
+public:
+    FileHandle() = default;
+    FileHandle(const FileOps& ops, int fd) noexcept : ops_(&ops), fd_(fd) {}
+    FileHandle(FileHandle&& other) noexcept
+        : ops_(other.ops_), fd_(std::exchange(other.fd_, -1)) {}
+    FileHandle& operator=(FileHandle&& other) noexcept {
+        if (this != &other) {
+            reset();
+            ops_ = other.ops_;
+            fd_ = std::exchange(other.fd_, -1);
+        }
+        return *this;
+    }
+    FileHandle(const FileHandle&) = delete;
+    FileHandle& operator=(const FileHandle&) = delete;
+    ~FileHandle() { reset(); }
+
+    [[nodiscard]] int get() const noexcept { return fd_; }
+    [[nodiscard]] bool valid() const noexcept { return fd_ >= 0; }
+    explicit operator bool() const noexcept { return valid(); }
+
+    /// Closes the descriptor (errors ignored: nothing useful can be done about them here).
+    void reset() noexcept {
+        if (fd_ >= 0 && ops_ != nullptr) ops_->close(fd_);
+        fd_ = -1;
+    }
+
+private:
+    const FileOps* ops_ = nullptr;
+    int fd_ = -1;
+};
+
+/// open(2) with O_CLOEXEC and O_NOFOLLOW always added; retries EINTR. Returns an invalid
+/// handle and sets errno on failure.
+inline FileHandle open_file(const FileOps& ops, const std::string& path, int flags, mode_t mode = 0600) {
+    for (;;) {
+        const int fd = ops.open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd >= 0) return FileHandle(ops, fd);
+        if (errno != EINTR) return {};
+    }
+}
+
+/// Writes all of `data` at `offset` in one loop of pwrite calls. Returns 0, or the errno of the
+/// failure (a write that makes no progress counts as ENOSPC).
+inline int pwrite_all(const FileOps& ops, int fd, std::string_view data, std::uint64_t offset) noexcept {
+    std::size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ops.pwrite(fd, data.data() + done, data.size() - done,
+                                     static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (n == 0) return ENOSPC;
+        done += static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+/// Reads exactly `count` bytes at `offset`. Returns 0, or the errno of the failure (EIO when the
+/// file ends early).
+inline int pread_all(const FileOps& ops, int fd, char* out, std::size_t count, std::uint64_t offset) noexcept {
+    std::size_t done = 0;
+    while (done < count) {
+        const ssize_t n = ops.pread(fd, out + done, count - done, static_cast<off_t>(offset + done));
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            return errno;
+        }
+        if (n == 0) return EIO;
+        done += static_cast<std::size_t>(n);
+    }
+    return 0;
+}
+
+/// fdatasync/fsync retried on EINTR. Returns 0 or errno.
+inline int sync_file(const FileOps& ops, int fd, bool data_only) noexcept {
+    for (;;) {
+        const int rc = data_only ? ops.fdatasync(fd) : ops.fsync(fd);
+        if (rc == 0) return 0;
+        if (errno != EINTR) return errno;
+    }
+}
+
+/// ftruncate retried on EINTR. Returns 0 or errno.
+inline int truncate_file(const FileOps& ops, int fd, std::uint64_t size) noexcept {
+    for (;;) {
+        if (ops.ftruncate(fd, static_cast<off_t>(size)) == 0) return 0;
+        if (errno != EINTR) return errno;
+    }
+}
+
+/// Syncs a folder so that a rename or a new name in it survives power loss.
+inline void sync_folder(const FileOps& ops, const std::string& folder) {
+    // The folder itself may be reached through a symbolic link (a user's root folder): only
+    // file names are opened with O_NOFOLLOW.
+    int fd = -1;
+    do {
+        fd = ops.open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+    } while (fd < 0 && errno == EINTR);
+    if (fd < 0) throw io_error("opening folder", folder, errno);
+    FileHandle dir(ops, fd);
+    if (const int err = sync_file(ops, dir.get(), false)) throw io_error("syncing folder", folder, err);
+}
+
+/// The size of an open file.
+inline std::uint64_t file_size(const FileOps& ops, int fd, std::string_view path) {
+    struct stat st {};
+    if (ops.fstat(fd, &st) != 0) throw io_error("stat of", path, errno);
+    return static_cast<std::uint64_t>(st.st_size);
+}
+
+/// Creates a folder with mode 0700; an existing folder is fine (a symlink or file in its place
+/// is not). Creates missing parents too.
+inline void make_folders(const FileOps& ops, const std::string& path) {
+    if (path.empty()) return;
+    struct stat st {};
+    if (ops.lstat(path.c_str(), &st) == 0) {
+        if (S_ISDIR(st.st_mode)) return;
+        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+    }
+    const std::string parent = parent_folder(path);
+    if (parent != path && parent != "." && parent != "/") make_folders(ops, parent);
+    if (ops.mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) throw io_error("creating folder", path, errno);
+    if (ops.lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+}
+
+/// A read-only private mapping of the first `size` bytes of a file; unmapped on destruction.
+class FileMapping {
+public:
+    FileMapping() = default;
+    FileMapping(const FileOps& ops, int fd, std::size_t size, std::string_view path) : ops_(&ops) {
+        if (size == 0) return;
+        void* p = ops.mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p == MAP_FAILED) throw io_error("mapping", path, errno);
+        data_ = static_cast<const char*>(p);
+        size_ = size;
+        ops.madvise(p, size, MADV_SEQUENTIAL);
+    }
+    FileMapping(FileMapping&& o) noexcept
+        : ops_(o.ops_), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+    FileMapping& operator=(FileMapping&& o) noexcept {
+        if (this != &o) {
+            reset();
+            ops_ = o.ops_;
+            data_ = std::exchange(o.data_, nullptr);
+            size_ = std::exchange(o.size_, 0);
+        }
+        return *this;
+    }
+    FileMapping(const FileMapping&) = delete;
+    FileMapping& operator=(const FileMapping&) = delete;
+    ~FileMapping() { reset(); }
+
+    [[nodiscard]] std::string_view view() const noexcept { return {data_, size_}; }
+
+    /// Drops the pages of [0, end) from this process's memory (they stay in the page cache and
+    /// fault back in if touched), so that scanning a big file does not hold all of it.
+    void release_before(std::size_t end) noexcept {
+        if (data_ == nullptr) return;
+        const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        end = end / page * page;
+        if (end > released_) {
+            // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): madvise takes a void*
+            ops_->madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+            released_ = end;
+        }
+    }
+
+    void reset() noexcept {
+        if (data_ != nullptr && ops_ != nullptr)
+            ops_->munmap(const_cast<char*>(data_), size_);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        data_ = nullptr;
+        size_ = 0;
+        released_ = 0;
+    }
+
+private:
+    const FileOps* ops_ = nullptr;
+    const char* data_ = nullptr;
+    std::size_t size_ = 0;
+    std::size_t released_ = 0;
+};
+
+}  // namespace agentcore::detail

@@ -1,0 +1,407 @@
+#pragma once
+// A validating JSON scanner for the open path of big session files.
+//
+// Opening a session must not build a DOM of every payload: a 100,000-entry file would spend
+// seconds allocating strings nobody reads. This scanner checks one line's JSON syntax and UTF-8
+// (the same rules nlohmann::json's parser applies, so that a line accepted here also parses
+// later) and returns the raw text of the few fields the index needs: `type`, `id`, the parent
+// id, and where usage lives (`message.role`, `message.usage`, `usage`). It allocates nothing.
+//
+// Hand-written rather than a dependency: the library depends on nlohmann/json alone, and the
+// scanner is a few hundred lines that only need to be fast on strings (8 bytes per step).
+
+#include <agentcore/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+namespace agentcore::detail {
+
+/// The raw JSON text of the fields the open path needs from an entry line (empty: absent).
+struct ScannedEntry {
+    std::string_view type;           ///< raw value of `type`
+    std::string_view id;             ///< raw value of `id`
+    std::string_view parent_id;      ///< raw value of `parent_id` (native) / `parentId` (pi)
+    std::string_view message_role;   ///< raw value of `message.role`
+    std::string_view message_usage;  ///< raw value of `message.usage`
+    std::string_view usage;          ///< raw value of the top-level `usage`
+};
+
+class JsonScanner {
+public:
+    static constexpr int max_depth = 512;
+
+    /// Checks that `line` is one JSON object (whitespace around it allowed) with valid UTF-8,
+    /// and fills `out`. On failure returns false and sets `error` to a reason that names a
+    /// column, never the text.
+    static bool scan_entry(std::string_view line, Dialect dialect, ScannedEntry& out, std::string& error) {
+        JsonScanner s(line, dialect);
+        out = {};
+        s.skip_ws();
+        if (s.p_ == s.end_ || *s.p_ != '{') return s.fail(error, "not a JSON object");
+        if (!s.parse_object(1, Level::top, &out)) return s.fail(error, s.reason_);
+        s.skip_ws();
+        if (s.p_ != s.end_) return s.fail(error, "unexpected text after the JSON object");
+        return true;
+    }
+
+    /// Checks that `text` is one JSON value with valid UTF-8.
+    static bool validate(std::string_view text, std::string& error) {
+        JsonScanner s(text, Dialect::native);
+        s.skip_ws();
+        if (!s.parse_value(1)) return s.fail(error, s.reason_);
+        s.skip_ws();
+        if (s.p_ != s.end_) return s.fail(error, "unexpected text after the JSON value");
+        return true;
+    }
+
+private:
+    enum class Level { top, message, other };
+
+    JsonScanner(std::string_view text, Dialect dialect) noexcept
+        : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), dialect_(dialect) {}
+
+    bool fail(std::string& error, const char* reason) const {
+        error = std::string(reason != nullptr ? reason : "invalid JSON") + " at column " +
+                std::to_string(static_cast<std::size_t>(p_ - begin_) + 1);
+        return false;
+    }
+
+    bool bad(const char* reason) noexcept {
+        reason_ = reason;
+        return false;
+    }
+
+    void skip_ws() noexcept {
+        while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
+    }
+
+    bool parse_value(int depth) {
+        if (p_ == end_) return bad("unexpected end of line");
+        switch (*p_) {
+            case '{': return parse_object(depth + 1, Level::other, nullptr);
+            case '[': return parse_array(depth + 1);
+            case '"': return parse_string();
+            case 't': return parse_literal("true");
+            case 'f': return parse_literal("false");
+            case 'n': return parse_literal("null");
+            default: return parse_number();
+        }
+    }
+
+    bool parse_literal(std::string_view word) noexcept {
+        if (static_cast<std::size_t>(end_ - p_) < word.size() || std::memcmp(p_, word.data(), word.size()) != 0)
+            return bad("invalid literal");
+        p_ += word.size();
+        return true;
+    }
+
+    static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
+
+    bool parse_number() noexcept {
+        if (p_ != end_ && *p_ == '-') ++p_;
+        if (p_ == end_ || !is_digit(*p_)) return bad("invalid value");
+        if (*p_ == '0') {
+            ++p_;
+        } else {
+            while (p_ != end_ && is_digit(*p_)) ++p_;
+        }
+        if (p_ != end_ && *p_ == '.') {
+            ++p_;
+            if (p_ == end_ || !is_digit(*p_)) return bad("invalid number");
+            while (p_ != end_ && is_digit(*p_)) ++p_;
+        }
+        if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+            ++p_;
+            if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+            if (p_ == end_ || !is_digit(*p_)) return bad("invalid number");
+            while (p_ != end_ && is_digit(*p_)) ++p_;
+        }
+        return true;
+    }
+
+    bool parse_array(int depth) {
+        if (depth > max_depth) return bad("nesting too deep");
+        ++p_;  // '['
+        skip_ws();
+        if (p_ != end_ && *p_ == ']') {
+            ++p_;
+            return true;
+        }
+        for (;;) {
+            skip_ws();
+            if (!parse_value(depth)) return false;
+            skip_ws();
+            if (p_ == end_) return bad("unexpected end of line");
+            if (*p_ == ',') {
+                ++p_;
+                continue;
+            }
+            if (*p_ == ']') {
+                ++p_;
+                return true;
+            }
+            return bad("expected ',' or ']'");
+        }
+    }
+
+    // Compares a raw key (the text between the quotes) with a plain ASCII name.
+    static bool key_is(std::string_view raw, bool escaped, std::string_view name) {
+        if (!escaped) return raw == name;
+        std::string decoded;
+        return unescape(raw, decoded) && decoded == name;
+    }
+
+    bool parse_object(int depth, Level level, ScannedEntry* out) {
+        if (depth > max_depth) return bad("nesting too deep");
+        ++p_;  // '{'
+        skip_ws();
+        if (p_ != end_ && *p_ == '}') {
+            ++p_;
+            return true;
+        }
+        for (;;) {
+            skip_ws();
+            if (p_ == end_ || *p_ != '"') return bad("expected a key");
+            const char* key_begin = p_ + 1;
+            if (!parse_string()) return false;
+            const std::string_view key(key_begin, static_cast<std::size_t>(p_ - 1 - key_begin));
+            const bool escaped = key.find('\\') != std::string_view::npos;
+            skip_ws();
+            if (p_ == end_ || *p_ != ':') return bad("expected ':'");
+            ++p_;
+            skip_ws();
+            const char* value_begin = p_;
+            std::string_view* target = nullptr;
+            bool nested_message = false;
+            if (level == Level::top) {
+                if (key_is(key, escaped, "type")) target = &out->type;
+                else if (key_is(key, escaped, "id")) target = &out->id;
+                else if (key_is(key, escaped, dialect_ == Dialect::pi ? "parentId" : "parent_id"))
+                    target = &out->parent_id;
+                else if (key_is(key, escaped, "usage")) target = &out->usage;
+                else if (key_is(key, escaped, "message")) nested_message = true;
+            } else if (level == Level::message) {
+                if (key_is(key, escaped, "role")) target = &out->message_role;
+                else if (key_is(key, escaped, "usage")) target = &out->message_usage;
+            }
+            if (nested_message && p_ != end_ && *p_ == '{') {
+                // A repeated key replaces what an earlier one said, as in the DOM parser.
+                out->message_role = {};
+                out->message_usage = {};
+                if (!parse_object(depth + 1, Level::message, out)) return false;
+            } else if (!parse_value(depth)) {
+                return false;
+            }
+            if (target != nullptr) *target = std::string_view(value_begin, static_cast<std::size_t>(p_ - value_begin));
+            skip_ws();
+            if (p_ == end_) return bad("unexpected end of line");
+            if (*p_ == ',') {
+                ++p_;
+                continue;
+            }
+            if (*p_ == '}') {
+                ++p_;
+                return true;
+            }
+            return bad("expected ',' or '}'");
+        }
+    }
+
+    // True when none of the 8 bytes at `q` needs a look: no quote, backslash, control character
+    // or non-ASCII byte.
+    static bool plain8(const char* q) noexcept {
+        std::uint64_t x;
+        std::memcpy(&x, q, 8);
+        constexpr std::uint64_t ones = 0x0101010101010101ULL;
+        constexpr std::uint64_t highs = 0x8080808080808080ULL;
+        const std::uint64_t quote = x ^ (ones * 0x22U);
+        const std::uint64_t backslash = x ^ (ones * 0x5CU);
+        const std::uint64_t t = ((quote - ones) & ~quote) | ((backslash - ones) & ~backslash) |
+                                ((x - ones * 0x20U) & ~x) | x;
+        return (t & highs) == 0;
+    }
+
+    static int hex_value(char c) noexcept {
+        if (c >= '0' && c <= '9') return c - '0';
+        if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+        if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+        return -1;
+    }
+
+    bool read_hex4(unsigned& out) noexcept {
+        if (end_ - p_ < 4) return bad("invalid \\u escape");
+        out = 0;
+        for (int i = 0; i < 4; ++i) {
+            const int v = hex_value(p_[i]);
+            if (v < 0) return bad("invalid \\u escape");
+            out = out * 16 + static_cast<unsigned>(v);
+        }
+        p_ += 4;
+        return true;
+    }
+
+    bool parse_escape() noexcept {
+        ++p_;  // '\\'
+        if (p_ == end_) return bad("unexpected end of line");
+        const char c = *p_++;
+        switch (c) {
+            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': return true;
+            case 'u': {
+                unsigned cp = 0;
+                if (!read_hex4(cp)) return false;
+                if (cp >= 0xDC00 && cp <= 0xDFFF) return bad("lone low surrogate in \\u escape");
+                if (cp >= 0xD800 && cp <= 0xDBFF) {
+                    if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return bad("lone high surrogate in \\u escape");
+                    p_ += 2;
+                    unsigned low = 0;
+                    if (!read_hex4(low)) return false;
+                    if (low < 0xDC00 || low > 0xDFFF) return bad("lone high surrogate in \\u escape");
+                }
+                return true;
+            }
+            default: --p_; return bad("invalid escape");
+        }
+    }
+
+    static bool cont(unsigned char c) noexcept { return (c & 0xC0U) == 0x80U; }
+
+    bool parse_utf8() noexcept {
+        const auto* u = reinterpret_cast<const unsigned char*>(p_);  // NOLINT
+        const auto left = end_ - p_;
+        const unsigned char c = u[0];
+        if (c >= 0xC2 && c <= 0xDF) {
+            if (left < 2 || !cont(u[1])) return bad("invalid UTF-8");
+            p_ += 2;
+            return true;
+        }
+        if (c >= 0xE0 && c <= 0xEF) {
+            if (left < 3 || !cont(u[1]) || !cont(u[2])) return bad("invalid UTF-8");
+            if (c == 0xE0 && u[1] < 0xA0) return bad("invalid UTF-8");
+            if (c == 0xED && u[1] > 0x9F) return bad("invalid UTF-8");
+            p_ += 3;
+            return true;
+        }
+        if (c >= 0xF0 && c <= 0xF4) {
+            if (left < 4 || !cont(u[1]) || !cont(u[2]) || !cont(u[3])) return bad("invalid UTF-8");
+            if (c == 0xF0 && u[1] < 0x90) return bad("invalid UTF-8");
+            if (c == 0xF4 && u[1] > 0x8F) return bad("invalid UTF-8");
+            p_ += 4;
+            return true;
+        }
+        return bad("invalid UTF-8");
+    }
+
+    bool parse_string() noexcept {
+        ++p_;  // '"'
+        for (;;) {
+            while (end_ - p_ >= 8 && plain8(p_)) p_ += 8;
+            if (p_ == end_) return bad("unterminated string");
+            const auto c = static_cast<unsigned char>(*p_);
+            if (c == '"') {
+                ++p_;
+                return true;
+            }
+            if (c == '\\') {
+                if (!parse_escape()) return false;
+            } else if (c < 0x20) {
+                return bad("control character in string");
+            } else if (c >= 0x80) {
+                if (!parse_utf8()) return false;
+            } else {
+                ++p_;
+            }
+        }
+    }
+
+public:
+    /// Decodes the text between a JSON string's quotes (already validated) into UTF-8.
+    static bool unescape(std::string_view raw, std::string& out) {
+        out.clear();
+        out.reserve(raw.size());
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            const char c = raw[i];
+            if (c != '\\') {
+                out.push_back(c);
+                continue;
+            }
+            if (++i >= raw.size()) return false;
+            switch (raw[i]) {
+                case '"': out.push_back('"'); break;
+                case '\\': out.push_back('\\'); break;
+                case '/': out.push_back('/'); break;
+                case 'b': out.push_back('\b'); break;
+                case 'f': out.push_back('\f'); break;
+                case 'n': out.push_back('\n'); break;
+                case 'r': out.push_back('\r'); break;
+                case 't': out.push_back('\t'); break;
+                case 'u': {
+                    auto hex4 = [&](std::size_t at, unsigned& v) {
+                        if (at + 4 > raw.size()) return false;
+                        v = 0;
+                        for (std::size_t k = at; k < at + 4; ++k) {
+                            const int h = hex_value(raw[k]);
+                            if (h < 0) return false;
+                            v = v * 16 + static_cast<unsigned>(h);
+                        }
+                        return true;
+                    };
+                    unsigned cp = 0;
+                    if (!hex4(i + 1, cp)) return false;
+                    i += 4;
+                    if (cp >= 0xD800 && cp <= 0xDBFF) {
+                        unsigned low = 0;
+                        if (i + 2 >= raw.size() || raw[i + 1] != '\\' || raw[i + 2] != 'u' || !hex4(i + 3, low))
+                            return false;
+                        i += 6;
+                        cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                    }
+                    if (cp < 0x80) {
+                        out.push_back(static_cast<char>(cp));
+                    } else if (cp < 0x800) {
+                        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+                        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+                    } else if (cp < 0x10000) {
+                        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+                        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+                        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+                    } else {
+                        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+                        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+                        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+                        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+                    }
+                    break;
+                }
+                default: return false;
+            }
+        }
+        return true;
+    }
+
+    /// The string a raw JSON value holds, when it is a string. `scratch` holds the decoded text
+    /// when the string has escapes; otherwise the result points into `raw`.
+    static bool string_value(std::string_view raw, std::string& scratch, std::string_view& out) {
+        if (raw.size() < 2 || raw.front() != '"' || raw.back() != '"') return false;
+        const std::string_view inner = raw.substr(1, raw.size() - 2);
+        if (inner.find('\\') == std::string_view::npos) {
+            out = inner;
+            return true;
+        }
+        if (!unescape(inner, scratch)) return false;
+        out = scratch;
+        return true;
+    }
+
+private:
+    const char* begin_;
+    const char* p_;
+    const char* end_;
+    Dialect dialect_;
+    const char* reason_ = nullptr;
+};
+
+}  // namespace agentcore::detail
