@@ -1,0 +1,562 @@
+#pragma once
+// JsonlSessionStorage: a session kept in one JSONL file (SPEC §3, §6).
+//
+// Opening does not decode payloads. The file is mapped, its lines are found with memchr, each
+// line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
+// text of `type`, `id`, the parent id and the usage fields; only labels, session_info and leaf
+// entries (which change the bookkeeping) are decoded at open. Every other entry is decoded by
+// the codec when it is first read, and cached (weakly) while a handle to it lives.
+//
+// Appends write one complete line (and by default fdatasync it) before anything in memory
+// changes; a failed write is cut away again, a failed sync poisons the storage.
+//
+// Not thread-safe: one storage is used by one thread at a time (reads too: they fill a cache).
+
+#include <agentcore/codec.hpp>
+#include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/file_lock.hpp>
+#include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/json_scan.hpp>
+#include <agentcore/detail/line_index.hpp>
+#include <agentcore/detail/tree_index.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/json.hpp>
+#include <agentcore/storage.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentcore {
+
+/// When an append counts as safe (SPEC §6).
+enum class Durability {
+    durable,      ///< fdatasync after each append: acknowledged entries survive power loss
+    os_buffered,  ///< left to the OS: acknowledged entries survive a crash of the process only
+};
+
+/// How a JSONL storage opens and writes its file.
+struct JsonlStorageOptions {
+    Durability durability = Durability::durable;
+    /// How long a writing open waits for another writer to let go (zero: fail at once, `locked`).
+    std::chrono::milliseconds lock_wait{0};
+    /// Skip bad interior lines (and entries that break the tree) instead of failing the open;
+    /// they are reported by problems().
+    bool lenient = false;
+    /// The dialect of new files; an existing file keeps its own.
+    Dialect dialect = Dialect::native;
+    /// Clock and randomness (entry ids, timestamps, quarantine names).
+    Environment environment = Environment::system();
+    /// The file operations to use; null: the real system calls. Tests inject faults here.
+    const detail::FileOps* file_ops = nullptr;
+};
+
+/// A line a lenient open (or a repair) skipped.
+struct LineProblem {
+    std::size_t line = 0;  ///< 1-based line number
+    std::string reason;    ///< why, naming ids and columns, never the text
+};
+
+/// What repair did.
+struct RepairReport {
+    bool changed = false;                        ///< false: the file was clean, nothing written
+    std::vector<LineProblem> problems;           ///< the lines dropped
+    std::optional<std::string> backup_path;      ///< the original, kept beside the session
+    std::optional<std::string> quarantine_path;  ///< the dropped bytes
+    std::size_t entries_kept = 0;
+};
+
+/// A session storage over one JSONL file. Models SessionStorage.
+///
+/// Complexity: open O(file size) without decoding payloads; append O(line) plus one write (and
+/// by default one fdatasync); get_entry O(1) plus the decode of that entry the first time;
+/// path O(depth) decodes; stats, leaf, labels and name O(1).
+class JsonlSessionStorage {
+public:
+    /// Creates a new session file holding `header` (and `entries`, in order), written to a
+    /// temporary file beside `path`, synced, moved into place without replacing anything, the
+    /// folder synced; returns it opened for writing. An existing file: already_exists. Entries
+    /// that do not form a tree (duplicate id, unknown parent): already_exists / invalid_entry,
+    /// nothing created.
+    static JsonlSessionStorage create(std::string path, SessionHeader header,
+                                      JsonlStorageOptions options = {},
+                                      std::vector<SessionTreeEntry> entries = {}) {
+        JsonlSessionStorage s(std::move(path), std::move(options), false);
+        if (header.metadata.is_null()) header.metadata = Json::object();
+        s.dialect_ = s.options_.dialect;
+        std::string content = encode_header(header, s.dialect_);
+        content.push_back('\n');
+        detail::TreeIndex check;
+        std::vector<EntryHandle> handles;
+        handles.reserve(entries.size());
+        for (auto& e : entries) {
+            check.check_append(e);
+            content += encode_entry(e, s.dialect_);
+            content.push_back('\n');
+            auto handle = std::make_shared<const SessionTreeEntry>(std::move(e));
+            check.record(*handle);
+            handles.push_back(std::move(handle));
+        }
+        detail::TempFile temp(*s.ops_, s.path_, s.options_.environment.random());
+        temp.write(content);
+        temp.sync();
+        // Locked before it has its name: no other writer can get in between.
+        detail::lock_exclusive(*s.ops_, temp.fd(), std::chrono::milliseconds(0), temp.path());
+        s.fd_ = temp.publish(false);
+        s.header_ = std::move(header);
+        s.file_size_ = content.size();
+        s.lines_ = 1;
+        for (auto& handle : handles) {
+            s.slots_.push_back(Slot{0, 0, ++s.lines_, {}, handle});
+            s.index_.record(*handle);
+        }
+        return s;
+    }
+
+    /// Opens a session file for writing: takes the writer lock (`locked` when another writer
+    /// holds it after `lock_wait`), cuts off a torn last line (its bytes copied to a quarantine
+    /// file first), adds a missing final newline. A missing file: not_found; a bad header:
+    /// invalid_session; a bad interior line: invalid_entry naming file and line (unless lenient).
+    static JsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
+        JsonlSessionStorage s(std::move(path), std::move(options), false);
+        s.load();
+        return s;
+    }
+
+    /// Opens a session file for reading: no lock, the file is never changed, a torn last line
+    /// is ignored. Appends throw `storage`.
+    static JsonlSessionStorage open_read_only(std::string path, JsonlStorageOptions options = {}) {
+        JsonlSessionStorage s(std::move(path), std::move(options), true);
+        s.load();
+        return s;
+    }
+
+    /// Rewrites a damaged session file cleanly (SPEC §6): takes the writer lock, drops bad
+    /// lines, a torn tail and entries that break the tree (their bytes go to a quarantine file
+    /// beside the session), keeps the original as `<path>.bak-<time>`, and moves the clean copy
+    /// into place atomically. A clean file is left as it is. A file without a valid header:
+    /// invalid_session.
+    static RepairReport repair(const std::string& path, JsonlStorageOptions options = {}) {
+        options.lenient = true;
+        JsonlSessionStorage s(path, std::move(options), false);
+        RepairReport report;
+        std::string clean;
+        std::string dropped;
+        s.load(&clean, &dropped, &report);
+        return report;
+    }
+
+    JsonlSessionStorage(JsonlSessionStorage&&) noexcept = default;
+    JsonlSessionStorage& operator=(JsonlSessionStorage&&) noexcept = default;
+    JsonlSessionStorage(const JsonlSessionStorage&) = delete;
+    JsonlSessionStorage& operator=(const JsonlSessionStorage&) = delete;
+    ~JsonlSessionStorage() = default;
+
+    // -- SessionStorage ------------------------------------------------------------------------
+
+    [[nodiscard]] const SessionHeader& metadata() const noexcept { return header_; }
+    [[nodiscard]] const Environment& environment() const noexcept { return options_.environment; }
+    [[nodiscard]] std::optional<std::string> get_leaf_id() const { return index_.leaf(); }
+
+    /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
+    /// Throws not_found for an unknown target.
+    void set_leaf_id(std::optional<std::string> target) {
+        if (target && !index_.contains(*target))
+            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
+        LeafEntry leaf;
+        leaf.id = create_entry_id();
+        leaf.parent_id = index_.leaf();
+        leaf.timestamp = format_timestamp(options_.environment.now_ms());
+        leaf.target_id = std::move(target);
+        append_entry(std::move(leaf));
+    }
+
+    /// A fresh entry id, unique within this session.
+    [[nodiscard]] std::string create_entry_id() const {
+        return make_entry_id(options_.environment, [this](const std::string& id) { return index_.contains(id); });
+    }
+
+    /// Appends an entry: one line written (and synced when durable) before memory changes.
+    /// already_exists / invalid_entry as for every storage; `storage` when the file cannot be
+    /// written (the partial line is cut away, memory unchanged), when the storage is read-only,
+    /// or poisoned by an earlier failed sync.
+    void append_entry(SessionTreeEntry entry) {
+        if (read_only_)
+            throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is open read-only");
+        if (poisoned_)
+            throw SessionError(ErrorCode::storage,
+                               "session file '" + path_ +
+                                   "' refuses appends after a failed sync; reopen it to see what is on disk");
+        index_.check_append(entry);
+        std::string line = encode_entry(entry, dialect_);
+        line.push_back('\n');
+        auto handle = std::make_shared<const SessionTreeEntry>(std::move(entry));
+        slots_.reserve(slots_.size() + 1);
+        index_.reserve(index_.size() + 1);
+
+        if (const int err = detail::pwrite_all(*ops_, fd_.get(), line, file_size_)) {
+            cut_back();
+            throw detail::io_error("appending to", path_, err);
+        }
+        if (options_.durability == Durability::durable) {
+            if (const int err = detail::sync_file(*ops_, fd_.get(), true)) {
+                poisoned_ = true;
+                cut_back();
+                throw detail::io_error("syncing (the storage now refuses appends)", path_, err);
+            }
+        }
+        file_size_ += line.size();
+        slots_.push_back(Slot{0, 0, ++lines_, {}, handle});
+        index_.record(*handle);
+    }
+
+    [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
+        auto pos = index_.position(id);
+        return pos ? materialise(*pos) : nullptr;
+    }
+
+    [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
+        const auto& positions = index_.positions_of_type(type);
+        std::vector<EntryHandle> out;
+        out.reserve(positions.size());
+        for (std::size_t p : positions) out.push_back(materialise(p));
+        return out;
+    }
+
+    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
+    [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
+
+    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
+        std::optional<std::string_view> start) const {
+        return detail::walk_to_root_or_compaction(start, slots_.size(),
+                                                  [this](std::string_view id) { return get_entry(id); });
+    }
+
+    [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
+        if (query.after >= slots_.size()) return {};
+        const std::size_t n = std::min(query.limit, slots_.size() - query.after);
+        std::vector<EntryHandle> out;
+        out.reserve(n);
+        for (std::size_t i = query.after; i < query.after + n; ++i) out.push_back(materialise(i));
+        return out;
+    }
+
+    [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }
+    [[nodiscard]] std::size_t entry_count() const noexcept { return slots_.size(); }
+
+    // -- The file ------------------------------------------------------------------------------
+
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    [[nodiscard]] Dialect dialect() const noexcept { return dialect_; }
+    [[nodiscard]] bool read_only() const noexcept { return read_only_; }
+    /// True after a failed sync: appends throw `storage` until the file is opened again.
+    [[nodiscard]] bool poisoned() const noexcept { return poisoned_; }
+    /// The file's size as this storage knows it (what it read plus what it appended).
+    [[nodiscard]] std::uint64_t file_size() const noexcept { return file_size_; }
+    /// The lines a lenient open skipped (empty for a strict open).
+    [[nodiscard]] const std::vector<LineProblem>& problems() const noexcept { return problems_; }
+    /// Where the torn tail cut off by a writing open went, if there was one.
+    [[nodiscard]] const std::optional<std::string>& quarantine_path() const noexcept { return quarantine_path_; }
+    /// True when the file ended in a torn line (ignored when reading, cut off when writing).
+    [[nodiscard]] bool had_torn_tail() const noexcept { return torn_tail_; }
+    /// The open descriptor (for tests: close-on-exec, lock state).
+    [[nodiscard]] int native_handle() const noexcept { return fd_.get(); }
+
+private:
+    struct Slot {
+        std::uint64_t offset = 0;  ///< the line's text in the file (appended entries: unused)
+        std::uint64_t length = 0;
+        std::size_t line = 0;  ///< 1-based line number
+        mutable std::weak_ptr<const SessionTreeEntry> cache;
+        EntryHandle pinned;  ///< entries decoded at open or appended stay in memory
+    };
+
+    JsonlSessionStorage(std::string path, JsonlStorageOptions options, bool read_only)
+        : path_(std::move(path)),
+          options_(std::move(options)),
+          ops_(&detail::ops_or_real(options_.file_ops)),
+          read_only_(read_only) {}
+
+    [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason) const {
+        throw SessionError(code, "'" + path_ + "' line " + std::to_string(line) + ": " + std::string(reason));
+    }
+
+    // The detail of a library error, without its "[agentcore.<code>] " prefix.
+    static std::string detail_of(const SessionError& e) {
+        std::string_view what = e.what();
+        const auto close = what.find("] ");
+        return std::string(close == std::string_view::npos ? what : what.substr(close + 2));
+    }
+
+    // Cuts a failed append away again; when even that fails, the file's end is unknown and the
+    // storage refuses further appends.
+    void cut_back() noexcept {
+        if (detail::truncate_file(*ops_, fd_.get(), file_size_) != 0) poisoned_ = true;
+    }
+
+    EntryHandle materialise(std::size_t pos) const {
+        const Slot& slot = slots_[pos];
+        if (slot.pinned) return slot.pinned;
+        if (auto cached = slot.cache.lock()) return cached;
+        std::string text(static_cast<std::size_t>(slot.length), '\0');
+        if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
+            throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
+        EntryHandle handle;
+        try {
+            handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
+        } catch (const SessionError& e) {
+            fail_line(e.code(), slot.line, detail_of(e));
+        }
+        slot.cache = handle;
+        return handle;
+    }
+
+    // What one line adds to the index; returns an empty string when it was recorded, else the
+    // reason it was not (and the index is unchanged).
+    std::string index_line(std::string_view text, std::uint64_t offset, std::size_t line_no) {
+        detail::ScannedEntry scanned;
+        std::string reason;
+        if (!detail::JsonScanner::scan_entry(text, dialect_, scanned, reason)) return reason;
+        std::string type_scratch;
+        std::string id_scratch;
+        std::string parent_scratch;
+        std::string_view type;
+        std::string_view id;
+        if (scanned.type.empty()) return "field 'type': missing";
+        if (!detail::JsonScanner::string_value(scanned.type, type_scratch, type)) return "field 'type': expected a string";
+        if (scanned.id.empty()) return "field 'id': missing";
+        if (!detail::JsonScanner::string_value(scanned.id, id_scratch, id)) return "field 'id': expected a string";
+        if (id.empty()) return "field 'id': empty";
+        const std::string_view parent_key = dialect_ == Dialect::pi ? "parentId" : "parent_id";
+        std::optional<std::string_view> parent;
+        if (!scanned.parent_id.empty() && scanned.parent_id != "null") {
+            std::string_view p;
+            if (!detail::JsonScanner::string_value(scanned.parent_id, parent_scratch, p))
+                return "field '" + std::string(parent_key) + "': expected a string or null";
+            parent = p;
+        }
+        if (auto earlier = index_.position(id))
+            return "entry id '" + detail::printable_id(id) + "' already appears on line " +
+                   std::to_string(slots_[*earlier].line);
+        if (parent && !index_.contains(*parent))
+            return "entry '" + detail::printable_id(id) + "' names parent '" + detail::printable_id(*parent) +
+                   "', which does not appear on an earlier line";
+
+        const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
+        if (bookkeeping) {
+            EntryHandle handle;
+            try {
+                handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
+            } catch (const SessionError& e) {
+                return detail_of(e);
+            }
+            if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
+                if (leaf->target_id && !index_.contains(*leaf->target_id))
+                    return "leaf entry '" + detail::printable_id(id) + "' targets '" +
+                           detail::printable_id(*leaf->target_id) + "', which does not appear on an earlier line";
+            slots_.push_back(Slot{offset, text.size(), line_no, {}, handle});
+            index_.record(*handle);
+            return {};
+        }
+        std::optional<Usage> usage;
+        std::string_view usage_raw;
+        if (type == MessageEntry::type) {
+            if (scanned.message_role == "\"assistant\"") usage_raw = scanned.message_usage;
+        } else if (type == CompactionEntry::type || type == BranchSummaryEntry::type) {
+            usage_raw = scanned.usage;
+        }
+        if (!usage_raw.empty() && usage_raw != "null") {
+            try {
+                usage = usage_from_json(Json::parse(usage_raw.begin(), usage_raw.end()), dialect_);
+            } catch (const SessionError& e) {
+                return detail_of(e);
+            } catch (const Json::exception&) {
+                return "field 'usage': not valid JSON";
+            }
+        }
+        slots_.push_back(Slot{offset, text.size(), line_no, {}, nullptr});
+        index_.record_undecoded(id, type, usage ? &*usage : nullptr);
+        return {};
+    }
+
+    static bool blank(std::string_view text) noexcept {
+        return std::all_of(text.begin(), text.end(),
+                           [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
+    }
+
+    // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
+    // dropped bytes and publishes them.
+    void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
+        fd_ = detail::open_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR);
+        if (!fd_) {
+            const int err = errno;
+            if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
+            if (err == ELOOP)
+                throw SessionError(ErrorCode::storage,
+                                   "session file '" + path_ + "' is a symbolic link; refused");
+            throw detail::io_error("opening", path_, err);
+        }
+        struct stat st {};
+        if (ops_->fstat(fd_.get(), &st) != 0) throw detail::io_error("stat of", path_, errno);
+        if (!S_ISREG(st.st_mode))
+            throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is not a regular file");
+        if (!read_only_) detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
+        // Size after the lock: a writer that held it may have changed the file.
+        const std::uint64_t size = detail::file_size(*ops_, fd_.get(), path_);
+        if (size == 0) throw SessionError(ErrorCode::invalid_session, "session file '" + path_ + "' is empty");
+
+        detail::FileMapping mapping(*ops_, fd_.get(), static_cast<std::size_t>(size), path_);
+        const std::string_view data = mapping.view();
+        detail::LineReader reader(data);
+        detail::LineSpan line;
+        reader.next(line);
+        const std::string_view header_text = reader.text(line);
+        try {
+            header_ = decode_header(header_text, &dialect_);
+        } catch (const SessionError& e) {
+            fail_line(ErrorCode::invalid_session, 1, detail_of(e));
+        }
+        if (header_.version != current_session_version)
+            fail_line(ErrorCode::invalid_session, 1,
+                      "session format version " + std::to_string(header_.version) +
+                          " must be upgraded to version 3 before it is opened");
+        if (clean != nullptr) {
+            clean->append(header_text);
+            clean->push_back('\n');
+        }
+        bool last_terminated = line.terminated;
+        std::uint64_t good_end = line.end;  // end of the last line that is kept
+        std::size_t last_line = 1;
+        constexpr std::size_t release_step = std::size_t{16} << 20;
+        std::size_t next_release = release_step;
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> dropped_ranges;
+
+        while (reader.next(line)) {
+            last_line = line.number;
+            if (line.offset >= next_release) {
+                mapping.release_before(line.offset);
+                next_release = line.offset + release_step;
+            }
+            const std::string_view text = reader.text(line);
+            if (blank(text)) {
+                last_terminated = line.terminated;
+                good_end = line.end;
+                continue;
+            }
+            std::string reason = index_line(text, line.offset, line.number);
+            if (reason.empty()) {
+                if (clean != nullptr) {
+                    clean->append(text);
+                    clean->push_back('\n');
+                }
+                last_terminated = line.terminated;
+                good_end = line.end;
+                continue;
+            }
+            const bool last = line.end == data.size();
+            detail::ScannedEntry unused;
+            std::string syntax;
+            const bool parses = detail::JsonScanner::scan_entry(text, dialect_, unused, syntax);
+            if (last && (!line.terminated || !parses)) {
+                torn_tail_ = true;  // the remains of an append that was never acknowledged
+                break;
+            }
+            if (!options_.lenient) fail_line(ErrorCode::invalid_entry, line.number, reason);
+            problems_.push_back(LineProblem{line.number, std::move(reason)});
+            dropped_ranges.emplace_back(line.offset, line.end);
+            last_terminated = line.terminated;
+            good_end = line.end;
+        }
+        lines_ = last_line;
+        file_size_ = size;
+
+        if (clean != nullptr) {
+            finish_repair(data, good_end, last_terminated, dropped_ranges, *clean, *dropped, *report);
+            return;
+        }
+        if (read_only_) return;
+        if (torn_tail_) {
+            quarantine_path_ = detail::write_side_file(*ops_, path_, "quarantine", options_.environment.now_ms(),
+                                                       data.substr(static_cast<std::size_t>(good_end)));
+            if (const int err = detail::truncate_file(*ops_, fd_.get(), good_end))
+                throw detail::io_error("cutting the torn last line of", path_, err);
+            file_size_ = good_end;
+        }
+        if (!last_terminated && !torn_tail_) {
+            if (const int err = detail::pwrite_all(*ops_, fd_.get(), "\n", file_size_)) {
+                cut_back();
+                throw detail::io_error("adding the final newline to", path_, err);
+            }
+            ++file_size_;
+        }
+        if (torn_tail_ || !last_terminated) {
+            if (const int err = detail::sync_file(*ops_, fd_.get(), true))
+                throw detail::io_error("syncing", path_, err);
+        }
+    }
+
+    void finish_repair(std::string_view data, std::uint64_t good_end, bool last_terminated,
+                       const std::vector<std::pair<std::uint64_t, std::uint64_t>>& dropped_ranges,
+                       const std::string& clean, std::string& dropped, RepairReport& report) {
+        report.problems = problems_;
+        report.entries_kept = slots_.size();
+        for (const auto& [from, to] : dropped_ranges)
+            dropped.append(data.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from)));
+        if (torn_tail_) {
+            dropped.append(data.substr(static_cast<std::size_t>(good_end)));
+            report.problems.push_back(LineProblem{lines_, "torn last line"});
+        }
+        if (dropped.empty() && last_terminated && clean.size() == data.size()) return;  // already clean
+        report.changed = true;
+        const std::int64_t now = options_.environment.now_ms();
+        if (!dropped.empty())
+            report.quarantine_path = detail::write_side_file(*ops_, path_, "quarantine", now, dropped);
+        // The original stays beside the session under a new name (a hard link: no copy).
+        const std::string backup_base = path_ + ".bak-" + detail::file_stamp(now);
+        for (int n = 0;; ++n) {
+            std::string name = n == 0 ? backup_base : backup_base + "-" + std::to_string(n);
+            if (ops_->link(path_.c_str(), name.c_str()) == 0) {
+                report.backup_path = std::move(name);
+                break;
+            }
+            if (errno != EEXIST || n > 1000) throw detail::io_error("keeping the original of", path_, errno);
+        }
+        detail::TempFile temp(*ops_, path_, options_.environment.random());
+        temp.write(clean);
+        temp.sync();
+        temp.publish(true);
+    }
+
+    std::string path_;
+    JsonlStorageOptions options_;
+    const detail::FileOps* ops_;
+    bool read_only_ = false;
+    bool poisoned_ = false;
+    bool torn_tail_ = false;
+    Dialect dialect_ = Dialect::native;
+    detail::FileHandle fd_;
+    SessionHeader header_;
+    std::uint64_t file_size_ = 0;
+    std::size_t lines_ = 0;  ///< lines in the file, the header included
+    std::vector<Slot> slots_;
+    detail::TreeIndex index_;
+    std::vector<LineProblem> problems_;
+    std::optional<std::string> quarantine_path_;
+};
+
+static_assert(SessionStorage<JsonlSessionStorage>);
+
+}  // namespace agentcore
