@@ -1,0 +1,312 @@
+#pragma once
+// JsonlSessionRepo: sessions as JSONL files under a root folder (SPEC §4.10).
+//
+// Layout: one folder per working directory, `--<cwd without its leading slash, with / \ :
+// replaced by ->--`, mode 0700; in it one file per session, `<creation time with ':' and '.'
+// replaced by '-'>_<session id>.jsonl`, mode 0600. Temporary files start with '.' and never end
+// in ".jsonl"; backups and quarantines end in a time stamp: list never shows them.
+
+#include <agentcore/codec.hpp>
+#include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/file_ops.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/fork.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/memory_repo.hpp>
+#include <agentcore/session_ops.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace agentcore {
+
+/// A session file found by list.
+struct SessionListing {
+    SessionHeader header;
+    std::string path;
+    Dialect dialect = Dialect::native;
+    std::uint64_t file_size = 0;
+};
+
+/// A file list skipped (it stays where it is).
+struct ListProblem {
+    std::string path;
+    std::string reason;
+};
+
+/// What list returns: the sessions, newest first, and the files it could not read.
+struct SessionList {
+    std::vector<SessionListing> sessions;
+    std::vector<ListProblem> problems;
+};
+
+/// A repository of JSONL session files under one root folder.
+class JsonlSessionRepo {
+public:
+    using storage_type = JsonlSessionStorage;
+    using session_type = Session<JsonlSessionStorage>;
+
+    /// A repository over `root` (created, mode 0700, when the first session is). `options` apply
+    /// to every storage it opens or creates.
+    explicit JsonlSessionRepo(std::string root, JsonlStorageOptions options = {})
+        : root_(std::move(root)), options_(std::move(options)) {
+        while (root_.size() > 1 && root_.back() == '/') root_.pop_back();
+        if (root_.empty()) root_ = ".";
+    }
+
+    [[nodiscard]] const std::string& root() const noexcept { return root_; }
+    [[nodiscard]] const JsonlStorageOptions& options() const noexcept { return options_; }
+    [[nodiscard]] JsonlStorageOptions& options() noexcept { return options_; }
+
+    /// The folder name of a working directory: `--<cwd without its leading slash, / \ : → ->--`.
+    [[nodiscard]] static std::string folder_name(std::string_view cwd) {
+        if (!cwd.empty() && cwd.front() == '/') cwd.remove_prefix(1);
+        std::string name = "--";
+        for (char c : cwd) name.push_back(c == '/' || c == '\\' || c == ':' ? '-' : c);
+        name += "--";
+        return name;
+    }
+
+    /// The file name of a session: `<timestamp with ':' and '.' → '-'>_<id>.jsonl`.
+    [[nodiscard]] static std::string file_name(std::string_view timestamp, std::string_view id) {
+        std::string name(timestamp);
+        for (char& c : name)
+            if (c == ':' || c == '.') c = '-';
+        return name + "_" + std::string(id) + ".jsonl";
+    }
+
+    /// The path of the session file with that id, or none. Throws invalid_session for an id
+    /// that cannot name a session.
+    [[nodiscard]] std::optional<std::string> find_path(std::string_view id) const {
+        check_session_id(id);
+        std::optional<std::string> found;
+        for_each_session_file([&](const std::string& path, std::string_view file_id) {
+            if (file_id == id && !found) found = path;
+        });
+        return found;
+    }
+
+    /// Calls `visit(path, id from the file name)` for each session file of each cwd folder (or
+    /// of the one folder given).
+    template <class Visit>
+    void for_each_session_file(Visit&& visit, const std::string* only_folder = nullptr) const {
+        auto each_file = [&](const std::string& folder) {
+            DIR* dir = ::opendir(folder.c_str());
+            if (dir == nullptr) return;
+            while (const dirent* e = ::readdir(dir)) {
+                const std::string_view name = e->d_name;
+                if (name.empty() || name.front() == '.' || name.size() <= 6 ||
+                    name.substr(name.size() - 6) != ".jsonl")
+                    continue;
+                const auto underscore = name.find('_');
+                if (underscore == std::string_view::npos) continue;
+                std::string path = folder + "/" + std::string(name);
+                visit(path, name.substr(underscore + 1, name.size() - 6 - underscore - 1));
+            }
+            ::closedir(dir);
+        };
+        if (only_folder != nullptr) {
+            each_file(root_ + "/" + *only_folder);
+            return;
+        }
+        DIR* dir = ::opendir(root_.c_str());
+        if (dir == nullptr) return;
+        std::vector<std::string> folders;
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string_view name = e->d_name;
+            if (name.size() >= 4 && name.substr(0, 2) == "--" && name.substr(name.size() - 2) == "--")
+                folders.emplace_back(name);
+        }
+        ::closedir(dir);
+        for (const auto& folder : folders) {
+            struct stat st {};
+            const std::string path = root_ + "/" + folder;
+            if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) each_file(path);
+        }
+    }
+
+private:
+    std::string root_;
+    JsonlStorageOptions options_;
+};
+
+namespace detail {
+
+inline JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) {
+    return JsonlSessionRepo::session_type(std::make_shared<JsonlSessionStorage>(std::move(storage)));
+}
+
+/// Reads only the first line of a file, at most `limit` bytes.
+inline std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
+                                   std::uint64_t& file_size_out) {
+    FileHandle fd = open_file(ops, path, O_RDONLY);
+    if (!fd) throw io_error("opening", path, errno);
+    file_size_out = file_size(ops, fd.get(), path);
+    std::string out;
+    char buf[4096];
+    while (out.size() < limit) {
+        const std::size_t want = std::min(sizeof buf, limit - out.size());
+        const ssize_t n = ops.read(fd.get(), buf, want);
+        if (n < 0) {
+            if (errno == EINTR) continue;
+            throw io_error("reading", path, errno);
+        }
+        if (n == 0) return out;
+        const std::string_view chunk(buf, static_cast<std::size_t>(n));
+        const auto nl = chunk.find('\n');
+        if (nl != std::string_view::npos) {
+            out.append(chunk.substr(0, nl));
+            return out;
+        }
+        out.append(chunk);
+    }
+    throw SessionError(ErrorCode::invalid_session,
+                       "'" + path + "' line 1: longer than " + std::to_string(limit) + " bytes");
+}
+
+inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops, const std::string& cwd) {
+    if (cwd.find('\0') != std::string::npos)
+        throw SessionError(ErrorCode::invalid_session, "cwd contains a NUL character");
+    make_folders(ops, repo.root());
+    make_folders(ops, repo.root() + "/" + JsonlSessionRepo::folder_name(cwd));
+}
+
+}  // namespace detail
+
+/// Creates an empty session file (written atomically) and returns it open for writing. The id
+/// is checked before any path is built (invalid_session); a taken id: already_exists.
+inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
+    const JsonlStorageOptions& so = repo.options();
+    std::string id = options.id ? *options.id : make_uuid_v7(so.environment);
+    check_session_id(id);
+    if (repo.find_path(id))
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+    const auto& ops = detail::ops_or_real(so.file_ops);
+    detail::prepare_session_folder(repo, ops, options.cwd);
+    SessionHeader header;
+    header.id = id;
+    header.timestamp = format_timestamp(so.environment.now_ms());
+    header.cwd = std::move(options.cwd);
+    header.parent_session = std::move(options.parent_session);
+    header.metadata = options.metadata.is_null() ? Json::object() : std::move(options.metadata);
+    std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
+                       JsonlSessionRepo::file_name(header.timestamp, id);
+    return detail::make_session(JsonlSessionStorage::create(std::move(path), std::move(header), so));
+}
+
+/// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
+/// invalid_session; another writer: locked.
+inline JsonlSessionRepo::session_type open(JsonlSessionRepo& repo, std::string_view id) {
+    auto path = repo.find_path(id);
+    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
+    return detail::make_session(JsonlSessionStorage::open(std::move(*path), repo.options()));
+}
+
+/// Opens a session for reading only: no lock, the file is never changed.
+inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo, std::string_view id) {
+    auto path = repo.find_path(id);
+    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
+    return detail::make_session(JsonlSessionStorage::open_read_only(std::move(*path), repo.options()));
+}
+
+/// The sessions, newest first (by creation time), optionally of one working directory. Reads
+/// only each file's first line (at most 1 MiB); a file whose header is invalid is skipped and
+/// reported in `problems`, never changed.
+inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) {
+    const auto& ops = detail::ops_or_real(repo.options().file_ops);
+    SessionList out;
+    auto visit = [&](const std::string& path, std::string_view) {
+        try {
+            std::uint64_t size = 0;
+            const std::string line = detail::read_first_line(ops, path, std::size_t{1} << 20, size);
+            SessionListing listing;
+            try {
+                listing.header = decode_header(line, &listing.dialect);
+            } catch (const SessionError& e) {
+                std::string_view what = e.what();
+                const auto close = what.find("] ");
+                throw SessionError(ErrorCode::invalid_session,
+                                   "'" + path + "' line 1: " + std::string(what.substr(close + 2)));
+            }
+            if (options.cwd && listing.header.cwd != *options.cwd) return;
+            listing.path = path;
+            listing.file_size = size;
+            out.sessions.push_back(std::move(listing));
+        } catch (const SessionError& e) {
+            out.problems.push_back(ListProblem{path, e.what()});
+        }
+    };
+    if (options.cwd) {
+        const std::string folder = JsonlSessionRepo::folder_name(*options.cwd);
+        repo.for_each_session_file(visit, &folder);
+    } else {
+        repo.for_each_session_file(visit);
+    }
+    std::stable_sort(out.sessions.begin(), out.sessions.end(), [](const SessionListing& a, const SessionListing& b) {
+        return a.header.timestamp != b.header.timestamp ? a.header.timestamp > b.header.timestamp
+                                                        : a.header.id > b.header.id;
+    });
+    return out;
+}
+
+/// Removes a session file; an unknown id does nothing. An invalid id: invalid_session.
+inline void remove(JsonlSessionRepo& repo, std::string_view id) {
+    const auto& ops = detail::ops_or_real(repo.options().file_ops);
+    check_session_id(id);
+    std::vector<std::string> paths;
+    repo.for_each_session_file([&](const std::string& path, std::string_view file_id) {
+        if (file_id == id) paths.push_back(path);
+    });
+    for (const auto& path : paths) {
+        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT) throw detail::io_error("removing", path, errno);
+        detail::sync_folder(ops, detail::parent_folder(path));
+    }
+}
+
+/// Forks a session into a new file (SPEC §4.9): the entries of get_entries_to_fork with the
+/// same ids, header parent_session = the source file's path, cwd and metadata inherited unless
+/// given, the source's dialect. Written to a temporary file, synced, moved into place, the
+/// folder synced: list never sees a half-written fork. The source is read without its lock and
+/// not changed. Unknown source: not_found; taken new id: already_exists.
+inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
+                                           const ForkOptions& options = {}) {
+    auto source_path = repo.find_path(source_id);
+    if (!source_path)
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(source_id) + "' not found");
+    JsonlStorageOptions so = repo.options();
+    const JsonlSessionStorage source = JsonlSessionStorage::open_read_only(*source_path, so);
+    auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
+    std::string id = options.session_id ? *options.session_id : make_uuid_v7(so.environment);
+    check_session_id(id);
+    if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+    const SessionHeader& from = source.metadata();
+    SessionHeader header;
+    header.id = id;
+    header.timestamp = format_timestamp(so.environment.now_ms());
+    header.cwd = options.cwd ? *options.cwd : from.cwd;
+    header.parent_session = *source_path;
+    header.metadata = options.metadata ? *options.metadata : from.metadata;
+    const auto& ops = detail::ops_or_real(so.file_ops);
+    detail::prepare_session_folder(repo, ops, header.cwd);
+    std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
+                       JsonlSessionRepo::file_name(header.timestamp, id);
+    so.dialect = source.dialect();
+    return detail::make_session(
+        JsonlSessionStorage::create(std::move(path), std::move(header), std::move(so), std::move(entries)));
+}
+
+}  // namespace agentcore
