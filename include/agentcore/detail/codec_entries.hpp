@@ -201,8 +201,17 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     if (!id->is_string()) ctx.expected(root / "id", "a string", *id);
     e.id = id->get_ref<const std::string&>();
     ctx.entry_id = &e.id;
-    if (Json* parent = field(keys::parent_id(d)); !absent(parent)) {
-        if (!parent->is_string()) ctx.expected(root / keys::parent_id(d), "a string or null", *parent);
+    // The other dialect's spelling too: an unknown entry is written back as read, so a file
+    // converted to the other dialect still carries its original parent key.
+    const std::string_view other_parent_key = keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi);
+    Json* parent = field(keys::parent_id(d));
+    std::string_view parent_key = keys::parent_id(d);
+    if (parent == nullptr) {
+        parent = field(other_parent_key);
+        parent_key = other_parent_key;
+    }
+    if (!absent(parent)) {
+        if (!parent->is_string()) ctx.expected(root / parent_key, "a string or null", *parent);
         e.parent_id = parent->get_ref<const std::string&>();
     }
     if (Json* ts = field("timestamp"); !absent(ts)) {
