@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <time.h>
 #include <vector>
 
 namespace agentcore_bench {
@@ -59,29 +60,57 @@ struct Samples {
     }
 };
 
-/// Runs `fn` repeatedly — at least `min_runs` times and until `min_seconds` have passed, at most
-/// `max_runs` times — and returns each run's time in microseconds.
+/// CPU time of the calling thread, in seconds. The figures of CPU-bound work use it rather than
+/// the wall clock: the benchmark machine may be shared, and time the scheduler gives to other
+/// processes is not the library's.
+inline double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+/// Which clock a timing reads.
+enum class TimeSource { thread_cpu, wall };
+
+inline double read_clock(TimeSource source) {
+    if (source == TimeSource::thread_cpu) return thread_cpu_seconds();
+    return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+/// Times `fn` repeatedly and returns the time per call in microseconds, one sample per batch.
+/// A batch repeats `fn` enough times to last ~200 us (so that reading the clock costs
+/// nothing); sampling goes on for at least `min_samples` batches and `min_seconds`, at most
+/// `max_calls` calls in all.
 template <class Fn>
-Samples time_runs_us(Fn&& fn, std::size_t min_runs, double min_seconds, std::size_t max_runs = 100000) {
+Samples time_runs_us(Fn&& fn, std::size_t min_samples, double min_seconds,
+                     std::size_t max_calls = 1000000, TimeSource source = TimeSource::thread_cpu) {
+    double t0 = read_clock(source);
+    fn();
+    const double once = read_clock(source) - t0;
+    const auto batch = static_cast<std::size_t>(std::clamp(200e-6 / std::max(once, 1e-9), 1.0, 10000.0));
     Samples s;
+    std::size_t calls = 1;
     const auto start = Clock::now();
-    while (s.size() < max_runs && (s.size() < min_runs || seconds_since(start) < min_seconds)) {
-        const auto t0 = Clock::now();
-        fn();
-        s.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    while (calls + batch <= max_calls &&
+           (s.size() < min_samples || seconds_since(start) < min_seconds)) {
+        t0 = read_clock(source);
+        for (std::size_t i = 0; i < batch; ++i) fn();
+        s.add((read_clock(source) - t0) * 1e6 / static_cast<double>(batch));
+        calls += batch;
     }
     return s;
 }
 
-/// Nanoseconds per call of `fn(i)` over `iterations` calls, as the median of `batches` batches.
+/// Nanoseconds per call of `fn(i)` (i = 0, 1, ...): the median over `batches` batches of
+/// `per_batch` calls, in thread CPU time.
 template <class Fn>
-double time_per_call_ns(Fn&& fn, std::size_t iterations, std::size_t batches = 7) {
+double time_per_call_ns(Fn&& fn, std::size_t per_batch = 20000, std::size_t batches = 51) {
     Samples s;
+    std::size_t i = 0;
     for (std::size_t b = 0; b < batches; ++b) {
-        const auto t0 = Clock::now();
-        for (std::size_t i = 0; i < iterations; ++i) fn(i);
-        s.add(std::chrono::duration<double, std::nano>(Clock::now() - t0).count() /
-              static_cast<double>(iterations));
+        const double t0 = thread_cpu_seconds();
+        for (std::size_t k = 0; k < per_batch; ++k) fn(i++);
+        s.add((thread_cpu_seconds() - t0) * 1e9 / static_cast<double>(per_batch));
     }
     return s.median();
 }
@@ -119,6 +148,9 @@ inline Json machine_description() {
         }
     }
     m["nproc"] = std::thread::hardware_concurrency();
+    std::ifstream load("/proc/loadavg");
+    std::string load_line;
+    if (std::getline(load, load_line)) m["loadavg"] = load_line.substr(0, load_line.find(' ', 15));
     std::ifstream ver("/proc/sys/kernel/osrelease");
     std::string kernel;
     if (std::getline(ver, kernel)) m["kernel"] = kernel;
@@ -168,7 +200,8 @@ public:
         const Json m = machine_description();
         out << title_ << "\n";
         out << "machine: " << m.value("cpu", std::string("?")) << ", " << m["nproc"].get<unsigned>()
-            << " cpus, kernel " << m.value("kernel", std::string("?")) << ", "
+            << " cpus, load " << m.value("loadavg", std::string("?")) << ", kernel "
+            << m.value("kernel", std::string("?")) << ", "
             << m.value("compiler", std::string("?")) << ", " << m.value("build", std::string("?"))
             << "\nparams: " << params_.dump() << "\n\n";
         std::size_t w_name = 6, w_value = 5, w_unit = 4;

@@ -75,9 +75,11 @@ public:
         return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
     }
 
-    /// Log-normal with the given median and shape, clamped to [lo, hi].
+    /// Log-normal with the given median and shape, truncated to [lo, hi] (drawn again when
+    /// outside, so that no lump of values gathers at the bounds).
     std::size_t log_normal(double median, double sigma, double lo, double hi) noexcept {
-        const double v = median * std::exp(sigma * normal());
+        double v = median * std::exp(sigma * normal());
+        for (int tries = 0; tries < 16 && (v < lo || v > hi); ++tries) v = median * std::exp(sigma * normal());
         return static_cast<std::size_t>(std::clamp(v, lo, hi));
     }
 
@@ -116,7 +118,7 @@ public:
         std::size_t in_sentence = 0;
         while (out.size() < n) {
             std::string_view w = word();
-            if (!start) out.push_back(' ');
+            if (!out.empty() && out.back() != '\n') out.push_back(' ');
             const std::size_t at = out.size();
             out.append(w);
             if (start) out[at] = static_cast<char>(out[at] - ('a' - 'A'));
@@ -134,6 +136,7 @@ public:
                 out.push_back(',');
             }
         }
+        while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
         if (!out.empty() && out.back() != '.') out.push_back('.');
         return out;
     }
@@ -318,7 +321,7 @@ struct WorkloadOptions {
     std::int64_t compact_at_tokens = 160000;      ///< 0: never compact
     std::int64_t keep_recent_tokens = 20000;      ///< first kept entry about this far back
     std::size_t branch_every = 200;               ///< entries between branches (jittered); 0: never
-    double tool_result_median = 1400;             ///< bytes; log-normal, clamped to 200 B–20 KB
+    double tool_result_median = 1330;             ///< bytes; log-normal, truncated to 200 B–20 KB
     double tool_result_sigma = 1.1;
     double huge_tool_result_share = 0.01;         ///< share of results of 20–200 KB
     std::string cwd = "/home/dev/projects/agentcore";
