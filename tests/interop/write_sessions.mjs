@@ -1,0 +1,64 @@
+// Writes sessions with pi's SessionManager and prints what pi sees in them: for every entry
+// taken as the leaf, pi's buildSessionContext; the entry count, the leaf and the name of the
+// file as pi opens it. Committed fixtures (older formats) are opened from copies, since pi
+// rewrites a file it migrates.
+//
+// Usage: node write_sessions.mjs <pi folder> <output folder> <fixtures folder>
+// Writes <output folder>/expected.json:
+//   [{ scenario, file, version, idsStable, entryCount, leafId, leafIndex, name,
+//      contexts: [{ index, id, context: {messages, thinkingLevel, model} }] }]
+import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { loadPi } from "./pi_loader.mjs";
+import { SCENARIOS } from "./scenarios.mjs";
+
+const [piFolder, outFolder, fixturesFolder] = process.argv.slice(2);
+if (!piFolder || !outFolder || !fixturesFolder) {
+    console.error("usage: node write_sessions.mjs <pi folder> <output folder> <fixtures folder>");
+    process.exit(1);
+}
+const pi = await loadPi(piFolder);
+mkdirSync(outFolder, { recursive: true });
+
+function describe(scenario, file, openedFrom, version) {
+    const sm = pi.SessionManager.open(openedFrom, outFolder);
+    const entries = sm.getEntries();
+    const leafId = sm.getLeafId();
+    const contexts = entries.map((entry, index) => ({
+        index,
+        id: entry.id,
+        context: pi.buildSessionContext(entries, entry.id),
+    }));
+    return {
+        scenario,
+        file,
+        version,
+        idsStable: version !== 1,
+        entryCount: entries.length,
+        leafId,
+        leafIndex: entries.findIndex((e) => e.id === leafId),
+        name: sm.getSessionName() ?? null,
+        contexts,
+    };
+}
+
+const results = [];
+for (const [name, write] of Object.entries(SCENARIOS)) {
+    const sessionDir = join(outFolder, name);
+    const sm = pi.SessionManager.create("/work/project", sessionDir);
+    write(sm);
+    const file = sm.getSessionFile();
+    results.push(describe(name, file, file, 3));
+}
+
+for (const fixture of readdirSync(fixturesFolder).filter((f) => f.endsWith(".jsonl")).sort()) {
+    const original = join(fixturesFolder, fixture);
+    const header = JSON.parse(readFileSync(original, "utf8").split("\n")[0]);
+    if ("parent_session" in header) continue; // a native fixture: not pi's
+    const copy = join(outFolder, `fixture-${fixture}`);
+    copyFileSync(original, copy);
+    results.push(describe(`fixture ${fixture}`, original, copy, header.version ?? 1));
+}
+
+writeFileSync(join(outFolder, "expected.json"), `${JSON.stringify(results, null, 1)}\n`);
+console.log(`pi wrote and described ${results.length} sessions in ${outFolder}`);
