@@ -92,7 +92,7 @@ TEST_CASE("a missing required field is named", "[codec]") {
 
 TEST_CASE("ill-typed base fields are named, with the id when it is known", "[codec]") {
     const std::string bad_id = entry_error(R"({"type":"leaf","id":7,"parentId":null,"timestamp":"t"})", Dialect::pi);
-    CHECK(contains(bad_id, "field 'id': expected a string, got number"));
+    CHECK(contains(bad_id, "entry: field 'id': expected a string, got number"));
     CHECK_FALSE(contains(bad_id, "entry '"));
     CHECK(contains(entry_error(R"({"type":"leaf","id":"x1","parentId":5,"timestamp":"t"})", Dialect::pi),
                    "entry 'x1': field 'parentId': expected a string or null"));
@@ -133,7 +133,7 @@ TEST_CASE("values of the wrong type are refused everywhere a type is modelled", 
 }
 
 TEST_CASE("a line that is JSON but not an object is an invalid entry", "[codec]") {
-    CHECK(contains(entry_error("[1,2]", Dialect::native), "expected an entry (a JSON object), got array"));
+    CHECK(contains(entry_error("[1,2]", Dialect::native), "entry: expected a JSON object, got array"));
     CHECK(contains(entry_error("\"text\"", Dialect::pi), "got string"));
 }
 

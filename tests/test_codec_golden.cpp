@@ -485,6 +485,20 @@ TEST_CASE("an assistant error message goes before the timestamp natively and las
               R"(,"stopReason":"error","timestamp":7,"responseId":"r","errorMessage":"overloaded"})");
 }
 
+TEST_CASE("a pi error message built as one literal reads, and is written back with errorMessage last",
+          "[codec]") {
+    // pi-agent-core's handleRunFailure builds the message with errorMessage before timestamp;
+    // its providers (the common case: aborts, API errors) assign errorMessage last. The model
+    // keeps no key order, so the first kind is rewritten in the second's order.
+    constexpr std::string_view literal =
+        R"({"role":"assistant","content":[{"type":"text","text":""}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"error","errorMessage":"boom","timestamp":3})";
+    const AgentMessage m = message_from_json(Json::parse(literal), Dialect::pi);
+    CHECK(std::get<AssistantMessage>(m).error_message == "boom");
+    CHECK(std::get<AssistantMessage>(m).extra.is_null());
+    CHECK(dump_json(message_to_json(m, Dialect::pi)) ==
+          R"({"role":"assistant","content":[{"type":"text","text":""}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"error","timestamp":3,"errorMessage":"boom"})");
+}
+
 TEST_CASE("a decoded line may end with its newline", "[codec]") {
     const std::string line = std::string(pairs[0].native) + "\n";
     CHECK(encode_entry(decode_entry(line, Dialect::native), Dialect::native) == pairs[0].native);
@@ -554,6 +568,7 @@ TEST_CASE("a header without a version is format version 1 and older versions rea
     const SessionHeader v1 = decode_header(R"({"type":"session","id":"s","timestamp":"t","cwd":"/w"})");
     CHECK(v1.version == 1);
     CHECK(decode_header(R"({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/w"})").version == 2);
+    CHECK(encode_header(v1, Dialect::pi) == R"({"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/w"})");
     const SessionHeader old = decode_header(R"({"type":"session","id":"s","timestamp":"t"})");
     CHECK(old.cwd.empty());
 }

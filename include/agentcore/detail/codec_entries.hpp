@@ -91,8 +91,9 @@ inline std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, 
 /// Reads an entry from a JSON object, moving values out of it.
 inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     ReadContext ctx;
+    ctx.subject = "entry";
     const FieldPath root{};
-    if (!j.is_object()) ctx.expected(root, "an entry (a JSON object)", j);
+    if (!j.is_object()) ctx.expected(root, "a JSON object", j);
     auto type_it = j.find("type");
     if (type_it == j.end()) ctx.missing(root / "type");
     if (!type_it->is_string()) ctx.expected(root / "type", "a string", *type_it);
