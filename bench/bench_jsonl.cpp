@@ -1,0 +1,466 @@
+// JSONL storage figures on a generated session file, each beside its floor (the least the
+// hardware and the kernel allow for the same work, measured in the same run) and the ratio.
+//
+//   bench_jsonl [--entries N] [--seed S] [--sessions M] [--appends K] [--dir DIR] [--keep] [--json]
+//
+// N defaults to 100,000 (a ~260 MB file); M (sessions to list) to 1,000 and K (appends timed
+// per mode) to 1,000, both scaled down for small N, so that `--entries 1000` is a quick smoke
+// run. Files go to DIR (default: a fresh folder under $TMPDIR or /tmp), removed at the end
+// unless --keep. CPU-bound figures (page cache warm) are thread CPU time; appends and anything
+// that syncs are wall time.
+
+#include "bench_util.hpp"
+#include "session_files.hpp"
+#include "workload.hpp"
+
+#include <agentcore/codec.hpp>
+#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/session.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <iostream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+using namespace agentcore;
+using namespace agentcore_bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+using FileSession = Session<JsonlSessionStorage>;
+
+// --- Timing both clocks -----------------------------------------------------------------------
+
+struct Timing {
+    Samples cpu_us;
+    Samples wall_us;
+};
+
+// Runs `fn` `runs` times after one untimed warm-up run; records each run's CPU and wall time.
+template <class Fn>
+Timing time_each(std::size_t runs, Fn&& fn) {
+    fn();
+    Timing t;
+    for (std::size_t i = 0; i < runs; ++i) {
+        const double c0 = thread_cpu_seconds();
+        const auto w0 = Clock::now();
+        fn();
+        t.wall_us.add(std::chrono::duration<double, std::micro>(Clock::now() - w0).count());
+        t.cpu_us.add((thread_cpu_seconds() - c0) * 1e6);
+    }
+    return t;
+}
+
+std::string ratio_note(double value, double floor, const std::string& floor_name) {
+    return "floor " + Report::format_value(floor) + " (" + floor_name + "), ratio " +
+           (floor > 0 ? fixed1(value / floor) : std::string("-")) + "x";
+}
+
+// --- Floors -------------------------------------------------------------------------------
+
+struct Fd {
+    int fd = -1;
+    explicit Fd(int f) : fd(f) {}
+    Fd(Fd&& other) noexcept : fd(other.fd) { other.fd = -1; }
+    Fd(const Fd&) = delete;
+    Fd& operator=(const Fd&) = delete;
+    Fd& operator=(Fd&&) = delete;
+    ~Fd() {
+        if (fd >= 0) ::close(fd);
+    }
+};
+
+Fd open_or_throw(const std::string& path, int flags, mode_t mode = 0600) {
+    Fd f(::open(path.c_str(), flags | O_CLOEXEC, mode));
+    if (f.fd < 0) throw std::runtime_error("cannot open " + path + ": " + std::strerror(errno));
+    return f;
+}
+
+// Reads the whole file with read() into a reused 1 MiB buffer; with `split`, also finds every
+// line end with memchr. Returns the bytes (or lines) seen.
+std::size_t read_file_floor(const std::string& path, std::vector<char>& buffer, bool split) {
+    Fd f = open_or_throw(path, O_RDONLY);
+    std::size_t total = 0, lines = 0;
+    for (;;) {
+        const ssize_t n = ::read(f.fd, buffer.data(), buffer.size());
+        if (n < 0) throw std::runtime_error("cannot read " + path);
+        if (n == 0) break;
+        const auto got = static_cast<std::size_t>(n);
+        total += got;
+        if (split) {
+            const char* p = buffer.data();
+            const char* end = p + got;
+            while (p < end) {
+                const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+                if (nl == nullptr) break;
+                ++lines;
+                p = static_cast<const char*>(nl) + 1;
+            }
+        }
+    }
+    return split ? lines : total;
+}
+
+// Maps the file and finds every line end with memchr (the storage maps its file).
+std::size_t mmap_split_floor(const std::string& path) {
+    Fd f = open_or_throw(path, O_RDONLY);
+    struct stat st {};
+    ::fstat(f.fd, &st);
+    const auto size = static_cast<std::size_t>(st.st_size);
+    void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, f.fd, 0);
+    if (map == MAP_FAILED) throw std::runtime_error("cannot map " + path);
+    ::madvise(map, size, MADV_SEQUENTIAL);
+    const char* p = static_cast<const char*>(map);
+    const char* end = p + size;
+    std::size_t lines = 0;
+    while (p < end) {
+        const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+        if (nl == nullptr) break;
+        ++lines;
+        p = static_cast<const char*>(nl) + 1;
+    }
+    ::munmap(map, size);
+    return lines;
+}
+
+// The least a listing can do: walk the folders, and open, read the first 4 KiB, find the first
+// line end and close each session file.
+std::size_t list_floor(const std::string& root) {
+    std::size_t found = 0;
+    char buf[4096];
+    auto each = [&](const std::string& folder, bool files) {
+        DIR* dir = ::opendir(folder.c_str());
+        if (dir == nullptr) return std::vector<std::string>{};
+        std::vector<std::string> subfolders;
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string name = e->d_name;
+            if (name[0] == '.') continue;
+            if (!files) {
+                subfolders.push_back(folder + "/" + name);
+                continue;
+            }
+            Fd f(::open((folder + "/" + name).c_str(), O_RDONLY | O_CLOEXEC));
+            if (f.fd < 0) continue;
+            const ssize_t n = ::pread(f.fd, buf, sizeof buf, 0);
+            if (n > 0 && std::memchr(buf, '\n', static_cast<std::size_t>(n)) != nullptr) ++found;
+        }
+        ::closedir(dir);
+        return subfolders;
+    };
+    for (const auto& folder : each(root, false)) each(folder, true);
+    return found;
+}
+
+// --- Peak memory of an open, in a fresh process -------------------------------------------
+
+// The child: opens the file, builds the context of its leaf, prints its peak RSS before and after.
+int child_open(const std::string& path) {
+    const std::int64_t before = proc_status_kb("VmHWM");
+    std::size_t messages = 0;
+    {
+        FileSession session(JsonlSessionStorage::open(path));
+        messages = build_context(session).messages.size();
+    }
+    std::cout << before << " " << proc_status_kb("VmHWM") << " " << messages << "\n";
+    return 0;
+}
+
+// Runs this program again as `--child-open path`; returns the child's peak RSS growth in bytes.
+double peak_rss_of_open(const std::string& path) {
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error("fork failed");
+    if (pid == 0) {
+        ::dup2(fds[1], 1);
+        ::close(fds[0]);
+        ::close(fds[1]);
+        std::string self = "/proc/self/exe", flag = "--child-open", file = path;
+        char* child_argv[] = {self.data(), flag.data(), file.data(), nullptr};
+        ::execv(self.c_str(), child_argv);
+        ::_exit(127);
+    }
+    ::close(fds[1]);
+    std::string out;
+    char buf[256];
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    ::close(fds[0]);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    long long before = 0, after = 0;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || std::sscanf(out.c_str(), "%lld %lld", &before, &after) != 2)
+        throw std::runtime_error("the child that opens the file failed");
+    return static_cast<double>(after - before) * 1024.0;
+}
+
+// --- Appends --------------------------------------------------------------------------------
+
+// `count` entries that continue the session in `storage`: a generated workload whose roots are
+// re-parented onto the storage's leaf, with ids the session does not hold yet.
+std::vector<SessionTreeEntry> continuation(const JsonlSessionStorage& storage, std::size_t count,
+                                           std::uint64_t seed, std::int64_t start_ms) {
+    for (std::uint64_t s = seed;; ++s) {
+        WorkloadOptions o;
+        o.entries = count;
+        o.seed = s;
+        o.start_ms = start_ms;
+        auto memory = make_memory_session(o);
+        std::vector<SessionTreeEntry> out;
+        bool clash = false;
+        for (const auto& handle : memory.storage().entries()) {
+            SessionTreeEntry e = *handle;
+            if (storage.get_entry(id_of(e))) clash = true;
+            if (!base_of(e).parent_id) base_of(e).parent_id = storage.get_leaf_id();
+            out.push_back(std::move(e));
+        }
+        if (!clash) return out;
+    }
+}
+
+Samples time_storage_appends(const std::string& path, Durability durability,
+                             const std::vector<SessionTreeEntry>& entries) {
+    JsonlStorageOptions options;
+    options.durability = durability;
+    JsonlSessionStorage storage = JsonlSessionStorage::open(path, options);
+    Samples us;
+    for (const auto& e : entries) {
+        SessionTreeEntry copy = e;
+        const auto t0 = Clock::now();
+        storage.append_entry(std::move(copy));
+        us.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return us;
+}
+
+Samples time_bare_writes(const std::string& path, const std::vector<std::string>& lines, bool sync) {
+    Fd f = open_or_throw(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+    Samples us;
+    for (const auto& line : lines) {
+        const auto t0 = Clock::now();
+        if (::write(f.fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+            throw std::runtime_error("write failed");
+        if (sync && ::fdatasync(f.fd) != 0) throw std::runtime_error("fdatasync failed");
+        us.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+    }
+    return us;
+}
+
+void truncate_to(const std::string& path, std::uintmax_t size) {
+    Fd f = open_or_throw(path, O_WRONLY);
+    if (::ftruncate(f.fd, static_cast<off_t>(size)) != 0 || ::fsync(f.fd) != 0)
+        throw std::runtime_error("cannot truncate " + path);
+}
+
+void sync_file(const std::string& path) {
+    Fd f = open_or_throw(path, O_RDONLY);
+    ::fsync(f.fd);
+}
+
+// --- move_to ----------------------------------------------------------------------------------
+
+template <class S>
+std::vector<std::string> ancestors(const Session<S>& session, std::string id, std::size_t count) {
+    std::vector<std::string> out{std::move(id)};
+    while (out.size() <= count) {
+        EntryHandle e = get_entry(session, out.back());
+        if (!e || !parent_id_of(*e)) break;
+        out.push_back(*parent_id_of(*e));
+    }
+    return out;
+}
+
+struct MoveResult {
+    Samples us;
+    std::size_t back = 0;
+    std::size_t path = 0;
+};
+
+// move_to alternately one of two neighbouring entries `back` entries up the branch, then
+// build_context; `cpu` chooses the clock.
+template <class S>
+MoveResult time_moves(Session<S>& session, std::size_t back, std::size_t runs, bool cpu) {
+    const auto up = ancestors(session, *get_leaf_id(session), back + 1);
+    MoveResult r;
+    r.back = std::min(back, up.size() - 1);
+    const std::string a = up[r.back];
+    const std::string b = up[r.back > 0 ? r.back - 1 : 0];
+    r.path = get_path_to_root_or_compaction(session, a).size();
+    for (std::size_t i = 0; i < runs; ++i) {
+        const double c0 = thread_cpu_seconds();
+        const auto w0 = Clock::now();
+        move_to(session, i % 2 ? b : a);
+        auto context = build_context(session);
+        do_not_optimize(context.messages.data());
+        r.us.add(cpu ? (thread_cpu_seconds() - c0) * 1e6
+                     : std::chrono::duration<double, std::micro>(Clock::now() - w0).count());
+    }
+    return r;
+}
+
+int usage(int code) {
+    (code == 0 ? std::cout : std::cerr)
+        << "usage: bench_jsonl [--entries N] [--seed S] [--sessions M] [--appends K] [--dir DIR] [--keep] [--json]\n";
+    return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+    const Args args(argc, argv);
+    if (args.flag("--help") || args.flag("-h")) return usage(0);
+    if (!args.text("--child-open").empty()) return child_open(args.text("--child-open"));
+
+    WorkloadOptions options;
+    options.entries = args.number("--entries", 100000);
+    options.seed = args.number("--seed", 1);
+    if (options.entries < 10) return usage(2);
+    const std::size_t n = options.entries;
+    const std::size_t sessions = args.number("--sessions", std::clamp<std::size_t>(n / 100, 10, 1000));
+    const std::size_t appends = args.number("--appends", std::clamp<std::size_t>(n / 100, 50, 1000));
+    const bool json = args.flag("--json");
+    const bool keep = args.flag("--keep");
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = args.text("--dir", std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                                                   "/agentcore-bench-" + std::to_string(::getpid()));
+    fs::create_directories(dir);
+    const std::string file = dir + "/session.jsonl";
+    const std::string work = dir + "/work.jsonl";
+    const std::string repo_root = dir + "/repo";
+
+    Report report("agentcore JSONL storage");
+    report.param("entries", n);
+    report.param("seed", options.seed);
+    report.param("sessions_listed", sessions);
+    report.param("appends_per_mode", appends);
+    report.param("dir", dir);
+
+    // --- The file, written with the codec; the in-memory session stays for the floors.
+    auto memory = make_memory_session(options);
+    const std::size_t file_bytes = write_session_file(file, memory, Dialect::native);
+    sync_file(file);
+    report.param("file_bytes", file_bytes);
+    const std::size_t opens = 7;
+
+    // --- Open + build_context, and its floors (warm page cache).
+    std::vector<char> buffer(std::size_t{1} << 20);
+    const Timing read_floor = time_each(opens, [&] { do_not_optimize(read_file_floor(file, buffer, false)); });
+    const Timing split_floor = time_each(opens, [&] { do_not_optimize(read_file_floor(file, buffer, true)); });
+    const Timing mmap_floor = time_each(opens, [&] { do_not_optimize(mmap_split_floor(file)); });
+    std::size_t leaf_messages = 0;
+    const Timing open_build = time_each(opens, [&] {
+        FileSession session(JsonlSessionStorage::open(file));
+        leaf_messages = build_context(session).messages.size();
+    });
+    const Timing open_ro_build = time_each(opens, [&] {
+        FileSession session(JsonlSessionStorage::open_read_only(file));
+        do_not_optimize(build_context(session).messages.size());
+    });
+    const double peak_open = peak_rss_of_open(file);
+
+    // build_context again on a storage that is already open, against the same in memory.
+    FileSession opened(JsonlSessionStorage::open_read_only(file));
+    const Samples rebuild = time_runs_us([&] { do_not_optimize(build_context(opened).messages.data()); }, 21, 0.3);
+    const Samples memory_build = time_runs_us([&] { do_not_optimize(build_context(memory).messages.data()); }, 21, 0.3);
+    opened = FileSession(std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::open_read_only(file)));
+
+    // --- Appends to the big session, per mode, the same entries; then bare write()s of the same lines.
+    fs::copy_file(file, work, fs::copy_options::overwrite_existing);
+    sync_file(work);
+    std::vector<SessionTreeEntry> more;
+    {
+        auto big = JsonlSessionStorage::open_read_only(work);
+        more = continuation(big, appends, options.seed + 1000,
+                            options.start_ms + static_cast<std::int64_t>(n + 10) * options.step_ms);
+    }
+    std::vector<std::string> lines;
+    for (const auto& e : more) lines.push_back(encode_entry(e, Dialect::native) + "\n");
+    const Samples buffered = time_storage_appends(work, Durability::os_buffered, more);
+    truncate_to(work, file_bytes);
+    const Samples durable = time_storage_appends(work, Durability::durable, more);
+    truncate_to(work, file_bytes);
+    const Samples bare_write = time_bare_writes(dir + "/floor.jsonl", lines, false);
+    const Samples bare_sync = time_bare_writes(dir + "/floor.jsonl", lines, true);
+
+    // --- move_to ~1,000 entries back + build_context, on the file (both modes) and in memory.
+    MoveResult move_file_durable, move_file_buffered;
+    {
+        FileSession s(JsonlSessionStorage::open(work));
+        move_file_durable = time_moves(s, 1000, 31, false);
+    }
+    truncate_to(work, file_bytes);
+    {
+        JsonlStorageOptions o;
+        o.durability = Durability::os_buffered;
+        FileSession s(JsonlSessionStorage::open(work, o));
+        move_file_buffered = time_moves(s, 1000, 31, true);
+    }
+    const MoveResult move_memory = time_moves(memory, 1000, 31, true);
+    memory = Session<InMemorySessionStorage<>>(InMemorySessionStorage<>());
+
+    // --- list of many small sessions, against the least a listing must read.
+    write_small_sessions(repo_root, sessions, options.seed + 2000, Dialect::native);
+    const JsonlSessionRepo repo(repo_root);
+    std::size_t listed = 0;
+    const Timing list_time = time_each(7, [&] { listed = list(repo).sessions.size(); });
+    const Timing list_floor_time = time_each(7, [&] { do_not_optimize(list_floor(repo_root)); });
+
+    // --- The table.
+    const std::string file_note = human_bytes(static_cast<double>(file_bytes));
+    report.add("floor: read() whole file", read_floor.cpu_us.median() / 1000, "ms",
+               file_note + " in 1 MiB reads; " + fixed1(static_cast<double>(file_bytes) / read_floor.cpu_us.median()) + " MB/s");
+    report.add("floor: read() + memchr lines", split_floor.cpu_us.median() / 1000, "ms", "");
+    report.add("floor: mmap + memchr lines", mmap_floor.cpu_us.median() / 1000, "ms", "");
+    report.add("open + build_context (leaf)", open_build.cpu_us.median() / 1000, "ms",
+               ratio_note(open_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000, "read+memchr") +
+                   "; median of " + std::to_string(opens) + ", wall " + fixed1(open_build.wall_us.median() / 1000) +
+                   " ms; " + std::to_string(leaf_messages) + " messages");
+    report.add("open_read_only + build_context", open_ro_build.cpu_us.median() / 1000, "ms",
+               ratio_note(open_ro_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000, "read+memchr"));
+    report.add("peak RSS of open + build_context", peak_open / 1e6, "MB",
+               "fresh process; " + fixed1(100.0 * peak_open / static_cast<double>(file_bytes)) + " % of the " +
+                   file_note + " file");
+    report.add("build_context again (open storage)", rebuild.median(), "us",
+               ratio_note(rebuild.median(), memory_build.median(), "in memory"));
+    report.add("append, os_buffered (mean)", buffered.mean(), "us",
+               ratio_note(buffered.mean(), bare_write.mean(), "write() per line") + "; wall, " +
+                   std::to_string(appends) + " entries onto the " + std::to_string(n) + "-entry file; median " +
+                   fixed1(buffered.median()) + ", max " + fixed1(buffered.percentile(100)));
+    report.add("append, os_buffered (p99)", buffered.percentile(99), "us",
+               ratio_note(buffered.percentile(99), bare_write.percentile(99), "write() p99"));
+    report.add("append, durable (mean)", durable.mean(), "us",
+               ratio_note(durable.mean(), bare_sync.mean(), "write()+fdatasync()") + "; median " +
+                   fixed1(durable.median()) + ", max " + fixed1(durable.percentile(100)));
+    report.add("append, durable (p99)", durable.percentile(99), "us",
+               ratio_note(durable.percentile(99), bare_sync.percentile(99), "write()+fdatasync() p99"));
+    report.add("move_to 1,000 back + build_context, durable", move_file_durable.us.median(), "us",
+               ratio_note(move_file_durable.us.median(), move_memory.us.median() + bare_sync.median(),
+                          "in memory + one write+fdatasync") +
+                   "; wall; path " + std::to_string(move_file_durable.path) + " entries");
+    report.add("move_to 1,000 back + build_context, os_buffered", move_file_buffered.us.median(), "us",
+               ratio_note(move_file_buffered.us.median(), move_memory.us.median(), "in memory") + "; " +
+                   std::to_string(move_file_buffered.back) + " entries back");
+    report.add("list " + std::to_string(sessions) + " sessions", list_time.cpu_us.median() / 1000, "ms",
+               ratio_note(list_time.cpu_us.median() / 1000, list_floor_time.cpu_us.median() / 1000,
+                          "readdir + open/pread 4K/close") +
+                   "; " + std::to_string(listed) + " listed, wall " + fixed1(list_time.wall_us.median() / 1000) + " ms");
+    report.print(json);
+
+    if (!keep) fs::remove_all(dir);
+    return 0;
+} catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return 1;
+}
