@@ -50,10 +50,11 @@ export const assistantToolCall = (callId) => ({
     api: "openai-responses",
     provider: "openai",
     model: "gpt-5",
-    responseId: "resp_123",
     usage: usage(1200, 80, 300, 0, 0.2),
     stopReason: "toolUse",
     timestamp: tick(),
+    // pi-ai's providers set responseId last, once the response has started.
+    responseId: "resp_123",
 });
 
 export const toolResult = (callId) => ({
@@ -69,15 +70,17 @@ export const toolResult = (callId) => ({
     timestamp: tick(),
 });
 
-export const bash = (command, extra = {}) => ({
+// In the order of pi's AgentSession.executeBash.
+export const bash = (command, { exitCode = 0, truncated = false, fullOutputPath, excludeFromContext } = {}) => ({
     role: "bashExecution",
     command,
     output: "total 0\n",
-    exitCode: 0,
+    exitCode,
     cancelled: false,
-    truncated: false,
+    truncated,
+    fullOutputPath,
     timestamp: tick(),
-    ...extra,
+    excludeFromContext,
 });
 
 export const custom = (customType, content, display = true, details = undefined) => ({
