@@ -1,0 +1,238 @@
+// `agentcore tree FILE`: the session tree drawn with box characters, one line per entry.
+//
+// A linear run stays in one column; a branch point draws its children with ├─ / └─. The path
+// from the root to the leaf is marked ●, the leaf "← leaf". Filters hide entries; a hidden
+// entry's children hang from its nearest shown ancestor.
+
+#include "cli_common.hpp"
+#include "commands.hpp"
+#include "preview.hpp"
+#include "session_file.hpp"
+
+#include <iostream>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace agentcore::tool {
+
+namespace {
+
+constexpr std::size_t preview_chars = 72;
+constexpr std::size_t json_preview_chars = 200;
+// A linear run longer than this is folded, keeping `fold_keep` entries at each end.
+constexpr std::size_t fold_above = 12;
+constexpr std::size_t fold_keep = 3;
+
+struct Node {
+    EntryHandle entry;
+    std::optional<std::size_t> parent;
+    std::vector<std::size_t> children;
+    std::optional<std::string> label;
+    bool on_path = false;
+};
+
+struct Tree {
+    std::vector<Node> nodes;
+    std::vector<std::size_t> roots;
+    std::optional<std::size_t> leaf;  ///< the shown node that stands for the leaf
+};
+
+bool shown(const SessionTreeEntry& entry, TreeFilter filter, const std::optional<std::string>& label) {
+    switch (filter) {
+        case TreeFilter::all: return true;
+        case TreeFilter::standard:
+            return !std::holds_alternative<LabelEntry>(entry) && !std::holds_alternative<LeafEntry>(entry);
+        case TreeFilter::user_only: {
+            const auto* m = message_of(entry);
+            return m != nullptr && std::holds_alternative<UserMessage>(*m);
+        }
+        case TreeFilter::labeled: return label.has_value();
+    }
+    return true;
+}
+
+Tree build_tree(const Storage& storage, TreeFilter filter) {
+    Tree tree;
+    const auto leaf_id = storage.get_leaf_id();
+    const auto path = ancestry(storage, leaf_id);
+    const std::unordered_set<std::string> on_path(path.begin(), path.end());
+    // Entry id -> the nearest shown ancestor-or-self (parents always come first in a file).
+    std::unordered_map<std::string, std::optional<std::size_t>> shown_as;
+    for (const auto& entry : storage.get_entries({})) {
+        const std::string& id = id_of(*entry);
+        const auto& parent_id = parent_id_of(*entry);
+        std::optional<std::size_t> anchor;
+        if (parent_id) {
+            auto it = shown_as.find(*parent_id);
+            if (it != shown_as.end()) anchor = it->second;
+        }
+        auto label = storage.get_label(id);
+        if (!shown(*entry, filter, label)) {
+            shown_as[id] = anchor;
+            continue;
+        }
+        const std::size_t index = tree.nodes.size();
+        tree.nodes.push_back(Node{entry, anchor, {}, std::move(label), on_path.count(id) != 0});
+        (anchor ? tree.nodes[*anchor].children : tree.roots).push_back(index);
+        shown_as[id] = index;
+    }
+    if (leaf_id) {
+        auto it = shown_as.find(*leaf_id);
+        if (it != shown_as.end()) tree.leaf = it->second;
+    }
+    return tree;
+}
+
+const char* kind_colour(std::string_view kind) {
+    if (kind == "user") return "1;36";
+    if (kind == "assistant") return "32";
+    if (kind == "tool_result" || kind == "bash_execution") return "34";
+    if (kind == "compaction" || kind == "branch_summary" || kind == "compaction_summary") return "33";
+    if (kind == "custom_message" || kind == "custom") return "35";
+    return "2";
+}
+
+class Printer {
+public:
+    Printer(const Tree& tree, const TreeOptions& options, Style style)
+        : tree_(tree), options_(options), style_(style) {}
+
+    void print_all() {
+        // An explicit stack instead of recursion: a session may nest deeply.
+        struct Frame {
+            std::size_t node;
+            std::string prefix;     ///< graphics before every line of this subtree
+            std::string connector;  ///< "├─ ", "└─ " or "" for the subtree's first line
+        };
+        std::vector<Frame> stack;
+        push_children(stack, tree_.roots, "");
+        while (!stack.empty()) {
+            Frame frame = std::move(stack.back());
+            stack.pop_back();
+            const std::string continued = frame.prefix + (frame.connector == "├─ "   ? "│  "
+                                                          : frame.connector == "└─ " ? "   "
+                                                                                     : "");
+            // The linear run from this node: every node but the last has exactly one child.
+            std::vector<std::size_t> run{frame.node};
+            while (tree_.nodes[run.back()].children.size() == 1) run.push_back(tree_.nodes[run.back()].children[0]);
+            print_run(run, frame.prefix + frame.connector, continued);
+            push_children(stack, tree_.nodes[run.back()].children, continued);
+        }
+    }
+
+private:
+    template <class Stack>
+    static void push_children(Stack& stack, const std::vector<std::size_t>& children, const std::string& prefix) {
+        if (children.size() == 1) {
+            stack.push_back({children[0], prefix, ""});
+            return;
+        }
+        for (std::size_t i = children.size(); i-- > 0;)
+            stack.push_back({children[i], prefix, i + 1 == children.size() ? "└─ " : "├─ "});
+    }
+
+    bool pinned(std::size_t index) const {
+        const Node& node = tree_.nodes[index];
+        return node.label || tree_.leaf == index || std::holds_alternative<CompactionEntry>(*node.entry) ||
+               std::holds_alternative<BranchSummaryEntry>(*node.entry);
+    }
+
+    void print_run(const std::vector<std::size_t>& run, const std::string& first_graphics,
+                   const std::string& graphics) {
+        std::vector<bool> keep(run.size(), true);
+        if (options_.fold && run.size() > fold_above) {
+            for (std::size_t i = fold_keep; i + fold_keep < run.size(); ++i) keep[i] = pinned(run[i]);
+        }
+        for (std::size_t i = 0; i < run.size();) {
+            std::size_t j = i;
+            while (j < run.size() && !keep[j]) ++j;
+            if (j - i >= 2) {
+                print_fold(j - i, tree_.nodes[run[i]].on_path, graphics);
+                i = j;
+                continue;
+            }
+            print_node(run[i], i == 0 ? first_graphics : graphics);
+            ++i;
+        }
+    }
+
+    std::string mark(bool on_path) const { return on_path ? style_.paint("1;32", "●") : " "; }
+
+    void print_fold(std::size_t count, bool on_path, const std::string& graphics) {
+        std::string line = mark(on_path) + " " + std::string(8, ' ') + " ";
+        if (options_.timestamps) line += std::string(24, ' ') + " ";
+        line += style_.paint("2", graphics) + style_.paint("2", "… " + std::to_string(count) + " more entries");
+        std::cout << line << "\n";
+    }
+
+    void print_node(std::size_t index, const std::string& graphics) {
+        const Node& node = tree_.nodes[index];
+        const SessionTreeEntry& entry = *node.entry;
+        std::string id = id_of(entry);
+        if (id.size() < 8) id.resize(8, ' ');
+        std::string line = mark(node.on_path) + " " + style_.paint("2", id) + " ";
+        if (options_.timestamps) {
+            std::string ts = base_of(entry).timestamp;
+            if (ts.size() < 24) ts.resize(24, ' ');
+            line += style_.paint("2", ts) + " ";
+        }
+        const std::string kind = entry_kind(entry);
+        line += style_.paint("2", graphics) + style_.paint(kind_colour(kind), kind);
+        const std::string text = one_line(entry_text(entry), preview_chars);
+        if (!text.empty()) line += ": " + text;
+        if (node.label) line += "  " + style_.paint("1;33", "[" + one_line(*node.label, 40) + "]");
+        if (tree_.leaf == index) line += "  " + style_.paint("1;32", "← leaf");
+        std::cout << line << "\n";
+    }
+
+    const Tree& tree_;
+    const TreeOptions& options_;
+    Style style_;
+};
+
+const char* filter_name(TreeFilter filter) {
+    switch (filter) {
+        case TreeFilter::standard: return "default";
+        case TreeFilter::all: return "all";
+        case TreeFilter::user_only: return "user-only";
+        case TreeFilter::labeled: return "labeled";
+    }
+    return "default";
+}
+
+}  // namespace
+
+int run_tree(const TreeOptions& options) {
+    const OpenedSession opened = open_session(options.file);
+    const Tree tree = build_tree(opened.storage(), options.filter);
+    if (options.json) {
+        Json entries = Json::array();
+        for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+            const Node& node = tree.nodes[i];
+            const SessionTreeEntry& entry = *node.entry;
+            entries.push_back({{"id", id_of(entry)},
+                               {"parent_id", node.parent ? Json(id_of(*tree.nodes[*node.parent].entry)) : Json()},
+                               {"type", type_of(entry)},
+                               {"kind", entry_kind(entry)},
+                               {"timestamp", base_of(entry).timestamp},
+                               {"text", one_line(entry_text(entry), json_preview_chars)},
+                               {"label", node.label ? Json(*node.label) : Json()},
+                               {"on_path", node.on_path},
+                               {"leaf", tree.leaf == i}});
+        }
+        const auto leaf = opened.storage().get_leaf_id();
+        std::cout << pretty_json({{"file", opened.storage().path()},
+                                  {"filter", filter_name(options.filter)},
+                                  {"leaf", leaf ? Json(*leaf) : Json()},
+                                  {"entries", std::move(entries)}});
+        return exit_ok;
+    }
+    if (tree.nodes.empty()) {
+        std::cout << "(no entries)\n";
+        return exit_ok;
+    }
+    Printer(tree, options, Style(colours_wanted())).print_all();
+    return exit_ok;
+}
+
+}  // namespace agentcore::tool

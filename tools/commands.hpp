@@ -1,0 +1,71 @@
+#pragma once
+// The commands of the `agentcore` tool. Each returns its exit code (cli_common.hpp) and throws
+// ToolError for an error that ends it.
+
+#include <optional>
+#include <string>
+
+namespace agentcore::tool {
+
+struct LsOptions {
+    std::string root;                ///< the repository root folder
+    std::optional<std::string> cwd;  ///< only sessions of this working directory
+    bool json = false;
+};
+int run_ls(const LsOptions& options);
+
+struct InfoOptions {
+    std::string file;
+    bool json = false;
+};
+int run_info(const InfoOptions& options);
+
+/// Which entries `tree` draws.
+enum class TreeFilter {
+    standard,   ///< everything but the bookkeeping `label` and `leaf` entries
+    all,        ///< every entry
+    user_only,  ///< user messages only
+    labeled,    ///< labeled entries only
+};
+
+struct TreeOptions {
+    std::string file;
+    TreeFilter filter = TreeFilter::standard;
+    bool timestamps = false;
+    bool fold = true;  ///< fold long linear runs into "… N more entries"
+    bool json = false;
+};
+int run_tree(const TreeOptions& options);
+
+struct ContextOptions {
+    std::string file;
+    std::optional<std::string> leaf;  ///< build at this entry instead of the session's leaf
+    bool json = false;
+};
+int run_context(const ContextOptions& options);
+
+struct VerifyOptions {
+    std::string file;
+    bool json = false;
+};
+int run_verify(const VerifyOptions& options);
+
+struct RepairOptions {
+    std::string file;
+};
+int run_repair(const RepairOptions& options);
+
+struct ConvertOptions {
+    std::string file;
+    std::string to;  ///< "native" or "pi"
+    std::string out;  ///< must not exist yet
+};
+int run_convert(const ConvertOptions& options);
+
+struct ExportOptions {
+    std::string file;
+    std::string out;
+};
+int run_export(const ExportOptions& options);
+
+}  // namespace agentcore::tool
