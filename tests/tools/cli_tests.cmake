@@ -1,0 +1,97 @@
+# The CLI tests: every command on the deterministic fixtures (both dialects), its help, its
+# error paths (exit codes and the file and line named on stderr), and colours on a terminal.
+
+# Help and usage.
+agentcore_cli_test(help EXIT 0 ARGS --help STDOUT_REGEX "Subcommands:.*ls.*info.*tree.*context.*verify.*repair.*convert.*export")
+foreach(command ls info tree context verify repair convert export)
+    agentcore_cli_test(help_${command} EXIT 0 ARGS ${command} --help STDOUT_REGEX "Usage: .*${command}")
+endforeach()
+agentcore_cli_test(usage_no_command EXIT 2 ARGS "" STDERR_REGEX "subcommand")
+agentcore_cli_test(usage_missing_file EXIT 2 ARGS tree STDERR_REGEX "FILE is required")
+agentcore_cli_test(usage_exclusive_filters EXIT 2 ARGS tree <FIXTURES>/native.jsonl --all --user-only
+                   STDERR_REGEX "excludes")
+agentcore_cli_test(usage_bad_dialect EXIT 2 ARGS convert <FIXTURES>/pi.jsonl --to klingon -o x.jsonl
+                   STDERR_REGEX "klingon")
+
+# ls
+agentcore_cli_test(ls EXIT 0 ARGS ls <FIXTURES>/sessions GOLDEN ls.txt)
+agentcore_cli_test(ls_json EXIT 0 ARGS ls <FIXTURES>/sessions --json GOLDEN ls.json)
+agentcore_cli_test(ls_cwd EXIT 0 ARGS ls <FIXTURES>/sessions --cwd /tmp/other
+                   STDOUT_REGEX "gamma-0003" NO_STDOUT_REGEX "alpha|beta")
+agentcore_cli_test(ls_env_root EXIT 0 ARGS ls ENV AGENTCORE_SESSIONS=<FIXTURES>/sessions GOLDEN ls.txt)
+agentcore_cli_test(ls_bad_header EXIT 1 ARGS ls <FIXTURES>/sessions-broken STDOUT_REGEX "delta-0004"
+                   STDERR_REGEX "skipped .*broken-0005.jsonl' line 1: .*'id'")
+agentcore_cli_test(ls_missing_root EXIT 2 ARGS ls STDERR_REGEX "./sessions: not a sessions folder")
+
+# info
+agentcore_cli_test(info_native EXIT 0 ARGS info <FIXTURES>/native.jsonl GOLDEN info-native.txt)
+agentcore_cli_test(info_pi EXIT 0 ARGS info <FIXTURES>/pi.jsonl GOLDEN info-pi.txt)
+agentcore_cli_test(info_json EXIT 0 ARGS info <FIXTURES>/native.jsonl --json GOLDEN info-native.json)
+agentcore_cli_test(info_missing EXIT 2 ARGS info missing.jsonl STDERR_REGEX "'missing.jsonl' not found")
+agentcore_cli_test(info_garbage EXIT 2 ARGS info <FIXTURES>/garbage.jsonl
+                   STDERR_REGEX "invalid_session.*garbage.jsonl' line 1: ")
+agentcore_cli_test(info_header_only EXIT 0 ARGS info <FIXTURES>/header-only.jsonl STDOUT_REGEX "entries: +0")
+
+# tree: both dialects draw the same tree.
+agentcore_cli_test(tree_native EXIT 0 ARGS tree <FIXTURES>/native.jsonl GOLDEN tree.txt)
+agentcore_cli_test(tree_pi EXIT 0 ARGS tree <FIXTURES>/pi.jsonl GOLDEN tree.txt)
+agentcore_cli_test(tree_all EXIT 0 ARGS tree <FIXTURES>/native.jsonl --all GOLDEN tree-all.txt)
+agentcore_cli_test(tree_user_only EXIT 0 ARGS tree <FIXTURES>/native.jsonl --user-only GOLDEN tree-user-only.txt)
+agentcore_cli_test(tree_labeled EXIT 0 ARGS tree <FIXTURES>/pi.jsonl --labeled GOLDEN tree-labeled.txt)
+agentcore_cli_test(tree_timestamps EXIT 0 ARGS tree <FIXTURES>/native.jsonl --timestamps --no-fold
+                   GOLDEN tree-timestamps.txt)
+agentcore_cli_test(tree_json EXIT 0 ARGS tree <FIXTURES>/native.jsonl --json GOLDEN tree.json)
+agentcore_cli_test(tree_header_only EXIT 0 ARGS tree <FIXTURES>/header-only.jsonl STDOUT_REGEX "no entries")
+agentcore_cli_test(tree_bad_line EXIT 2 ARGS tree <FIXTURES>/bad-middle.jsonl
+                   STDERR_REGEX "invalid_entry.*bad-middle.jsonl' line 3: ")
+agentcore_cli_test(tree_torn_tail EXIT 0 ARGS tree <FIXTURES>/torn.jsonl GOLDEN tree.txt)
+# Colours only on a terminal, and never with NO_COLOR; box drawing either way.
+agentcore_cli_test(tree_pty_colour EXIT 0 PTY ON COLOUR ON ARGS tree <FIXTURES>/native.jsonl
+                   STDOUT_REGEX "├─ .*└─ .*← leaf")
+agentcore_cli_test(tree_pty_no_color EXIT 0 PTY ON COLOUR OFF ENV NO_COLOR=1 ARGS tree <FIXTURES>/native.jsonl
+                   STDOUT_REGEX "├─ .*└─ .*← leaf")
+agentcore_cli_test(tree_piped_no_colour EXIT 0 COLOUR OFF ARGS tree <FIXTURES>/native.jsonl STDOUT_REGEX "├─ ")
+
+# context
+agentcore_cli_test(context_native EXIT 0 ARGS context <FIXTURES>/native.jsonl GOLDEN context.txt)
+agentcore_cli_test(context_pi EXIT 0 ARGS context <FIXTURES>/pi.jsonl GOLDEN context.txt)
+agentcore_cli_test(context_json_native EXIT 0 ARGS context <FIXTURES>/native.jsonl --json GOLDEN context-native.json)
+agentcore_cli_test(context_json_pi EXIT 0 ARGS context <FIXTURES>/pi.jsonl --json GOLDEN context-pi.json)
+agentcore_cli_test(context_leaf EXIT 0 ARGS context <FIXTURES>/native.jsonl --leaf 41677d61 GOLDEN context-branch.txt)
+agentcore_cli_test(context_unknown_leaf EXIT 2 ARGS context <FIXTURES>/native.jsonl --leaf 00000000
+                   STDERR_REGEX "native.jsonl: .*not_found.*'00000000'")
+
+# verify
+agentcore_cli_test(verify_ok EXIT 0 ARGS verify <FIXTURES>/pi.jsonl STDOUT_REGEX "pi.jsonl: ok \\(64 entries\\)")
+agentcore_cli_test(verify_bad_line EXIT 1 ARGS verify <FIXTURES>/bad-middle.jsonl
+                   STDOUT_REGEX "bad-middle.jsonl:3: .*1 problem")
+agentcore_cli_test(verify_torn EXIT 1 ARGS verify <FIXTURES>/torn.jsonl STDOUT_REGEX "torn last line")
+agentcore_cli_test(verify_garbage EXIT 1 ARGS verify <FIXTURES>/garbage.jsonl STDOUT_REGEX "line 1: .*1 problem")
+agentcore_cli_test(verify_json EXIT 1 ARGS verify <FIXTURES>/bad-middle.jsonl --json
+                   STDOUT_REGEX "\"ok\": false.*\"line\": 3")
+agentcore_cli_test(verify_missing EXIT 2 ARGS verify missing.jsonl STDERR_REGEX "'missing.jsonl' not found")
+
+# repair: atomic, keeps the original; refuses while a writer holds the file.
+agentcore_cli_test(repair EXIT 0 COPY bad-middle.jsonl ARGS repair <WORK>/bad-middle.jsonl
+                   STDOUT_REGEX "bad-middle.jsonl:3: dropped.*repaired, 64 entries kept.*original kept as .*bak-"
+                   COMPARE "<WORK>/bad-middle.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(repair_clean EXIT 0 COPY native.jsonl ARGS repair <WORK>/native.jsonl STDOUT_REGEX "clean")
+agentcore_cli_test(repair_locked EXIT 2 COPY bad-middle.jsonl WRAP flock <WORK>/bad-middle.jsonl
+                   ARGS repair <WORK>/bad-middle.jsonl STDERR_REGEX "locked.*bad-middle.jsonl")
+agentcore_cli_test(repair_missing EXIT 2 ARGS repair missing.jsonl STDERR_REGEX "'missing.jsonl' not found")
+
+# convert: each dialect into the other gives the other fixture byte for byte.
+agentcore_cli_test(convert_to_native EXIT 0 ARGS convert <FIXTURES>/pi.jsonl --to native -o <WORK>/out.jsonl
+                   STDOUT_REGEX "64 entries" COMPARE "<WORK>/out.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(convert_to_pi EXIT 0 ARGS convert <FIXTURES>/native.jsonl --to pi -o <WORK>/out.jsonl
+                   STDOUT_REGEX "64 entries" COMPARE "<WORK>/out.jsonl;<FIXTURES>/pi.jsonl")
+agentcore_cli_test(convert_existing EXIT 2 COPY native.jsonl ARGS convert <FIXTURES>/pi.jsonl --to native
+                   -o <WORK>/native.jsonl STDERR_REGEX "already_exists.*native.jsonl")
+
+# export: conversation text reaches the page only as escaped JSON.
+agentcore_cli_test(export EXIT 0 ARGS export <FIXTURES>/native.jsonl -o <WORK>/session.html
+                   STDOUT_REGEX "session.html: 64 entries" CHECK_FILE <WORK>/session.html
+                   FILE_REGEX "\\\\u003c/script\\\\u003e\\\\u003cimg src=x onerror=alert\\(1\\)\\\\u003e"
+                   FILE_NO_REGEX "</script><img|<b>fn main|https?://")
+agentcore_cli_test(export_bad_output EXIT 2 ARGS export <FIXTURES>/native.jsonl -o <WORK>/no/such/dir/x.html
+                   STDERR_REGEX "x.html: cannot write")

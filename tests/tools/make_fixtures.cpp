@@ -1,0 +1,197 @@
+// Writes the deterministic session files the CLI and browser tests read: the same branched,
+// compacted session in the native and the pi dialect, a small repository for `ls`, and damaged
+// files for the error paths. Usage: agentcore_tools_fixtures OUT_DIR
+#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/session.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <string>
+#include <vector>
+
+using namespace agentcore;
+
+namespace {
+
+constexpr std::int64_t start_ms = 1767225600000;  // 2026-01-01T00:00:00.000Z
+
+// One clock for entries and messages, so that message timestamps follow entry timestamps.
+struct Script {
+    Environment env = Environment::deterministic(start_ms, 42, 1000);
+    std::int64_t turn = 0;
+
+    std::int64_t now() { return start_ms + 1000 * ++turn; }
+
+    AgentMessage user(std::string text) { return UserMessage{std::move(text), now(), {}}; }
+
+    AgentMessage assistant(std::string text, std::vector<ContentBlock> extra = {}) {
+        AssistantMessage m;
+        for (auto& block : extra)
+            if (std::holds_alternative<ThinkingContent>(block)) m.content.push_back(block);
+        m.content.push_back(TextContent{std::move(text), {}});
+        for (auto& block : extra)
+            if (!std::holds_alternative<ThinkingContent>(block)) m.content.push_back(std::move(block));
+        m.api = "scripted";
+        m.provider = "demo";
+        m.model = "scripted-1";
+        m.stop_reason = m.content.size() > 1 && std::holds_alternative<ToolCallContent>(m.content.back()) ? "tool_use" : "stop";
+        m.usage.input = 1000;
+        m.usage.output = 50;
+        m.usage.cache_read = 200;
+        m.usage.cache_write = 10;
+        m.usage.total_tokens = 1260;
+        m.usage.cost.total = 0.0125;
+        m.timestamp = now();
+        return m;
+    }
+};
+
+// A 1x1 PNG.
+const char* pixel_png =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+
+Session<InMemorySessionStorage<>> tour_session(Script& s, std::string id) {
+    SessionHeader header;
+    header.id = std::move(id);
+    header.timestamp = format_timestamp(start_ms);
+    header.cwd = "/home/dev/project";
+    header.metadata = Json{{"app", "fixtures"}};
+    Session<InMemorySessionStorage<>> session(InMemorySessionStorage<>(header, s.env));
+
+    append_model_change(session, "demo", "scripted-1");
+    append_thinking_level_change(session, "medium");
+    append_message(session, s.user("Which files are in the project?"));
+    append_message(session, s.assistant("Let me look.", {ThinkingContent{"The user wants a file list.", {}},
+                                                          ToolCallContent{"call_1", "bash", Json{{"command", "ls"}}, {}}}));
+    ToolResultMessage result;
+    result.tool_call_id = "call_1";
+    result.tool_name = "bash";
+    result.content.push_back(TextContent{"main.cpp\nCMakeLists.txt\n", {}});
+    result.timestamp = s.now();
+    append_message(session, result);
+    const auto answer = append_message(session, s.assistant("There are two files: main.cpp and CMakeLists.txt."));
+    append_label(session, answer, std::string("file list"));
+    append_session_name(session, "Project tour");
+
+    // An abandoned branch: the user changes their mind and comes back with a summary.
+    append_message(session, s.user("Rewrite main.cpp in Rust."));
+    append_message(session, s.assistant("Sure, here is a sketch: <b>fn main()</b> & friends"));
+    move_to(session, answer, BranchSummaryInput{"The user asked for a Rust rewrite, then dropped it.", {}, {}, false});
+
+    append_message(session, s.user("</script><img src=x onerror=alert(1)>"));
+    append_message(session, s.assistant("That is just text; nothing runs."));
+    UserMessage picture;
+    picture.content = std::vector<ContentBlock>{TextContent{"What is in this picture?", {}},
+                                                ImageContent{pixel_png, "image/png", {}}};
+    picture.timestamp = s.now();
+    append_message(session, picture);
+    append_message(session, s.assistant("A single pixel."));
+    BashExecutionMessage bash;
+    bash.command = "git status";
+    bash.output = "On branch main\nnothing to commit, working tree clean\n";
+    bash.exit_code = 0;
+    bash.timestamp = s.now();
+    append_message(session, bash);
+    append_custom_message_entry(session, "note", Content(std::string("Remember to run the tests.")));
+
+    // A long linear run (folded by `tree`), then a compaction that keeps its last steps.
+    std::string kept;
+    for (int step = 1; step <= 20; ++step) {
+        auto ask = append_message(session, s.user("Step " + std::to_string(step) + "?"));
+        if (step == 18) kept = ask;
+        append_message(session, s.assistant("Done with step " + std::to_string(step) + "."));
+    }
+    Usage summary_usage;
+    summary_usage.input = 5000;
+    summary_usage.output = 300;
+    summary_usage.total_tokens = 5300;
+    summary_usage.cost.total = 0.05;
+    append_compaction(session, "The user toured the project and went through steps 1 to 17.", kept, 5400, {}, false,
+                      summary_usage);
+    append_message(session, s.user("Thanks!"));
+    const auto welcome = append_message(session, s.assistant("You're welcome."));
+
+    // A second idea, dropped without a summary; the leaf goes back to "You're welcome.".
+    append_message(session, s.user("Another idea?"));
+    append_message(session, s.assistant("Maybe later."));
+    set_leaf_id(session, welcome);
+    return session;
+}
+
+void write_session(const Session<InMemorySessionStorage<>>& session, const std::string& path, Dialect dialect,
+                   const Environment& env) {
+    std::vector<SessionTreeEntry> entries;
+    for (const auto& e : session.storage().get_entries({})) entries.push_back(*e);
+    JsonlStorageOptions options;
+    options.dialect = dialect;
+    options.durability = Durability::os_buffered;
+    options.environment = env;
+    std::filesystem::remove(path);
+    JsonlSessionStorage::create(path, session.storage().metadata(), options, std::move(entries));
+}
+
+std::string read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+void write_file(const std::string& path, const std::string& content) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << content;
+}
+
+// A small session for the repository listing.
+void write_small(const std::string& root, const std::string& id, const std::string& cwd, std::int64_t created,
+                 const char* name, Dialect dialect) {
+    Script s;
+    SessionHeader header;
+    header.id = id;
+    header.timestamp = format_timestamp(created);
+    header.cwd = cwd;
+    Session<InMemorySessionStorage<>> session(InMemorySessionStorage<>(header, s.env));
+    append_message(session, s.user("Hello"));
+    append_message(session, s.assistant("Hi."));
+    if (name != nullptr) append_session_name(session, name);
+    const std::string folder = root + "/" + JsonlSessionRepo::folder_name(cwd);
+    std::filesystem::create_directories(folder);
+    write_session(session, folder + "/" + JsonlSessionRepo::file_name(header.timestamp, id), dialect, s.env);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc != 2) {
+        std::cerr << "usage: agentcore_tools_fixtures OUT_DIR\n";
+        return 2;
+    }
+    const std::string out = argv[1];
+    std::filesystem::remove_all(out);
+    std::filesystem::create_directories(out);
+
+    Script s;
+    auto tour = tour_session(s, "tour-0001");
+    write_session(tour, out + "/native.jsonl", Dialect::native, s.env);
+    write_session(tour, out + "/pi.jsonl", Dialect::pi, s.env);
+
+    // Damaged copies of the native file.
+    const std::string native = read_file(out + "/native.jsonl");
+    std::size_t third_line = native.find('\n', native.find('\n') + 1) + 1;
+    write_file(out + "/bad-middle.jsonl", native.substr(0, third_line) + "{not json\n" + native.substr(third_line));
+    write_file(out + "/torn.jsonl", native + R"({"type":"message","id":"torn00)");
+    write_file(out + "/garbage.jsonl", "this is not a session\n");
+    write_file(out + "/header-only.jsonl", native.substr(0, native.find('\n') + 1));
+
+    // A repository: two working directories, both dialects, one unnamed session.
+    const std::string root = out + "/sessions";
+    write_small(root, "alpha-0001", "/home/dev/project", start_ms + 3600000, "Alpha", Dialect::native);
+    write_small(root, "beta-0002", "/home/dev/project", start_ms + 7200000, "Beta (pi)", Dialect::pi);
+    write_small(root, "gamma-0003", "/tmp/other", start_ms + 1800000, nullptr, Dialect::native);
+    const std::string broken_root = out + "/sessions-broken";
+    write_small(broken_root, "delta-0004", "/home/dev/project", start_ms, "Delta", Dialect::native);
+    write_file(broken_root + "/" + JsonlSessionRepo::folder_name("/home/dev/project") + "/" +
+                   JsonlSessionRepo::file_name("2026-01-02T00:00:00.000Z", "broken-0005"),
+               "{\"type\":\"session\",\"id\":42}\n");
+    std::cout << "fixtures written to " << out << "\n";
+    return 0;
+}
