@@ -173,7 +173,7 @@ int main(int argc, char** argv) {
     // --- A branch ~1,000 entries deep with no compaction on it: the path walk and the context
     // are then as long as the branch.
     WorkloadOptions deep_options = options;
-    deep_options.entries = 1050;
+    deep_options.entries = 1110;
     deep_options.compact_at_tokens = 0;
     auto deep = make_memory_session(deep_options);
     const auto deep_path = get_branch(deep).size();
