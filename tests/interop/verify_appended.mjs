@@ -3,7 +3,7 @@
 //
 // Usage: node verify_appended.mjs <pi folder> <spec.json>
 //   spec.json: [{ file, entryCount, leafId, name, newIds, label: {target, label}, context }]
-import { readFileSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { loadPi } from "./pi_loader.mjs";
 
@@ -20,6 +20,11 @@ const check = (ok, what, ours, theirs) => {
 const asJson = (v) => JSON.parse(JSON.stringify(v));
 
 for (const spec of specs) {
+    // pi's open starts a new, empty session for a missing file: check first.
+    if (!existsSync(spec.file)) {
+        check(false, `${spec.file}: no such file`, spec.file, null);
+        continue;
+    }
     const sm = pi.SessionManager.open(spec.file);
     const entries = sm.getEntries();
     check(entries.length === spec.entryCount, `${spec.file}: entry count`, spec.entryCount, entries.length);

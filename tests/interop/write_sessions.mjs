@@ -10,6 +10,7 @@
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadPi } from "./pi_loader.mjs";
+import { describeSession } from "./describe.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 
 const [piFolder, outFolder, fixturesFolder] = process.argv.slice(2);
@@ -20,35 +21,13 @@ if (!piFolder || !outFolder || !fixturesFolder) {
 const pi = await loadPi(piFolder);
 mkdirSync(outFolder, { recursive: true });
 
-function describe(scenario, file, openedFrom, version) {
-    const sm = pi.SessionManager.open(openedFrom, outFolder);
-    const entries = sm.getEntries();
-    const leafId = sm.getLeafId();
-    const contexts = entries.map((entry, index) => ({
-        index,
-        id: entry.id,
-        context: pi.buildSessionContext(entries, entry.id),
-    }));
-    return {
-        scenario,
-        file,
-        version,
-        idsStable: version !== 1,
-        entryCount: entries.length,
-        leafId,
-        leafIndex: entries.findIndex((e) => e.id === leafId),
-        name: sm.getSessionName() ?? null,
-        contexts,
-    };
-}
-
 const results = [];
 for (const [name, write] of Object.entries(SCENARIOS)) {
     const sessionDir = join(outFolder, name);
     const sm = pi.SessionManager.create("/work/project", sessionDir);
     write(sm);
     const file = sm.getSessionFile();
-    results.push(describe(name, file, file, 3));
+    results.push(describeSession(pi, name, file, file, 3, outFolder));
 }
 
 for (const fixture of readdirSync(fixturesFolder).filter((f) => f.endsWith(".jsonl")).sort()) {
@@ -57,7 +36,7 @@ for (const fixture of readdirSync(fixturesFolder).filter((f) => f.endsWith(".jso
     if ("parent_session" in header) continue; // a native fixture: not pi's
     const copy = join(outFolder, `fixture-${fixture}`);
     copyFileSync(original, copy);
-    results.push(describe(`fixture ${fixture}`, original, copy, header.version ?? 1));
+    results.push(describeSession(pi, `fixture ${fixture}`, original, copy, header.version ?? 1, outFolder));
 }
 
 writeFileSync(join(outFolder, "expected.json"), `${JSON.stringify(results, null, 1)}\n`);
