@@ -2,9 +2,11 @@
 // What every command of the `agentcore` tool shares: exit codes, the error type, terminal
 // detection and colours, JSON output.
 
+#include <agentcore/error.hpp>
 #include <agentcore/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -21,12 +23,16 @@ enum ExitCode : int {
 /// An error that ends a command; what() is printed on stderr as is ("FILE:LINE: reason").
 class ToolError : public std::runtime_error {
 public:
-    explicit ToolError(const std::string& message, int exit_code = exit_failure)
-        : std::runtime_error(message), exit_code_(exit_code) {}
+    explicit ToolError(const std::string& message, int exit_code = exit_failure,
+                       std::optional<ErrorCode> library_code = std::nullopt)
+        : std::runtime_error(message), exit_code_(exit_code), library_code_(library_code) {}
     [[nodiscard]] int exit_code() const noexcept { return exit_code_; }
+    /// The library's error code when a SessionError caused this one.
+    [[nodiscard]] std::optional<ErrorCode> library_code() const noexcept { return library_code_; }
 
 private:
     int exit_code_;
+    std::optional<ErrorCode> library_code_;
 };
 
 /// True when standard output (fd 1) or standard error (fd 2) is a terminal.

@@ -44,16 +44,16 @@ void print_indented(std::string_view text) {
 }  // namespace
 
 int run_context(const ContextOptions& options) {
-    const OpenedSession opened = open_session(options.file);
+    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
     SessionContext context;
     try {
-        context = options.leaf ? build_context_at(opened, std::optional<std::string_view>(*options.leaf))
-                               : build_context(opened);
+        context = options.leaf ? build_context_at(session, std::optional<std::string_view>(*options.leaf))
+                               : build_context(session);
     } catch (const SessionError& e) {
-        throw ToolError(opened.storage().path() + ": " + e.what());
+        throw ToolError(file.path + ": " + e.what());
     }
     if (options.json) {
-        std::cout << pretty_json(context_json(context, opened.storage().dialect()));
+        std::cout << pretty_json(context_json(context, file.dialect));
         return exit_ok;
     }
     std::cout << "thinking level: " << context.thinking_level << "\n";
@@ -72,6 +72,7 @@ int run_context(const ContextOptions& options) {
         print_indented(printable(message_text(m)));
     }
     return exit_ok;
+    });
 }
 
 }  // namespace agentcore::tool

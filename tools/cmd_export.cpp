@@ -40,7 +40,8 @@ std::string script_safe_json(const Json& value) {
     return out;
 }
 
-Json session_data(const Storage& storage) {
+template <SessionStorage S>
+Json session_data(const S& storage, const FileInfo& file) {
     const SessionHeader& header = storage.metadata();
     const SessionStats stats = storage.get_session_stats();
     const auto leaf = storage.get_leaf_id();
@@ -48,7 +49,7 @@ Json session_data(const Storage& storage) {
     const auto all = storage.get_entries({});
     Json entries = Json::array();
     Json labels = Json::object();
-    Progress progress("exporting " + storage.path(), all.size());
+    Progress progress("exporting " + file.path, all.size());
     for (std::size_t i = 0; i < all.size(); ++i) {
         progress.update(i);
         // The page reads one spelling: native, whatever the file's dialect.
@@ -61,7 +62,7 @@ Json session_data(const Storage& storage) {
               {"cwd", header.cwd},
               {"parent_session", header.parent_session ? Json(*header.parent_session) : Json()},
               {"name", name ? Json(*name) : Json()},
-              {"dialect", dialect_name(storage.dialect())},
+              {"dialect", dialect_name(file.dialect)},
               {"version", header.version}}},
             {"stats",
              {{"message_count", stats.message_count},
@@ -101,15 +102,16 @@ void write_atomically(const std::string& path, std::string_view content) {
 }  // namespace
 
 int run_export(const ExportOptions& options) {
-    const OpenedSession opened = open_session(options.file);
+    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
     std::string page(html::page_head);
-    page += script_safe_json(session_data(opened.storage()));
+    page += script_safe_json(session_data(session.storage(), file));
     page += html::page_tail;
 
     write_atomically(options.out, page);
-    std::cout << options.out << ": " << opened.storage().entry_count() << " entries, "
+    std::cout << options.out << ": " << session.storage().entry_count() << " entries, "
               << format_size(page.size()) << "\n";
     return exit_ok;
+    });
 }
 
 }  // namespace agentcore::tool

@@ -11,8 +11,8 @@
 namespace agentcore::tool {
 
 int run_info(const InfoOptions& options) {
-    const OpenedSession opened = open_session(options.file);
-    const Storage& storage = opened.storage();
+    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
+    const auto& storage = session.storage();
     const SessionHeader& header = storage.metadata();
     const SessionStats stats = storage.get_session_stats();
     const auto leaf = storage.get_leaf_id();
@@ -24,16 +24,16 @@ int run_info(const InfoOptions& options) {
     if (options.json) {
         Json by_type_json = Json::object();
         for (const auto& [type, count] : by_type) by_type_json[type] = count;
-        Json out = {{"file", storage.path()},
+        Json out = {{"file", file.path},
                     {"id", header.id},
                     {"created", header.timestamp},
                     {"cwd", header.cwd},
                     {"parent_session", header.parent_session ? Json(*header.parent_session) : Json()},
-                    {"dialect", dialect_name(storage.dialect())},
+                    {"dialect", dialect_name(file.dialect)},
                     {"version", header.version},
                     {"name", name ? Json(*name) : Json()},
                     {"leaf", leaf ? Json(*leaf) : Json()},
-                    {"size", storage.file_size()},
+                    {"size", file.file_size},
                     {"entry_count", storage.entry_count()},
                     {"entries_by_type", std::move(by_type_json)},
                     {"stats",
@@ -43,18 +43,25 @@ int run_info(const InfoOptions& options) {
                       {"total_tokens", stats.total_tokens},
                       {"cost_total", stats.cost_total}}}};
         if (!header.metadata.empty()) out["metadata"] = header.metadata;
+        if (file.upgrade && file.upgrade->from_version != file.upgrade->to_version)
+            out["upgraded_from_version"] = file.upgrade->from_version;
         std::cout << pretty_json(out);
         return exit_ok;
     }
 
     // Header fields come from the file: shown on one line each, without control characters.
     auto field = [](const std::string& text) { return one_line(text, 4096); };
-    std::cout << "file:      " << field(storage.path()) << " (" << format_size(storage.file_size()) << ")\n"
+    std::cout << "file:      " << field(file.path) << " (" << format_size(file.file_size) << ")\n"
               << "session:   " << field(header.id) << "\n"
               << "created:   " << field(header.timestamp) << "\n"
               << "cwd:       " << field(header.cwd) << "\n";
     if (header.parent_session) std::cout << "forked:    " << field(*header.parent_session) << "\n";
-    std::cout << "dialect:   " << dialect_name(storage.dialect()) << ", format version " << header.version << "\n"
+    std::cout << "dialect:   " << dialect_name(file.dialect) << ", format version ";
+    if (file.upgrade && file.upgrade->from_version != file.upgrade->to_version)
+        std::cout << file.upgrade->from_version << " (read as " << header.version << ")\n";
+    else
+        std::cout << header.version << "\n";
+    std::cout
               << "name:      " << (name ? field(*name) : std::string("(none)")) << "\n"
               << "leaf:      " << (leaf ? field(*leaf) : std::string("(none)")) << "\n"
               << "entries:   " << storage.entry_count() << "\n";
@@ -68,6 +75,7 @@ int run_info(const InfoOptions& options) {
               << stats.uncached_tokens << " uncached)\n"
               << "cost:      " << format_cost(stats.cost_total) << "\n";
     return exit_ok;
+    });
 }
 
 }  // namespace agentcore::tool

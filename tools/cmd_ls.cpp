@@ -55,12 +55,12 @@ int run_ls(const LsOptions& options) {
             progress.update(sessions.size());
             Listed listed{std::move(listing), std::nullopt, std::nullopt};
             try {
-                JsonlStorageOptions lenient;
-                lenient.lenient = true;
-                const auto storage = JsonlSessionStorage::open_read_only(listed.listing.path, lenient);
-                listed.name = storage.get_session_name();
-                listed.message_count = storage.get_session_stats().message_count;
-            } catch (const SessionError& e) {
+                with_session(listed.listing.path, /*lenient=*/true, [&](const auto& session, const FileInfo&) {
+                    listed.name = session.storage().get_session_name();
+                    listed.message_count = session.storage().get_session_stats().message_count;
+                    return exit_ok;
+                });
+            } catch (const ToolError& e) {
                 progress.finish();
                 std::cerr << "agentcore: " << e.what() << "\n";
                 exit_code = exit_problems;

@@ -51,7 +51,8 @@ bool shown(const SessionTreeEntry& entry, TreeFilter filter, const std::optional
     return true;
 }
 
-Tree build_tree(const Storage& storage, TreeFilter filter) {
+template <SessionStorage S>
+Tree build_tree(const S& storage, TreeFilter filter) {
     Tree tree;
     const auto leaf_id = storage.get_leaf_id();
     const auto path = ancestry(storage, leaf_id);
@@ -203,8 +204,8 @@ const char* filter_name(TreeFilter filter) {
 }  // namespace
 
 int run_tree(const TreeOptions& options) {
-    const OpenedSession opened = open_session(options.file);
-    const Tree tree = build_tree(opened.storage(), options.filter);
+    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
+    const Tree tree = build_tree(session.storage(), options.filter);
     if (options.json) {
         Json entries = Json::array();
         for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
@@ -220,8 +221,8 @@ int run_tree(const TreeOptions& options) {
                                {"on_path", node.on_path},
                                {"leaf", tree.leaf == i}});
         }
-        const auto leaf = opened.storage().get_leaf_id();
-        std::cout << pretty_json({{"file", opened.storage().path()},
+        const auto leaf = session.storage().get_leaf_id();
+        std::cout << pretty_json({{"file", file.path},
                                   {"filter", filter_name(options.filter)},
                                   {"leaf", leaf ? Json(*leaf) : Json()},
                                   {"entries", std::move(entries)}});
@@ -233,6 +234,7 @@ int run_tree(const TreeOptions& options) {
     }
     Printer(tree, options, Style(colours_wanted())).print_all();
     return exit_ok;
+    });
 }
 
 }  // namespace agentcore::tool

@@ -19,9 +19,10 @@ struct Problem {
 };
 
 // References between entries that the file format allows but a sound session never holds.
-void check_references(const Storage& storage, std::vector<Problem>& problems) {
+template <SessionStorage S>
+void check_references(const S& storage, const std::string& path, std::vector<Problem>& problems) {
     const auto entries = storage.get_entries({});
-    Progress progress("verifying " + storage.path(), entries.size());
+    Progress progress("verifying " + path, entries.size());
     auto missing = [&](const std::string& id, const char* what, const std::string& target) {
         problems.push_back({0, "entry '" + id + "': " + what + " '" + target + "' does not exist"});
     };
@@ -38,8 +39,8 @@ void check_references(const Storage& storage, std::vector<Problem>& problems) {
                 missing(id, "branch summary from_id", summary->from_id);
         } else if (const auto* compaction = std::get_if<CompactionEntry>(&entry)) {
             if (compaction->first_kept_entry_id) {
-                const auto path = ancestry(storage, id);
-                const std::unordered_set<std::string> ancestors(path.begin(), path.end());
+                const auto line_of_descent = ancestry(storage, id);
+                const std::unordered_set<std::string> ancestors(line_of_descent.begin(), line_of_descent.end());
                 if (ancestors.count(*compaction->first_kept_entry_id) == 0)
                     problems.push_back({0, "entry '" + id + "': compaction's first kept entry '" +
                                                *compaction->first_kept_entry_id + "' is not on its path"});
@@ -53,17 +54,19 @@ void check_references(const Storage& storage, std::vector<Problem>& problems) {
 int run_verify(const VerifyOptions& options) {
     std::vector<Problem> problems;
     std::size_t entry_count = 0;
-    JsonlStorageOptions lenient;
-    lenient.lenient = true;
     try {
-        const auto storage = JsonlSessionStorage::open_read_only(options.file, lenient);
-        entry_count = storage.entry_count();
-        for (const auto& p : storage.problems()) problems.push_back({p.line, p.reason});
-        if (storage.had_torn_tail()) problems.push_back({0, "torn last line (an append that was never completed)"});
-        check_references(storage, problems);
-    } catch (const SessionError& e) {
+        with_session(options.file, /*lenient=*/true, [&](const auto& session, const FileInfo& file) {
+            entry_count = session.storage().entry_count();
+            for (const auto& p : file.problems) problems.push_back({p.line, p.reason});
+            if (file.torn_tail) problems.push_back({0, "torn last line (an append that was never completed)"});
+            check_references(session.storage(), file.path, problems);
+            return exit_ok;
+        });
+    } catch (const ToolError& e) {
         // A file that is not a session at all is a finding; one that cannot be read is an error.
-        if (e.code() != ErrorCode::invalid_session && e.code() != ErrorCode::invalid_entry) throw ToolError(e.what());
+        const auto code = e.library_code();
+        if (code != ErrorCode::invalid_session && code != ErrorCode::invalid_entry && code != ErrorCode::already_exists)
+            throw;
         problems.push_back({0, e.what()});
     }
 
@@ -107,20 +110,20 @@ int run_repair(const RepairOptions& options) {
 }
 
 int run_convert(const ConvertOptions& options) {
-    const OpenedSession opened = open_session(options.file);
-    const Storage& storage = opened.storage();
-    JsonlStorageOptions out_options;
-    out_options.dialect = options.to == "pi" ? Dialect::pi : Dialect::native;
-    std::vector<SessionTreeEntry> entries;
-    entries.reserve(storage.entry_count());
-    for (const auto& entry : storage.get_entries({})) entries.push_back(*entry);
+    ConvertReport report;
     try {
-        JsonlSessionStorage::create(options.out, storage.metadata(), out_options, std::move(entries));
+        report = convert(options.file, options.to == "pi" ? Dialect::pi : Dialect::native, options.out);
     } catch (const SessionError& e) {
         throw ToolError(e.what());
     }
-    std::cout << options.out << ": " << storage.entry_count() << " entries written in the "
-              << dialect_name(out_options.dialect) << " dialect\n";
+    std::cout << options.out << ": " << report.entry_count << " entries written in the " << dialect_name(report.to)
+              << " dialect (from " << dialect_name(report.from) << ")\n";
+    if (report.migration.from_version != report.migration.to_version)
+        std::cout << "  upgraded from format version " << report.migration.from_version << " to "
+                  << report.migration.to_version << "\n";
+    for (const auto& note : report.migration.notes)
+        std::cout << "  " << options.file << (note.line ? ":" + std::to_string(note.line) : std::string()) << ": "
+                  << to_string(note.kind) << (note.detail.empty() ? "" : ": " + note.detail) << "\n";
     return exit_ok;
 }
 

@@ -85,7 +85,7 @@ int main(int argc, char** argv) {
     auto* convert_cmd = app.add_subcommand("convert", "Write a session in the other dialect");
     convert_cmd->add_option("FILE", convert.file, "Session file")->required();
     convert_cmd->add_option("--to", convert.to, "Target dialect")->required()->check(CLI::IsMember({"native", "pi"}));
-    convert_cmd->add_option("-o,--output", convert.out, "Output file (must not exist yet)")->required();
+    convert_cmd->add_option("-o,--output", convert.out, "Output file (replaced atomically if it exists)")->required();
     convert_cmd->callback([&] { command = [&] { return run_convert(convert); }; });
 
     ExportOptions exp;

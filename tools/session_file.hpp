@@ -1,29 +1,85 @@
 #pragma once
 // Opening a session file of either dialect for the tool's commands, read-only.
+//
+// Format v3 files (native, and pi's current files) are opened with JsonlSessionStorage, which
+// indexes the file without decoding messages; pi files of format v1/v2 are read whole and
+// upgraded in memory by load_session_file. Commands are written once, as generic lambdas over
+// Session<S>, and with_session calls them with whichever storage the file needs.
 
+#include "cli_common.hpp"
+
+#include <agentcore/convert.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/jsonl_storage.hpp>
+#include <agentcore/memory_storage.hpp>
 #include <agentcore/session_ops.hpp>
 
+#include <cstdint>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace agentcore::tool {
 
-using Storage = JsonlSessionStorage;
-using OpenedSession = Session<JsonlSessionStorage>;
+/// What the tool knows about an opened file beyond its session.
+struct FileInfo {
+    std::string path;
+    Dialect dialect = Dialect::native;
+    std::uint64_t file_size = 0;
+    std::vector<LineProblem> problems;        ///< lines a lenient open skipped
+    bool torn_tail = false;                   ///< a last line that was never completed
+    std::optional<PiMigrationReport> upgrade;  ///< pi v1/v2: how it was upgraded in memory
+};
 
-/// Opens `path` read-only (no lock, the file is never changed). Strict: a bad line fails the
-/// open with a ToolError naming the file and line. Lenient: bad entry lines are skipped and
-/// reported by storage().problems() (a bad header still fails).
-OpenedSession open_session(const std::string& path, bool lenient = false);
+/// The format version in the file's header, or none when the header cannot be read (the
+/// storage's open then reports why, naming the file and line).
+std::optional<int> header_version(const std::string& path);
+
+/// Opens `path` read-only (no lock, the file never changes) and returns `command(session, info)`.
+/// Strict: a bad line fails the open. Lenient: bad entry lines of a v3 file are skipped and
+/// listed in info.problems. Library errors become ToolErrors (their messages name file and line).
+template <class Command>
+int with_session(const std::string& path, bool lenient, Command&& command) {
+    try {
+        const auto version = header_version(path);
+        if (version && *version < current_session_version) {
+            LoadedSession loaded = load_session_file(path);
+            FileInfo info{path, loaded.dialect, 0, {}, false, std::move(loaded.report)};
+            info.file_size = std::filesystem::file_size(path);
+            info.torn_tail = info.upgrade->count(PiMigrationKind::torn_last_line) != 0;
+            const Session<InMemorySessionStorage<>> session(std::move(loaded.storage));
+            return command(session, std::as_const(info));
+        }
+        JsonlStorageOptions options;
+        options.lenient = lenient;
+        const Session<JsonlSessionStorage> session(JsonlSessionStorage::open_read_only(path, options));
+        const JsonlSessionStorage& storage = session.storage();
+        const FileInfo info{path, storage.dialect(), storage.file_size(), storage.problems(), storage.had_torn_tail(),
+                            std::nullopt};
+        return command(session, info);
+    } catch (const SessionError& e) {
+        throw ToolError(e.what(), exit_failure, e.code());
+    }
+}
 
 /// The dialect's name as the tool prints it ("native", "pi").
 const char* dialect_name(Dialect dialect) noexcept;
 
 /// Every id from the root to `id` (inclusive), oldest first, following parents without the
 /// compaction cut of get_path_to_root_or_compaction; empty for none.
-std::vector<std::string> ancestry(const Storage& storage, const std::optional<std::string>& id);
+template <SessionStorage S>
+std::vector<std::string> ancestry(const S& storage, const std::optional<std::string>& id) {
+    std::vector<std::string> ids;
+    std::optional<std::string> current = id;
+    while (current && ids.size() <= storage.entry_count()) {
+        EntryHandle entry = storage.get_entry(*current);
+        if (!entry) break;
+        ids.push_back(*current);
+        current = parent_id_of(*entry);
+    }
+    return {ids.rbegin(), ids.rend()};
+}
 
 }  // namespace agentcore::tool

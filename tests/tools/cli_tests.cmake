@@ -30,6 +30,8 @@ agentcore_cli_test(info_json EXIT 0 ARGS info <FIXTURES>/native.jsonl --json GOL
 agentcore_cli_test(info_missing EXIT 2 ARGS info missing.jsonl STDERR_REGEX "'missing.jsonl' not found")
 agentcore_cli_test(info_garbage EXIT 2 ARGS info <FIXTURES>/garbage.jsonl
                    STDERR_REGEX "invalid_session.*garbage.jsonl' line 1: ")
+agentcore_cli_test(info_pi_v1 EXIT 0 ARGS info <FIXTURES>/pi-v1.jsonl
+                   STDOUT_REGEX "dialect: +pi, format version 1 \\(read as 3\\).*messages: +2")
 agentcore_cli_test(info_header_only EXIT 0 ARGS info <FIXTURES>/header-only.jsonl STDOUT_REGEX "entries: +0")
 
 # tree: both dialects draw the same tree.
@@ -41,6 +43,8 @@ agentcore_cli_test(tree_labeled EXIT 0 ARGS tree <FIXTURES>/pi.jsonl --labeled G
 agentcore_cli_test(tree_timestamps EXIT 0 ARGS tree <FIXTURES>/native.jsonl --timestamps --no-fold
                    GOLDEN tree-timestamps.txt)
 agentcore_cli_test(tree_json EXIT 0 ARGS tree <FIXTURES>/native.jsonl --json GOLDEN tree.json)
+agentcore_cli_test(tree_pi_v1 EXIT 0 ARGS tree <FIXTURES>/pi-v1.jsonl
+                   STDOUT_REGEX "● [0-9a-f]+ user: Linear question one\n● [0-9a-f]+ assistant: Linear answer one  ← leaf")
 agentcore_cli_test(tree_header_only EXIT 0 ARGS tree <FIXTURES>/header-only.jsonl STDOUT_REGEX "no entries")
 agentcore_cli_test(tree_bad_line EXIT 2 ARGS tree <FIXTURES>/bad-middle.jsonl
                    STDERR_REGEX "invalid_entry.*bad-middle.jsonl' line 3: ")
@@ -85,8 +89,13 @@ agentcore_cli_test(convert_to_native EXIT 0 ARGS convert <FIXTURES>/pi.jsonl --t
                    STDOUT_REGEX "64 entries" COMPARE "<WORK>/out.jsonl;<FIXTURES>/native.jsonl")
 agentcore_cli_test(convert_to_pi EXIT 0 ARGS convert <FIXTURES>/native.jsonl --to pi -o <WORK>/out.jsonl
                    STDOUT_REGEX "64 entries" COMPARE "<WORK>/out.jsonl;<FIXTURES>/pi.jsonl")
-agentcore_cli_test(convert_existing EXIT 2 COPY native.jsonl ARGS convert <FIXTURES>/pi.jsonl --to native
-                   -o <WORK>/native.jsonl STDERR_REGEX "already_exists.*native.jsonl")
+agentcore_cli_test(convert_replaces EXIT 0 COPY pi.jsonl ARGS convert <FIXTURES>/native.jsonl --to native
+                   -o <WORK>/pi.jsonl COMPARE "<WORK>/pi.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(convert_pi_v1 EXIT 0 ARGS convert <FIXTURES>/pi-v1.jsonl --to pi -o <WORK>/out.jsonl
+                   STDOUT_REGEX "2 entries written in the pi dialect \\(from pi\\).*upgraded from format version 1 to 3"
+                   CHECK_FILE <WORK>/out.jsonl FILE_REGEX "\"version\":3.*\"parentId\":null")
+agentcore_cli_test(convert_missing EXIT 2 ARGS convert missing.jsonl --to pi -o out.jsonl
+                   STDERR_REGEX "missing.jsonl.*not found")
 
 # export: conversation text reaches the page only as escaped JSON.
 agentcore_cli_test(export EXIT 0 ARGS export <FIXTURES>/native.jsonl -o <WORK>/session.html

@@ -181,6 +181,11 @@ int main(int argc, char** argv) {
     write_file(out + "/torn.jsonl", native + R"({"type":"message","id":"torn00)");
     write_file(out + "/garbage.jsonl", "this is not a session\n");
     write_file(out + "/header-only.jsonl", native.substr(0, native.find('\n') + 1));
+    // pi's first format: no version, no ids, a linear list.
+    write_file(out + "/pi-v1.jsonl",
+               R"({"type":"session","id":"old-pi","timestamp":"2025-06-01T10:00:00.000Z","cwd":"/work/project"})" "\n"
+               R"({"type":"message","timestamp":"2025-06-01T10:00:01.000Z","message":{"role":"user","content":"Linear question one","timestamp":1748772001000}})" "\n"
+               R"({"type":"message","timestamp":"2025-06-01T10:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Linear answer one"}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":100,"output":20,"cacheRead":5,"cacheWrite":3,"totalTokens":128,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.0125}},"stopReason":"stop","timestamp":1748772002000}})" "\n");
 
     // A repository: two working directories, both dialects, one unnamed session.
     const std::string root = out + "/sessions";
