@@ -43,3 +43,13 @@ function(agentcore_cli_test name)
 endfunction()
 
 include(${AGENTCORE_TOOLS_TEST_DIR}/cli_tests.cmake)
+
+# The exported viewer in headless Chromium (label `browser`); its screenshot is left in the build
+# tree as ${CMAKE_CURRENT_BINARY_DIR}/tools/browser/viewer.png. Skipped (77) when chromium or the
+# npm registry is unavailable and CI is unset.
+add_test(NAME tools.browser
+         COMMAND bash ${AGENTCORE_TOOLS_TEST_DIR}/browser_test.sh $<TARGET_FILE:agentcore_cli> ${AGENTCORE_TOOLS_FIXTURES}
+                 ${AGENTCORE_TOOLS_WORK}/browser)
+set_tests_properties(tools.browser PROPERTIES FIXTURES_REQUIRED agentcore_tools_fixtures LABELS "tools;browser"
+                                              SKIP_RETURN_CODE 77 TIMEOUT 300
+                                              ATTACHED_FILES_ON_FAIL ${AGENTCORE_TOOLS_WORK}/browser/viewer.png)
