@@ -86,16 +86,18 @@ public:
 
     /// Records an entry the storage has not decoded (it decodes entries on demand): its id, its
     /// type and the usage it adds to the stats, if any. Label, session_info and leaf entries
-    /// change more than that and go through record(entry).
-    void record_undecoded(std::string_view id, std::string_view type, const Usage* usage) {
+    /// change more than that and go through record(entry). Returns false, changing nothing,
+    /// when the id is already taken.
+    bool record_undecoded(std::string_view id, std::string_view type, const Usage* usage) {
         const std::size_t pos = positions_.size();
-        positions_.emplace(std::string(id), pos);
+        if (!positions_.try_emplace(std::string(id), pos).second) return false;
         auto it = by_type_.find(type);
         if (it == by_type_.end()) it = by_type_.emplace(std::string(type), std::vector<std::size_t>{}).first;
         it->second.push_back(pos);
         if (type == MessageEntry::type) ++stats_.message_count;
         if (usage != nullptr) stats_.add_usage(*usage);
         leaf_ = std::string(id);
+        return true;
     }
 
     [[nodiscard]] const std::optional<std::string>& leaf() const noexcept { return leaf_; }
