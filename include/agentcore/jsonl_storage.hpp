@@ -30,6 +30,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -110,7 +111,7 @@ public:
             check.record(*handle);
             handles.push_back(std::move(handle));
         }
-        detail::TempFile temp(*s.ops_, s.path_, s.options_.environment.random());
+        detail::TempFile temp(*s.ops_, s.path_);
         temp.write(content);
         temp.sync();
         // Locked before it has its name: no other writer can get in between.
@@ -204,8 +205,7 @@ public:
         std::string line = encode_entry(entry, dialect_);
         line.push_back('\n');
         auto handle = std::make_shared<const SessionTreeEntry>(std::move(entry));
-        slots_.reserve(slots_.size() + 1);
-        index_.reserve(index_.size() + 1);
+        make_room();
 
         if (const int err = detail::pwrite_all(*ops_, fd_.get(), line, file_size_)) {
             cut_back();
@@ -348,15 +348,17 @@ private:
                 return "field '" + std::string(parent_key) + "': expected a string or null";
             parent = p;
         }
-        if (auto earlier = index_.position(id))
+        auto duplicate = [&] {
             return "entry id '" + detail::printable_id(id) + "' already appears on line " +
-                   std::to_string(slots_[*earlier].line);
+                   std::to_string(slots_[*index_.position(id)].line);
+        };
         if (parent && !index_.contains(*parent))
             return "entry '" + detail::printable_id(id) + "' names parent '" + detail::printable_id(*parent) +
                    "', which does not appear on an earlier line";
 
         const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
         if (bookkeeping) {
+            if (index_.contains(id)) return duplicate();
             EntryHandle handle;
             try {
                 handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
@@ -380,16 +382,56 @@ private:
         }
         if (!usage_raw.empty() && usage_raw != "null") {
             try {
-                usage = usage_from_json(Json::parse(usage_raw.begin(), usage_raw.end()), dialect_);
+                usage = fast_usage(usage_raw);
+                if (!usage) usage = usage_from_json(Json::parse(usage_raw.begin(), usage_raw.end()), dialect_);
             } catch (const SessionError& e) {
                 return detail_of(e);
             } catch (const Json::exception&) {
                 return "field 'usage': not valid JSON";
             }
         }
+        make_room();
+        if (!index_.record_undecoded(id, type, usage ? &*usage : nullptr)) return duplicate();
         slots_.push_back(Slot{offset, text.size(), line_no, {}, nullptr});
-        index_.record_undecoded(id, type, usage ? &*usage : nullptr);
         return {};
+    }
+
+    // The counts the stats need, read straight from a usage object's text; none when a field
+    // is not a plain number (the codec then reads it, and reports what is wrong).
+    std::optional<Usage> fast_usage(std::string_view raw) const {
+        const bool pi = dialect_ == Dialect::pi;
+        Usage u;
+        bool ok = raw.size() >= 2 && raw.front() == '{';
+        auto integer = [&](std::string_view text, std::int64_t& out) {
+            const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
+            if (r.ec != std::errc() || r.ptr != text.data() + text.size()) ok = false;
+        };
+        detail::JsonScanner::for_each_member(raw, [&](std::string_view key, std::string_view value) {
+            if (key == "input") integer(value, u.input);
+            else if (key == "output") integer(value, u.output);
+            else if (key == (pi ? "cacheRead" : "cache_read")) integer(value, u.cache_read);
+            else if (key == (pi ? "cacheWrite" : "cache_write")) integer(value, u.cache_write);
+            else if (key == "cost") {
+                if (value.empty() || value.front() != '{') {
+                    ok = false;
+                    return;
+                }
+                detail::JsonScanner::for_each_member(value, [&](std::string_view k, std::string_view v) {
+                    if (k != "total") return;
+                    const auto r = std::from_chars(v.data(), v.data() + v.size(), u.cost.total);
+                    if (r.ec != std::errc() || r.ptr != v.data() + v.size()) ok = false;
+                });
+            } else if (key.find('\\') != std::string_view::npos) {
+                ok = false;  // an escaped key: let the codec decide what it names
+            }
+        });
+        if (!ok) return std::nullopt;
+        return u;
+    }
+
+    // Grows the slots geometrically, so that the push_back after a write cannot throw.
+    void make_room() {
+        if (slots_.size() == slots_.capacity()) slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
     }
 
     static bool blank(std::string_view text) noexcept {
@@ -534,7 +576,7 @@ private:
             }
             if (errno != EEXIST || n > 1000) throw detail::io_error("keeping the original of", path_, errno);
         }
-        detail::TempFile temp(*ops_, path_, options_.environment.random());
+        detail::TempFile temp(*ops_, path_);
         temp.write(clean);
         temp.sync();
         temp.publish(true);

@@ -10,7 +10,9 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -29,12 +31,15 @@ inline std::string file_stamp(std::int64_t unix_ms) {
 /// A new temporary file beside `target`; removed on destruction unless published.
 class TempFile {
 public:
-    TempFile(const FileOps& ops, std::string target, std::uint64_t random)
-        : ops_(&ops), target_(std::move(target)) {
-        for (int attempt = 0; attempt < 100; ++attempt, random = random * 6364136223846793005ULL + 1442695040888963407ULL) {
+    // The name takes no randomness from the session's Environment: a deterministic
+    // environment must give the same entry ids whatever the storage.
+    TempFile(const FileOps& ops, std::string target) : ops_(&ops), target_(std::move(target)) {
+        static std::atomic<std::uint64_t> counter{0};
+        for (int attempt = 0; attempt < 100; ++attempt) {
+            const auto tick = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
             std::string name = parent_folder(target_) + "/." + std::string(file_name(target_)) + ".tmp-" +
-                               std::to_string(::getpid()) + "-";
-            append_hex(name, random & 0xFFFFFFFFULL, 8);
+                               std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-";
+            append_hex(name, tick & 0xFFFFFFFFULL, 8);
             fd_ = open_file(ops, name, O_RDWR | O_CREAT | O_EXCL, 0600);
             if (fd_) {
                 path_ = std::move(name);

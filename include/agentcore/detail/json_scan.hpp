@@ -396,6 +396,65 @@ public:
         return true;
     }
 
+    /// Calls `visit(raw_key, raw_value)` for each member of a JSON object that is already
+    /// known to be valid (scanned before). Raw keys are the text between the quotes.
+    template <class Visit>
+    static void for_each_member(std::string_view object, Visit&& visit) {
+        const char* p = object.data();
+        const char* end = p + object.size();
+        auto ws = [&] {
+            while (p != end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
+        };
+        auto skip_string = [&] {
+            ++p;
+            while (p != end && *p != '"') p += (*p == '\\') ? 2 : 1;
+            if (p != end) ++p;
+        };
+        auto skip_value = [&] {
+            if (p == end) return;
+            if (*p == '"') {
+                skip_string();
+                return;
+            }
+            if (*p == '{' || *p == '[') {
+                int depth = 0;
+                do {
+                    if (*p == '"') {
+                        skip_string();
+                        continue;
+                    }
+                    if (*p == '{' || *p == '[') ++depth;
+                    if (*p == '}' || *p == ']') --depth;
+                    ++p;
+                } while (p != end && depth > 0);
+                return;
+            }
+            while (p != end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' && *p != '\n' &&
+                   *p != '\r')
+                ++p;
+        };
+        ws();
+        if (p == end || *p != '{') return;
+        ++p;
+        for (;;) {
+            ws();
+            if (p == end || *p != '"') return;
+            const char* key_begin = p + 1;
+            skip_string();
+            const std::string_view key(key_begin, static_cast<std::size_t>(p - 1 - key_begin));
+            ws();
+            if (p == end || *p != ':') return;
+            ++p;
+            ws();
+            const char* value_begin = p;
+            skip_value();
+            visit(key, std::string_view(value_begin, static_cast<std::size_t>(p - value_begin)));
+            ws();
+            if (p == end || *p != ',') return;
+            ++p;
+        }
+    }
+
 private:
     const char* begin_;
     const char* p_;
