@@ -11,6 +11,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -24,11 +26,15 @@ using EntryTransform = std::function<std::vector<EntryHandle>(std::vector<EntryH
 using EntryProjector = std::function<std::vector<AgentMessage>(
     const CustomEntry& entry, std::size_t index, const std::vector<EntryHandle>& entries)>;
 
-/// How a context is built: extra entry transforms (applied in order) and projectors for
-/// custom entries by custom_type.
+/// How a context is built: extra entry transforms (applied in order), projectors for custom
+/// entries by custom_type, and whether the list must be ready to send as it is.
 struct ContextBuildOptions {
     std::vector<EntryTransform> entry_transforms;
     std::map<std::string, EntryProjector, std::less<>> entry_projectors;
+    /// Also drop the tool calls of the trailing assistant message that have no result (a tool
+    /// still running, or a crash while it ran): providers reject a request whose tool calls are
+    /// unanswered. Only the end of the list is touched; see build_session_context.
+    bool provider_ready = false;
 };
 
 /// The model in use: `{provider, model_id}`.
@@ -38,12 +44,39 @@ struct ModelRef {
     friend bool operator==(const ModelRef&, const ModelRef&) = default;
 };
 
+/// Why build_context left a message (or part of one) out.
+enum class DropReason {
+    orphan_tool_result,  ///< a tool result whose tool call is not earlier in the context
+    dangling_tool_call,  ///< provider_ready: a trailing tool call that has no result
+};
+
+/// The stable spelling of a drop reason ("orphan_tool_result", ...).
+constexpr std::string_view to_string(DropReason reason) noexcept {
+    switch (reason) {
+        case DropReason::orphan_tool_result: return "orphan_tool_result";
+        case DropReason::dangling_tool_call: return "dangling_tool_call";
+    }
+    return "unknown";
+}
+
+/// A message, or one tool call of a message, that build_context left out.
+struct DroppedMessage {
+    DropReason reason = DropReason::orphan_tool_result;
+    std::string tool_call_id;
+    /// The message as it was before dropping (for a dangling call, the whole assistant message).
+    MessageHandle message;
+    /// True when the message is gone from the context; false when only the tool call block was
+    /// removed and the rest of the assistant message was kept (as a copy).
+    bool whole_message = true;
+};
+
 /// What build_context returns.
 struct SessionContext {
     std::vector<MessageHandle> messages;  ///< shared with the entries: building copies no payload
     std::string thinking_level = "off";
     std::optional<ModelRef> model;
     std::optional<std::vector<std::string>> active_tool_names;
+    std::vector<DroppedMessage> dropped;  ///< what was left out to keep tool calls and results paired
 };
 
 /// Combines two option sets: transforms of `first` then of `second`; projectors merged, with
@@ -55,6 +88,7 @@ inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions
                                    second.entry_transforms.end());
     for (const auto& [type, projector] : second.entry_projectors)
         merged.entry_projectors.insert_or_assign(type, projector);
+    merged.provider_ready = first.provider_ready || second.provider_ready;
     return merged;
 }
 
@@ -162,9 +196,105 @@ inline std::vector<MessageHandle> session_entry_to_context_messages(
     return out;
 }
 
+namespace detail {
+
+// Removes every tool result whose tool call is not earlier in the list. One pass over the
+// handles with a set of the call ids seen so far; kept handles are moved, never copied, and the
+// vector is compacted in place only from the first dropped message on.
+inline void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
+                                     std::vector<DroppedMessage>& dropped) {
+    std::unordered_set<std::string_view> calls;  // views into assistant messages that are kept
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < messages.size(); ++i) {
+        const AgentMessage& m = *messages[i];
+        if (const auto* a = std::get_if<AssistantMessage>(&m)) {
+            for (const auto& block : a->content)
+                if (const auto* call = std::get_if<ToolCallContent>(&block)) calls.insert(call->id);
+        } else if (const auto* r = std::get_if<ToolResultMessage>(&m)) {
+            if (calls.count(r->tool_call_id) == 0) {
+                dropped.push_back(DroppedMessage{DropReason::orphan_tool_result, r->tool_call_id,
+                                                 std::move(messages[i]), true});
+                continue;
+            }
+        }
+        if (kept != i) messages[kept] = std::move(messages[i]);
+        ++kept;
+    }
+    messages.resize(kept);
+}
+
+// provider_ready: the trailing assistant message (followed by nothing but tool results) loses
+// the tool calls that no following result answers; when nothing but thinking remains of it, the
+// whole message goes (a reply of thinking alone is not a valid turn for providers).
+inline void drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
+                                              std::vector<DroppedMessage>& dropped) {
+    std::size_t last = messages.size();
+    for (std::size_t i = messages.size(); i-- > 0;) {
+        if (std::holds_alternative<ToolResultMessage>(*messages[i])) continue;
+        if (std::holds_alternative<AssistantMessage>(*messages[i])) last = i;
+        break;
+    }
+    if (last == messages.size()) return;
+    const auto& assistant = std::get<AssistantMessage>(*messages[last]);
+    std::unordered_set<std::string_view> answered;
+    for (std::size_t i = last + 1; i < messages.size(); ++i)
+        answered.insert(std::get<ToolResultMessage>(*messages[i]).tool_call_id);
+
+    std::vector<std::string> dangling;
+    bool substance_left = false;
+    for (const auto& block : assistant.content) {
+        if (const auto* call = std::get_if<ToolCallContent>(&block)) {
+            if (answered.count(call->id) == 0) dangling.push_back(call->id);
+            else substance_left = true;
+        } else if (!std::holds_alternative<ThinkingContent>(block)) {
+            substance_left = true;
+        }
+    }
+    if (dangling.empty()) return;
+
+    MessageHandle original = messages[last];
+    if (!substance_left) {
+        for (auto& id : dangling)
+            dropped.push_back(DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, true});
+        messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(last));
+        return;
+    }
+    AssistantMessage trimmed = assistant;
+    std::erase_if(trimmed.content, [&](const ContentBlock& block) {
+        const auto* call = std::get_if<ToolCallContent>(&block);
+        return call && answered.count(call->id) == 0;
+    });
+    for (auto& id : dangling)
+        dropped.push_back(DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, false});
+    messages[last] = std::make_shared<const AgentMessage>(std::move(trimmed));
+}
+
+}  // namespace detail
+
+/// Makes a message list keep the pairing invariant (SPEC §8): removes every tool result whose
+/// tool call (an assistant ToolCallContent with that id) is not earlier in the list, and, with
+/// `provider_ready`, the dangling tool calls of the trailing assistant message. What is removed
+/// is appended to `dropped`. build_session_context calls this; it is public for applications
+/// that assemble message lists of their own.
+///
+/// Complexity: one pass, O(n) with a hash set of the call ids; kept messages are not copied
+/// (a trimmed trailing assistant message is the one copy).
+inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
+                                 std::vector<DroppedMessage>& dropped, bool provider_ready = false) {
+    detail::drop_orphan_tool_results(messages, dropped);
+    if (provider_ready) detail::drop_trailing_dangling_tool_calls(messages, dropped);
+}
+
 /// Builds the context from a path (oldest first, as get_path_to_root_or_compaction returns it).
 /// The state (thinking level, model, tools) comes from the untransformed path; the messages
 /// from the transformed entries.
+///
+/// The result never holds a tool result whose tool call is not earlier in it (SPEC §8): such
+/// results (left behind by a compaction or a transform, or written by a buggy program) are
+/// dropped and listed in `dropped`. With `options.provider_ready`, the trailing assistant
+/// message's unanswered tool calls are dropped too (see enforce_tool_pairing). Dangling tool
+/// calls earlier in the list (an interrupted turn the conversation moved on from) are kept:
+/// they are history, and provider adapters answer them with a synthetic result.
 inline SessionContext build_session_context(const std::vector<EntryHandle>& path,
                                             const ContextBuildOptions& options = {}) {
     SessionContext context;
@@ -185,6 +315,7 @@ inline SessionContext build_session_context(const std::vector<EntryHandle>& path
     context.messages.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i)
         detail::append_context_messages(entries[i], i, entries, options, context.messages);
+    enforce_tool_pairing(context.messages, context.dropped, options.provider_ready);
     return context;
 }
 

@@ -294,7 +294,8 @@ std::vector<EntryHandle> build_context_entries(const Session<S>& session,
 /// The context of the current branch (SPEC §4.5).
 template <SessionStorage S>
 SessionContext build_context(const Session<S>& session, const ContextBuildOptions& options = {}) {
-    if (options.entry_transforms.empty() && options.entry_projectors.empty())
+    if (options.entry_transforms.empty() && options.entry_projectors.empty() &&
+        (!options.provider_ready || session.context_build_options().provider_ready))
         return build_session_context(get_branch(session), session.context_build_options());
     return build_session_context(get_branch(session), merge_context_build_options(session, options));
 }
