@@ -4,6 +4,8 @@
 //
 // The umbrella header: includes only.
 
+#include <agentcore/branch_summary.hpp>
+#include <agentcore/compaction.hpp>
 #include <agentcore/context.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -15,4 +17,6 @@
 #include <agentcore/messages.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
+#include <agentcore/tokens.hpp>
+#include <agentcore/verify.hpp>
 #include <agentcore/version.hpp>
