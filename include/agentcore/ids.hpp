@@ -88,7 +88,7 @@ inline std::string format_timestamp(std::int64_t unix_ms) {
     std::int64_t y = 0;
     unsigned m = 0, d = 0;
     detail::civil_from_days(days, y, m, d);
-    char buf[40];
+    char buf[96];  // room for any int64 year: no truncation is possible
     std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
                   static_cast<long long>(y), m, d, static_cast<long long>(ms_of_day / 3600000),
                   static_cast<long long>(ms_of_day / 60000 % 60),

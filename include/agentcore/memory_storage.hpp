@@ -57,10 +57,13 @@ public:
     /// leaf target) that does not exist; nothing changes then.
     void append_entry(SessionTreeEntry entry) {
         index_.check_append(entry);
-        entries_.reserve(entries_.size() + 1);
-        auto handle = std::make_shared<const SessionTreeEntry>(std::move(entry));
-        index_.record(*handle);
-        entries_.push_back(std::move(handle));
+        entries_.push_back(std::make_shared<const SessionTreeEntry>(std::move(entry)));
+        try {
+            index_.record(*entries_.back());
+        } catch (...) {
+            entries_.pop_back();  // all-or-nothing: an index that could not grow keeps no entry
+            throw;
+        }
     }
 
     [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
