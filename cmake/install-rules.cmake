@@ -14,3 +14,4 @@ write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/agentcoreConfigVers
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/agentcoreConfig.cmake
               ${CMAKE_CURRENT_BINARY_DIR}/agentcoreConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_DATADIR}/agentcore/cmake)
+install(FILES ${PROJECT_SOURCE_DIR}/LICENSE DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/agentcore)
