@@ -31,7 +31,10 @@
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <sstream>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 using namespace agentcore;
@@ -310,9 +313,295 @@ MoveResult time_moves(Session<S>& session, std::size_t back, std::size_t runs, b
     return r;
 }
 
+// --- Comparison mode (--data DIR): the operations bench/pi/bench_pi.mjs times on pi's
+// SessionManager, on the same files, with the same keys, runs and entry ids ------------------
+//
+// DIR holds pi-<N>.jsonl for each size (pi dialect, from bench_gen_session) and, under
+// agent/sessions/, the small sessions to list. CPU figures are the process's CPU time (as
+// process.cpuUsage() on the pi side; this program has one thread), appends and anything that
+// syncs are wall time.
+
+double process_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// As bench_pi.mjs's timeEach: `warmup` untimed runs, then `runs` runs; medians in µs.
+struct Each {
+    double cpu_us = 0, wall_us = 0;
+    std::size_t runs = 0;
+};
+template <class Fn>
+Each time_runs(std::size_t runs, std::size_t warmup, Fn&& fn) {
+    for (std::size_t i = 0; i < warmup; ++i) fn(i);
+    Samples cpu, wall;
+    for (std::size_t i = 0; i < runs; ++i) {
+        const double c0 = process_cpu_seconds();
+        const auto w0 = Clock::now();
+        fn(i);
+        wall.add(std::chrono::duration<double, std::micro>(Clock::now() - w0).count());
+        cpu.add((process_cpu_seconds() - c0) * 1e6);
+    }
+    return Each{cpu.median(), wall.median(), runs};
+}
+
+// Short operations: batches of ~200 µs, the median over at least 11 batches and 0.3 s; µs/call.
+template <class Fn>
+Each time_batched(Fn&& fn) {
+    std::size_t i = 0;
+    const Samples cpu = time_runs_us([&] { fn(i++); }, 11, 0.3, 200000, TimeSource::thread_cpu);
+    const std::size_t calls = i;
+    const auto w0 = Clock::now();
+    for (std::size_t k = 0; k < 5; ++k) fn(i++);
+    return Each{cpu.median(), std::chrono::duration<double, std::micro>(Clock::now() - w0).count() / 5, calls};
+}
+
+std::size_t opens_for(std::size_t n) { return n <= 1000 ? 15 : n <= 10000 ? 7 : 3; }
+
+struct Tip {
+    std::string id;
+    std::size_t depth = 0;
+};
+
+// The ~1,000-deep tip, derived as bench_pi.mjs derives it: among the entries without children,
+// the one whose depth (entries from its root to it, both counted) is nearest to `want`; the
+// earliest in the file on a tie.
+Tip deep_tip(const JsonlSessionStorage& storage, std::size_t want = 1000) {
+    std::unordered_map<std::string, std::size_t> depth;
+    std::unordered_set<std::string> parents;
+    std::vector<std::string> order;
+    const std::size_t page = 4096;
+    for (std::size_t after = 0;; after += page) {
+        const auto entries = storage.get_entries(EntriesQuery{after, page});
+        for (const auto& e : entries) {
+            const auto parent = parent_id_of(*e);
+            const std::size_t d = parent ? depth[*parent] + 1 : 1;
+            depth[id_of(*e)] = d;
+            if (parent) parents.insert(*parent);
+            order.push_back(id_of(*e));
+        }
+        if (entries.size() < page) break;
+    }
+    Tip best;
+    auto distance = [&](std::size_t d) { return d > want ? d - want : want - d; };
+    for (const auto& id : order) {
+        if (parents.count(id) != 0) continue;
+        const std::size_t d = depth[id];
+        if (best.id.empty() || distance(d) < distance(best.depth)) best = Tip{id, d};
+    }
+    return best;
+}
+
+// The branch summary both sides write (bench_pi.mjs's SUMMARY): fixed text of 400 characters.
+std::string summary_text() {
+    std::string s;
+    while (s.size() < 400) s += "The abandoned branch tried another approach to the failing build; ";
+    return s.substr(0, 400);
+}
+
+int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, std::size_t appends_wanted,
+                bool json) {
+    Report report("agentcore JSONL storage, comparison mode");
+    report.param("sizes", sizes);
+    report.param("appends", appends_wanted);
+    report.param("data", data);
+    const std::string work = data + "/work-agentcore-" + std::to_string(::getpid());
+    fs::remove_all(work);
+    fs::create_directories(work);
+    const std::size_t big = sizes.back();
+    const auto file_of = [&](std::size_t n) { return data + "/pi-" + std::to_string(n) + ".jsonl"; };
+    auto cpu_extra = [](const Each& t, double scale) {
+        return Json{{"clock", "cpu"}, {"wall", t.wall_us * scale}, {"runs", t.runs}};
+    };
+
+    // Open + build_context of the leaf, each size, beside its floors.
+    std::vector<char> buffer(std::size_t{1} << 20);
+    for (const std::size_t n : sizes) {
+        const std::string file = file_of(n);
+        const std::size_t runs = opens_for(n), warmup = n >= 100000 ? 0 : 1;
+        const auto bytes = static_cast<double>(fs::file_size(file));
+        const Each read = time_runs(runs, 1, [&](std::size_t) { do_not_optimize(read_file_floor(file, buffer, false)); });
+        const Each split = time_runs(runs, 1, [&](std::size_t) { do_not_optimize(read_file_floor(file, buffer, true)); });
+        std::size_t messages = 0;
+        const Each open = time_runs(runs, warmup, [&](std::size_t) {
+            FileSession session(JsonlSessionStorage::open(file));
+            messages = build_context(session).messages.size();
+        });
+        const std::string sn = std::to_string(n);
+        report.add_keyed("floor_read_" + sn, "floor: read() whole file, " + sn + " entries", read.cpu_us / 1000, "ms",
+                         human_bytes(bytes), cpu_extra(read, 1e-3));
+        report.add_keyed("floor_read_split_" + sn, "floor: read() + memchr lines, " + sn + " entries",
+                         split.cpu_us / 1000, "ms", "", cpu_extra(split, 1e-3));
+        Json extra = cpu_extra(open, 1e-3);
+        extra["messages"] = messages;
+        extra["file_bytes"] = bytes;
+        report.add_keyed("open_context_" + sn, "open + context of the leaf, " + sn + " entries", open.cpu_us / 1000,
+                         "ms", ratio_note(open.cpu_us, split.cpu_us, "read+memchr") + "; wall " +
+                                   fixed1(open.wall_us / 1000) + " ms; " + std::to_string(messages) + " messages",
+                         extra);
+    }
+
+    // Peak RSS of open + build_context of the big session, in a fresh process.
+    {
+        const double peak = peak_rss_of_open(file_of(big));
+        const auto bytes = static_cast<double>(fs::file_size(file_of(big)));
+        report.add_keyed("peak_rss_open", "peak RSS of open + context, " + std::to_string(big) + " entries",
+                         peak / 1e6, "MB",
+                         "fresh process; " + fixed1(100.0 * peak / bytes) + " % of the " + human_bytes(bytes) + " file",
+                         Json{{"clock", "VmHWM growth"}, {"file_bytes", bytes}});
+    }
+
+    // On a writable copy of the big session: the deep tip, moves, moves with a summary.
+    const std::string copy = work + "/big.jsonl";
+    fs::copy_file(file_of(big), copy, fs::copy_options::overwrite_existing);
+    const auto copy_size = fs::file_size(copy);
+    std::string target_a, target_b;
+    std::size_t back = 0;
+    const BranchSummaryInput summary{summary_text(), Json(), std::nullopt, false};
+    {
+        JsonlStorageOptions o;
+        o.durability = Durability::os_buffered;
+        FileSession s(JsonlSessionStorage::open(copy, o));
+        const Tip tip = deep_tip(s.storage());
+        std::size_t path = 0, messages = 0;
+        {
+            path = get_path_to_root_or_compaction(s, tip.id).size();
+            messages = build_context_at(s, tip.id).messages.size();
+            const Each t = time_batched([&](std::size_t) { do_not_optimize(build_context_at(s, tip.id).messages.data()); });
+            Json extra = cpu_extra(t, 1);
+            extra["tip"] = tip.id;
+            extra["depth"] = tip.depth;
+            extra["path"] = path;
+            extra["messages"] = messages;
+            report.add_keyed("context_deep_tip", "context of the ~1,000-deep tip", t.cpu_us, "us",
+                             "tip " + tip.id + " at depth " + std::to_string(tip.depth) + "; path " +
+                                 std::to_string(path) + " entries -> " + std::to_string(messages) + " messages",
+                             extra);
+        }
+        const auto up = ancestors(s, *get_leaf_id(s), 1001);
+        back = std::min<std::size_t>(1000, up.size() - 1);
+        target_a = up[back];
+        target_b = up[back > 0 ? back - 1 : 0];
+        const Each move = time_batched([&](std::size_t i) {
+            move_to(s, i % 2 ? target_b : target_a);
+            do_not_optimize(build_context(s).messages.data());
+        });
+        Json extra = cpu_extra(move, 1);
+        extra["target"] = target_a;
+        extra["back"] = back;
+        report.add_keyed("move_rebuild", "move 1,000 back + rebuild", move.cpu_us, "us",
+                         "os_buffered; " + std::to_string(back) + " entries up from the leaf, to " + target_a, extra);
+        const Each with_summary = time_runs(31, 1, [&](std::size_t i) {
+            move_to(s, i % 2 ? target_b : target_a, summary);
+            do_not_optimize(build_context(s).messages.data());
+        });
+        report.add_keyed("move_summary_rebuild", "move 1,000 back with a branch summary + rebuild",
+                         with_summary.cpu_us, "us", "os_buffered", cpu_extra(with_summary, 1));
+    }
+    truncate_to(copy, copy_size);
+    {
+        FileSession s(JsonlSessionStorage::open(copy));
+        const Each move = time_runs(31, 1, [&](std::size_t i) {
+            move_to(s, i % 2 ? target_b : target_a);
+            do_not_optimize(build_context(s).messages.data());
+        });
+        const Each with_summary = time_runs(31, 1, [&](std::size_t i) {
+            move_to(s, i % 2 ? target_b : target_a, summary);
+            do_not_optimize(build_context(s).messages.data());
+        });
+        report.add_keyed("move_rebuild_durable", "move 1,000 back + rebuild, durable", move.wall_us, "us",
+                         "wall: the leaf entry is synced", Json{{"clock", "wall"}, {"cpu", move.cpu_us}, {"runs", move.runs}});
+        report.add_keyed("move_summary_rebuild_durable", "move 1,000 back with a branch summary + rebuild, durable",
+                         with_summary.wall_us, "us", "wall",
+                         Json{{"clock", "wall"}, {"cpu", with_summary.cpu_us}, {"runs", with_summary.runs}});
+    }
+    fs::remove(copy);
+
+    // Appends: the first K messages of the smallest session, to a new session (pi dialect),
+    // per durability mode, against bare write()s of the same lines.
+    {
+        std::vector<AgentMessage> messages;
+        std::vector<std::string> lines;
+        {
+            const auto source = JsonlSessionStorage::open_read_only(file_of(sizes.front()));
+            for (const auto& e : source.get_entries()) {
+                if (messages.size() >= appends_wanted) break;
+                if (const auto* m = std::get_if<MessageEntry>(&*e)) {
+                    messages.push_back(m->message);
+                    lines.push_back(encode_entry(*e, Dialect::pi) + "\n");
+                }
+            }
+        }
+        auto append_all = [&](Durability durability, const std::string& name) {
+            JsonlStorageOptions o;
+            o.durability = durability;
+            o.dialect = Dialect::pi;
+            SessionHeader h;
+            h.id = make_uuid_v7(o.environment);
+            h.timestamp = format_timestamp(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                               std::chrono::system_clock::now().time_since_epoch())
+                                               .count());
+            h.cwd = "/home/dev/projects/agentcore";
+            FileSession s(JsonlSessionStorage::create(work + "/" + name, h, o));
+            Samples us;
+            for (const auto& m : messages) {
+                AgentMessage copy_of = m;
+                const auto t0 = Clock::now();
+                append_message(s, std::move(copy_of));
+                us.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+            }
+            return us;
+        };
+        const Samples buffered = append_all(Durability::os_buffered, "new-buffered.jsonl");
+        const Samples durable = append_all(Durability::durable, "new-durable.jsonl");
+        const Samples bare = time_bare_writes(work + "/floor.jsonl", lines, false);
+        const Samples bare_sync = time_bare_writes(work + "/floor.jsonl", lines, true);
+        const Json wall{{"clock", "wall"}, {"count", messages.size()}};
+        report.add_keyed("append_mean", "append, os_buffered (mean)", buffered.mean(), "us",
+                         ratio_note(buffered.mean(), bare.mean(), "write() per line") + "; " +
+                             std::to_string(messages.size()) + " messages to a new session; median " +
+                             fixed1(buffered.median()),
+                         wall);
+        report.add_keyed("append_p99", "append, os_buffered (p99)", buffered.percentile(99), "us",
+                         ratio_note(buffered.percentile(99), bare.percentile(99), "write() p99"), wall);
+        report.add_keyed("append_durable_mean", "append, durable (mean)", durable.mean(), "us",
+                         ratio_note(durable.mean(), bare_sync.mean(), "write()+fdatasync()"), wall);
+        report.add_keyed("append_durable_p99", "append, durable (p99)", durable.percentile(99), "us",
+                         ratio_note(durable.percentile(99), bare_sync.percentile(99), "write()+fdatasync() p99"), wall);
+        report.add_keyed("floor_write_mean", "floor: write() per line (mean)", bare.mean(), "us", "", wall);
+        report.add_keyed("floor_write_p99", "floor: write() per line (p99)", bare.percentile(99), "us", "", wall);
+        report.add_keyed("floor_write_sync_mean", "floor: write()+fdatasync() per line (mean)", bare_sync.mean(), "us",
+                         "", wall);
+        report.add_keyed("floor_write_sync_p99", "floor: write()+fdatasync() per line (p99)",
+                         bare_sync.percentile(99), "us", "", wall);
+    }
+
+    // Listing every session of every working directory.
+    {
+        const std::string root = data + "/agent/sessions";
+        const JsonlSessionRepo repo(root);
+        std::size_t listed = 0;
+        const Each t = time_runs(5, 1, [&](std::size_t) { listed = list(repo).sessions.size(); });
+        const Each floor = time_runs(5, 1, [&](std::size_t) { do_not_optimize(list_floor(root)); });
+        Json extra = cpu_extra(t, 1e-3);
+        extra["listed"] = listed;
+        report.add_keyed("list_sessions", "list every session", t.cpu_us / 1000, "ms",
+                         ratio_note(t.cpu_us, floor.cpu_us, "readdir + open/pread 4K/close") + "; " +
+                             std::to_string(listed) + " listed",
+                         extra);
+        report.add_keyed("floor_list", "floor: readdir + open/pread 4K/close each", floor.cpu_us / 1000, "ms", "",
+                         cpu_extra(floor, 1e-3));
+    }
+    fs::remove_all(work);
+    report.print(json);
+    return 0;
+}
+
 int usage(int code) {
     (code == 0 ? std::cout : std::cerr)
-        << "usage: bench_jsonl [--entries N] [--seed S] [--sessions M] [--appends K] [--dir DIR] [--keep] [--json]\n";
+        << "usage: bench_jsonl [--entries N] [--seed S] [--sessions M] [--appends K] [--dir DIR] [--keep] [--json]\n"
+           "       bench_jsonl --data DIR [--sizes 1000,10000,100000] [--appends K] [--json]\n";
     return code;
 }
 
@@ -322,6 +611,18 @@ int main(int argc, char** argv) try {
     const Args args(argc, argv);
     if (args.flag("--help") || args.flag("-h")) return usage(0);
     if (!args.text("--child-open").empty()) return child_open(args.text("--child-open"));
+    if (!args.text("--data").empty()) {
+        std::vector<std::size_t> sizes;
+        std::stringstream list_of_sizes(args.text("--sizes", "1000,10000,100000"));
+        for (std::string item; std::getline(list_of_sizes, item, ',');) {
+            char* end = nullptr;
+            const unsigned long long v = std::strtoull(item.c_str(), &end, 10);
+            if (item.empty() || *end != '\0' || v == 0) return usage(2);
+            sizes.push_back(v);
+        }
+        if (sizes.empty()) return usage(2);
+        return run_compare(args.text("--data"), sizes, args.number("--appends", 1000), args.flag("--json"));
+    }
 
     WorkloadOptions options;
     options.entries = args.number("--entries", 100000);

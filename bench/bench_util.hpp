@@ -173,6 +173,8 @@ struct Figure {
     double value = 0;
     std::string unit;
     std::string note;  ///< context: sizes, depths, the floor and the ratio to it
+    std::string key;   ///< stable name in --json output, shared with bench/pi/bench_pi.mjs
+    Json extra;        ///< more fields for --json (clock, wall time, runs, ids), or null
 };
 
 /// A benchmark's figures, printed as an aligned table or as JSON.
@@ -182,7 +184,13 @@ public:
 
     void param(const std::string& key, Json value) { params_[key] = std::move(value); }
     void add(std::string name, double value, std::string unit, std::string note = {}) {
-        figures_.push_back(Figure{std::move(name), value, std::move(unit), std::move(note)});
+        figures_.push_back(Figure{std::move(name), value, std::move(unit), std::move(note), {}, {}});
+    }
+    /// A figure with a key (and extra fields) for the JSON output that bench/compare.py reads.
+    void add_keyed(std::string key, std::string name, double value, std::string unit, std::string note = {},
+                   Json extra = {}) {
+        figures_.push_back(Figure{std::move(name), value, std::move(unit), std::move(note), std::move(key),
+                                  std::move(extra)});
     }
 
     void print(bool json, std::ostream& out = std::cout) const {
@@ -192,8 +200,13 @@ public:
             j["machine"] = machine_description();
             j["params"] = params_;
             j["results"] = Json::array();
-            for (const auto& f : figures_)
-                j["results"].push_back({{"name", f.name}, {"value", f.value}, {"unit", f.unit}, {"note", f.note}});
+            for (const auto& f : figures_) {
+                Json r = {{"name", f.name}, {"value", f.value}, {"unit", f.unit}, {"note", f.note}};
+                if (!f.key.empty()) r["key"] = f.key;
+                if (f.extra.is_object())
+                    for (const auto& [k, v] : f.extra.items()) r[k] = v;
+                j["results"].push_back(std::move(r));
+            }
             out << j.dump(2) << '\n';
             return;
         }
