@@ -13,6 +13,16 @@ namespace agentcore::tool {
 
 namespace {
 
+// ":LINE" after a file name, or nothing for findings not tied to a line.
+std::string where(std::size_t line) {
+    std::string out;
+    if (line != 0) {
+        out += ':';
+        out += std::to_string(line);
+    }
+    return out;
+}
+
 struct Problem {
     std::size_t line = 0;  ///< 0: not tied to one line
     std::string reason;
@@ -82,7 +92,7 @@ int run_verify(const VerifyOptions& options) {
         std::cout << options.file << ": ok (" << entry_count << " entries)\n";
     } else {
         for (const auto& p : problems)
-            std::cout << options.file << (p.line ? ":" + std::to_string(p.line) : std::string()) << ": " << p.reason
+            std::cout << options.file << where(p.line) << ": " << p.reason
                       << "\n";
         std::cout << options.file << ": " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
                   << "\n";
@@ -122,8 +132,8 @@ int run_convert(const ConvertOptions& options) {
         std::cout << "  upgraded from format version " << report.migration.from_version << " to "
                   << report.migration.to_version << "\n";
     for (const auto& note : report.migration.notes)
-        std::cout << "  " << options.file << (note.line ? ":" + std::to_string(note.line) : std::string()) << ": "
-                  << to_string(note.kind) << (note.detail.empty() ? "" : ": " + note.detail) << "\n";
+        std::cout << "  " << options.file << where(note.line) << ": "
+                  << to_string(note.kind) << (note.detail.empty() ? "" : ": ") << note.detail << "\n";
     return exit_ok;
 }
 

@@ -63,7 +63,11 @@ std::string message_text(const AgentMessage& message) {
                 return content_text(m.content);
             } else if constexpr (std::is_same_v<T, AssistantMessage>) {
                 std::string text = blocks_text(m.content);
-                if (m.error_message) text += (text.empty() ? "" : "\n") + ("error: " + *m.error_message);
+                if (m.error_message) {
+                    if (!text.empty()) text += '\n';
+                    text += "error: ";
+                    text += *m.error_message;
+                }
                 return text;
             } else if constexpr (std::is_same_v<T, ToolResultMessage>) {
                 return m.tool_name + (m.is_error ? " (error): " : ": ") + blocks_text(m.content);
