@@ -194,6 +194,10 @@ TEST_CASE("A torn last line is ignored and reported; a complete last line withou
     REQUIRE(a.report.count(PiMigrationKind::torn_last_line) == 1);
     CHECK(a.report.notes.back().line == whole.entries.size() + 2);
 
+    const SessionLines c = parse_session_text(full + "{\"type\":\"mess\n");
+    CHECK(c.entries.size() == whole.entries.size());
+    CHECK(c.report.count(PiMigrationKind::torn_last_line) == 1);
+
     const std::string unterminated = full.substr(0, full.size() - 1);
     const SessionLines b = parse_session_text(unterminated);
     CHECK(b.entries.size() == whole.entries.size());

@@ -28,6 +28,7 @@
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
+#include <agentcore/memory_storage.hpp>
 #include <agentcore/storage.hpp>
 
 #include <cerrno>
@@ -44,7 +45,7 @@ namespace agentcore {
 
 /// What a read or a migration found and did about it.
 enum class PiMigrationKind {
-    torn_last_line,            ///< the last line was incomplete (no newline, not JSON): ignored
+    torn_last_line,            ///< the last line was incomplete (not JSON): ignored
     blank_line,                ///< an empty line: skipped
     ids_assigned,              ///< v1: the entries got fresh ids and became a chain
     first_kept_index_mapped,   ///< v1: firstKeptEntryIndex became firstKeptEntryId
@@ -279,9 +280,10 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
 }
 
 /// Splits the text of a session file into JSON lines (SPEC §6): line 1 is the header; empty
-/// lines are skipped (reported); a last line without its newline that does not parse is the
-/// remains of an unacknowledged append and is ignored (reported); a last line that parses but
-/// lacks its newline is kept. Nothing is migrated (see migrate_session_lines).
+/// lines are skipped (reported); a last line that does not parse (with or without its newline)
+/// is the remains of an unacknowledged append and is ignored (reported), as the JSONL storage
+/// does; a last line that parses but lacks its newline is kept. Nothing is migrated (see
+/// migrate_session_lines).
 ///
 /// Throws: SessionError(invalid_session) when there is no header line or it does not parse;
 /// SessionError(invalid_entry) naming `name` and the line for a bad line in the middle.
@@ -302,7 +304,7 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
         try {
             json = Json::parse(body.begin(), body.end());
         } catch (const Json::parse_error& e) {
-            if (last && !line.terminated) {
+            if (last) {
                 out.report.notes.push_back({PiMigrationKind::torn_last_line, line.number, {},
                                             "incomplete last line of " + std::to_string(line.length) +
                                                 " bytes ignored"});
@@ -422,23 +424,26 @@ struct UpgradeResult {
     std::string original_path;  ///< where the original was kept (empty when not rewritten)
 };
 
-/// Upgrades a session file of an older format to v3 on disk: the file is read and migrated as
-/// read_session_lines does, every entry is checked with the codec, then the upgraded session
-/// is written atomically (temporary file in the same folder, fsync, rename, folder fsync) and
-/// the original is kept beside it as `<path>.v<version>.orig` (".2", ".3", ... appended when
-/// that name is taken). A file that needs no change is left alone. Upgraded lines are written
-/// as pi writes them (JSON.stringify order of the migrated objects, id and parent after type).
+/// Upgrades a session file of an older format to v3 on disk. The file is read and migrated as
+/// read_session_lines does; the upgraded session is checked (every entry decodes, ids are
+/// unique, each parent is on an earlier line); then it is written atomically (temporary file
+/// in the same folder, fsync, rename, folder fsync) and the original is kept beside it as
+/// `<path>.v<version>.orig` (".2", ".3", ... appended when that name is taken). A file that
+/// needs no change is left alone. Upgraded lines are written as pi writes them (JSON.stringify
+/// of the migrated objects in their order, id and parent right after type).
 ///
-/// Throws: as read_session_lines; invalid_entry for an entry the codec rejects (nothing
-/// written); storage when writing fails (the file is as before).
+/// Throws: as read_session_lines; invalid_entry / already_exists naming the file and line for
+/// an entry that breaks the format or the tree (nothing written); storage when writing fails
+/// (the file is as before).
 /// Not safe against a concurrent writer of the same file: upgrade a session nobody has open.
 inline UpgradeResult upgrade_file(const std::string& path, const Environment& environment = Environment::system()) {
     SessionLines lines = read_session_lines(path, environment);
     const Dialect dialect = detect_dialect(lines.header);
-    (void)header_from_json(lines.header);
+    // The upgraded session must open: every entry decodes, ids are unique, parents come first.
+    InMemorySessionStorage<> check(header_from_json(lines.header), environment);
     for (std::size_t i = 0; i < lines.entries.size(); ++i) {
         try {
-            (void)entry_from_json(lines.entries[i], dialect);
+            check.append_entry(entry_from_json(lines.entries[i], dialect));
         } catch (const SessionError& e) {
             throw SessionError(e.code(), path + ":" + std::to_string(lines.line_numbers[i]) + ": " + e.what());
         }
