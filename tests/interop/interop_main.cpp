@@ -7,8 +7,9 @@
 //    pi dialect), entry count, leaf, name;
 // 4. converts each v3 file pi → native → pi; pi must read the result as it read the original;
 // 5. appends entries of every kind to copies of pi's files with agentcore (the pi dialect is
-//    kept) and has pi open them (verify_appended.mjs): pi must see the new entries, the leaf,
-//    the name, a label, and the context agentcore builds.
+//    kept), and to a new session it creates in the pi dialect, and has pi open them
+//    (verify_appended.mjs): pi must see the new entries, the leaf, the name, a label, and the
+//    context agentcore builds.
 //
 // Usage: agentcore_interop <node> <scripts folder> <fixtures folder> <scratch folder>
 
@@ -219,13 +220,8 @@ agentcore::AgentMessage assistant_with_tool_call() {
     return m;
 }
 
-/// Appends entries of every kind to a copy of a pi file; returns what pi must see.
-PlainJson append_with_agentcore(const std::string& source, const std::string& copy) {
-    namespace fs = std::filesystem;
-    fs::copy_file(source, copy, fs::copy_options::overwrite_existing);
-    auto storage = agentcore::JsonlSessionStorage::open(copy);
-    if (storage.dialect() != agentcore::Dialect::pi) fail(copy + ": not opened as a pi file");
-    agentcore::Session<agentcore::JsonlSessionStorage> session(std::move(storage));
+/// Appends entries of every kind to a session; returns what pi must see in its file.
+PlainJson append_everything(agentcore::Session<agentcore::JsonlSessionStorage>& session) {
     std::vector<std::string> ids;
     ids.push_back(agentcore::append_thinking_level_change(session, "medium"));
     ids.push_back(agentcore::append_model_change(session, "anthropic", "claude-opus-4"));
@@ -251,7 +247,7 @@ PlainJson append_with_agentcore(const std::string& source, const std::string& co
     ids.push_back(agentcore::append_message(session, agentcore::user_text("On the new C++ branch", 1768500000003)));
 
     PlainJson spec;
-    spec["file"] = copy;
+    spec["file"] = session.storage().path();
     spec["entryCount"] = session.storage().entry_count();
     spec["leafId"] = agentcore::get_leaf_id(session).value_or("");
     spec["name"] = agentcore::get_session_name(session).value_or("");
@@ -259,6 +255,30 @@ PlainJson append_with_agentcore(const std::string& source, const std::string& co
     spec["label"] = {{"target", user}, {"label", "from-cpp"}};
     spec["context"] = context_as_pi(agentcore::build_context(session));
     return spec;
+}
+
+/// Appends entries of every kind to a copy of a pi file.
+PlainJson append_with_agentcore(const std::string& source, const std::string& copy) {
+    namespace fs = std::filesystem;
+    fs::copy_file(source, copy, fs::copy_options::overwrite_existing);
+    auto storage = agentcore::JsonlSessionStorage::open(copy);
+    if (storage.dialect() != agentcore::Dialect::pi) fail(copy + ": not opened as a pi file");
+    agentcore::Session<agentcore::JsonlSessionStorage> session(std::move(storage));
+    return append_everything(session);
+}
+
+/// A new session that agentcore creates in the pi dialect.
+PlainJson create_with_agentcore(const std::string& path) {
+    std::filesystem::remove(path);
+    agentcore::SessionHeader header;
+    header.id = "created-by-agentcore";
+    header.timestamp = "2026-01-20T10:00:00.000Z";
+    header.cwd = "/work/project";
+    agentcore::JsonlStorageOptions options;
+    options.dialect = agentcore::Dialect::pi;
+    agentcore::Session<agentcore::JsonlSessionStorage> session(
+        agentcore::JsonlSessionStorage::create(path, std::move(header), std::move(options)));
+    return append_everything(session);
 }
 
 }  // namespace
@@ -325,6 +345,7 @@ int main(int argc, char** argv) {
                  (run_folder / "expected.json").string(), pairs_file.string()}) != 0)
             fail("pi does not read agentcore's converted files as the originals (see above)");
 
+        appended.push_back(create_with_agentcore((run_folder / "created-by-agentcore.jsonl").string()));
         const fs::path spec = run_folder / "appended.json";
         std::ofstream(spec) << appended.dump(1) << '\n';
         if (run({node, (scripts / "verify_appended.mjs").string(), pi_folder.string(), spec.string()}) != 0)
