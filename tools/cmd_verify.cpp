@@ -3,11 +3,11 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
-#include "progress.hpp"
 #include "session_file.hpp"
 
+#include <agentcore/verify.hpp>
+
 #include <iostream>
-#include <unordered_set>
 
 namespace agentcore::tool {
 
@@ -28,37 +28,6 @@ struct Problem {
     std::string reason;
 };
 
-// References between entries that the file format allows but a sound session never holds.
-template <SessionStorage S>
-void check_references(const S& storage, const std::string& path, std::vector<Problem>& problems) {
-    const auto entries = storage.get_entries({});
-    Progress progress("verifying " + path, entries.size());
-    auto missing = [&](const std::string& id, const char* what, const std::string& target) {
-        problems.push_back({0, "entry '" + id + "': " + what + " '" + target + "' does not exist"});
-    };
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        progress.update(i);
-        const SessionTreeEntry& entry = *entries[i];
-        const std::string& id = id_of(entry);
-        if (const auto* label = std::get_if<LabelEntry>(&entry)) {
-            if (!storage.get_entry(label->target_id)) missing(id, "label target", label->target_id);
-        } else if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
-            if (leaf->target_id && !storage.get_entry(*leaf->target_id)) missing(id, "leaf target", *leaf->target_id);
-        } else if (const auto* summary = std::get_if<BranchSummaryEntry>(&entry)) {
-            if (summary->from_id != "root" && !storage.get_entry(summary->from_id))
-                missing(id, "branch summary from_id", summary->from_id);
-        } else if (const auto* compaction = std::get_if<CompactionEntry>(&entry)) {
-            if (compaction->first_kept_entry_id) {
-                const auto line_of_descent = ancestry(storage, id);
-                const std::unordered_set<std::string> ancestors(line_of_descent.begin(), line_of_descent.end());
-                if (ancestors.count(*compaction->first_kept_entry_id) == 0)
-                    problems.push_back({0, "entry '" + id + "': compaction's first kept entry '" +
-                                               *compaction->first_kept_entry_id + "' is not on its path"});
-            }
-        }
-    }
-}
-
 }  // namespace
 
 int run_verify(const VerifyOptions& options) {
@@ -69,7 +38,9 @@ int run_verify(const VerifyOptions& options) {
             entry_count = session.storage().entry_count();
             for (const auto& p : file.problems) problems.push_back({p.line, p.reason});
             if (file.torn_tail) problems.push_back({0, "torn last line (an append that was never completed)"});
-            check_references(session.storage(), file.path, problems);
+            for (const auto& issue : verify(session).issues)
+                problems.push_back({0, "entry '" + issue.entry_id + "': " + std::string(to_string(issue.kind)) +
+                                           (issue.detail.empty() ? std::string() : ": " + issue.detail)});
             return exit_ok;
         });
     } catch (const ToolError& e) {

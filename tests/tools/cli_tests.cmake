@@ -69,6 +69,8 @@ agentcore_cli_test(context_unknown_leaf EXIT 2 ARGS context <FIXTURES>/native.js
 agentcore_cli_test(verify_ok EXIT 0 ARGS verify <FIXTURES>/pi.jsonl STDOUT_REGEX "pi.jsonl: ok \\(64 entries\\)")
 agentcore_cli_test(verify_bad_line EXIT 1 ARGS verify <FIXTURES>/bad-middle.jsonl
                    STDOUT_REGEX "bad-middle.jsonl:3: .*1 problem")
+agentcore_cli_test(verify_orphan_tool_result EXIT 1 ARGS verify <FIXTURES>/orphan.jsonl
+                   STDOUT_REGEX "orphan.jsonl: entry 'aaaa0001': orphan_tool_result")
 agentcore_cli_test(verify_torn EXIT 1 ARGS verify <FIXTURES>/torn.jsonl STDOUT_REGEX "torn last line")
 agentcore_cli_test(verify_garbage EXIT 1 ARGS verify <FIXTURES>/garbage.jsonl STDOUT_REGEX "line 1: .*1 problem")
 agentcore_cli_test(verify_json EXIT 1 ARGS verify <FIXTURES>/bad-middle.jsonl --json

@@ -181,6 +181,10 @@ int main(int argc, char** argv) {
     write_file(out + "/torn.jsonl", native + R"({"type":"message","id":"torn00)");
     write_file(out + "/garbage.jsonl", "this is not a session\n");
     write_file(out + "/header-only.jsonl", native.substr(0, native.find('\n') + 1));
+    // A tool result whose call is nowhere on its path.
+    write_file(out + "/orphan.jsonl",
+               native.substr(0, native.find('\n') + 1) +
+                   R"({"type":"message","id":"aaaa0001","parent_id":null,"timestamp":"2026-01-01T00:00:00.000Z","message":{"role":"tool_result","tool_call_id":"call_x","tool_name":"bash","content":[{"type":"text","text":"x"}],"is_error":false,"timestamp":1}})" "\n");
     // pi's first format: no version, no ids, a linear list.
     write_file(out + "/pi-v1.jsonl",
                R"({"type":"session","id":"old-pi","timestamp":"2025-06-01T10:00:00.000Z","cwd":"/work/project"})" "\n"
