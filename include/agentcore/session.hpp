@@ -12,6 +12,8 @@
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
+#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl_storage.hpp>
 #include <agentcore/memory_repo.hpp>
 #include <agentcore/memory_storage.hpp>
 #include <agentcore/messages.hpp>
