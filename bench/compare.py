@@ -98,9 +98,10 @@ def generate(gen, data, sizes, sessions, seed):
         subprocess.run(["rm", "-rf", str(data)], check=True)
     data.mkdir(parents=True)
     for n in sizes:
-        run([gen, "--entries", n, "--seed", seed, "--dialect", "pi", "--out", data / f"pi-{n}.jsonl"])
+        run([gen, "--entries", n, "--seed", seed, "--dialect", "pi", "--out", data / f"pi-{n}.jsonl"], stdout=sys.stderr)
     # pi's listAll reads $PI_CODING_AGENT_DIR/sessions/<--cwd-->/<time>_<id>.jsonl: the same layout.
-    run([gen, "--sessions", sessions, "--seed", seed + 2000, "--dialect", "pi", "--root", data / "agent" / "sessions"])
+    run([gen, "--sessions", sessions, "--seed", seed + 2000, "--dialect", "pi", "--root", data / "agent" / "sessions"],
+        stdout=sys.stderr)
     stamp.write_text(json.dumps(want))
 
 
@@ -153,8 +154,9 @@ def main():
     if not a.no_build:
         run(["cmake", "-S", ROOT, "-B", a.build, "-DCMAKE_BUILD_TYPE=Release", "-DAGENTCORE_BUILD_TESTS=OFF",
              "-DAGENTCORE_BUILD_EXAMPLES=OFF", "-DAGENTCORE_BUILD_TOOLS=OFF"], stdout=subprocess.DEVNULL)
-        run(["cmake", "--build", a.build, f"-j{os.cpu_count() or 2}", "--target", "bench_jsonl", "bench_gen_session"])
-    run(["node", pi_script, "--pi", pi_dir, "--install-only"])
+        run(["cmake", "--build", a.build, f"-j{os.cpu_count() or 2}", "--target", "bench_jsonl", "bench_gen_session"],
+            stdout=sys.stderr)
+    run(["node", pi_script, "--pi", pi_dir, "--install-only"], stdout=sys.stderr)
     generate(bin_dir / "bench_gen_session", data, sizes, a.sessions, a.seed)
 
     common = ["--data", data, "--sizes", ",".join(map(str, sizes)), "--appends", a.appends, "--json"]
