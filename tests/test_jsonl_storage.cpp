@@ -275,7 +275,7 @@ TEST_CASE("a complete last line without its newline is kept and the newline adde
 }
 
 // A valid file of `n` small entries of several types (kept small: the every-byte test opens
-// the file once per byte).
+// the file once per byte; no labels, which are decoded at open).
 static std::string compact_file(int n) {
     std::string text = encode_header(test_header(), Dialect::native) + "\n";
     std::optional<std::string> parent;
@@ -291,10 +291,10 @@ static std::string compact_file(int n) {
             c.custom_type = "x";
             e = std::move(c);
         } else {
-            LabelEntry l;
-            l.target_id = *parent;
-            l.label = "l";
-            e = std::move(l);
+            ModelChangeEntry m;
+            m.provider = "p";
+            m.model_id = "m";
+            e = std::move(m);
         }
         base_of(e).id = id;
         base_of(e).parent_id = parent;
@@ -308,7 +308,7 @@ static std::string compact_file(int n) {
 TEST_CASE("a file cut at any byte keeps every complete line before the cut", "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
-    const std::string full = compact_file(200);
+    const std::string full = compact_file(150);
     const JsonlStorageOptions options = jsonl_options();
     // Where each line's text ends (before its newline), in order.
     std::vector<std::size_t> line_ends;
