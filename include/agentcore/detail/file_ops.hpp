@@ -218,7 +218,7 @@ inline std::uint64_t file_size(const FileOps& ops, int fd, std::string_view path
 }
 
 /// Creates a folder with mode 0700; an existing folder is fine (a symlink or file in its place
-/// is not). Creates missing parents too.
+/// is not). Creates missing parents too, and syncs the parent of each folder it creates.
 inline void make_folders(const FileOps& ops, const std::string& path) {
     if (path.empty()) return;
     struct stat st {};
@@ -228,7 +228,12 @@ inline void make_folders(const FileOps& ops, const std::string& path) {
     }
     const std::string parent = parent_folder(path);
     if (parent != path && parent != "." && parent != "/") make_folders(ops, parent);
-    if (ops.mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) throw io_error("creating folder", path, errno);
+    if (ops.mkdir(path.c_str(), 0700) == 0) {
+        // The new folder survives power loss only once its parent's entry for it does.
+        sync_folder(ops, parent);
+    } else if (errno != EEXIST) {
+        throw io_error("creating folder", path, errno);
+    }
     if (ops.lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
         throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
 }
