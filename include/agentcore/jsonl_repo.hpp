@@ -284,6 +284,8 @@ inline void remove(JsonlSessionRepo& repo, std::string_view id) {
 /// not changed. Unknown source: not_found; taken new id: already_exists.
 inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
                                            const ForkOptions& options = {}) {
+    // Both ids are checked before any file is touched.
+    if (options.session_id) check_session_id(*options.session_id);
     auto source_path = repo.find_path(source_id);
     if (!source_path)
         throw SessionError(ErrorCode::not_found, "session '" + std::string(source_id) + "' not found");
