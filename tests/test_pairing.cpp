@@ -155,3 +155,19 @@ TEST_CASE("enforce_tool_pairing works on a message list an application assembled
     CHECK(call_ids(*messages[1]).empty());
     CHECK(dropped.size() == 2);
 }
+
+TEST_CASE("provider_ready keeps trimming when dropping a trailing message exposes another", "[context][pairing]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    append_message(s, calls({"c0", "c1"}, "two reads"));
+    append_message(s, tool_result("c1", "read", "one"));
+    append_message(s, calls({"c2"}));
+    auto ctx = build_context(s, ContextBuildOptions{{}, {}, true});
+    REQUIRE(describe(ctx) == Strings{"user:a", "assistant:two reads", "tool_result:one"});
+    CHECK(call_ids(*ctx.messages[1]) == Strings{"c1"});
+    REQUIRE(ctx.dropped.size() == 2);
+    CHECK(ctx.dropped[0].tool_call_id == "c2");
+    CHECK(ctx.dropped[0].whole_message);
+    CHECK(ctx.dropped[1].tool_call_id == "c0");
+    CHECK_FALSE(ctx.dropped[1].whole_message);
+}

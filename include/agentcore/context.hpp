@@ -225,8 +225,9 @@ inline void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
 
 // provider_ready: the trailing assistant message (followed by nothing but tool results) loses
 // the tool calls that no following result answers; when nothing but thinking remains of it, the
-// whole message goes (a reply of thinking alone is not a valid turn for providers).
-inline void drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
+// whole message goes (a reply of thinking alone is not a valid turn for providers). Returns true
+// when the whole message went: the one before may now trail with unanswered calls of its own.
+inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
                                               std::vector<DroppedMessage>& dropped) {
     std::size_t last = messages.size();
     for (std::size_t i = messages.size(); i-- > 0;) {
@@ -234,7 +235,7 @@ inline void drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
         if (std::holds_alternative<AssistantMessage>(*messages[i])) last = i;
         break;
     }
-    if (last == messages.size()) return;
+    if (last == messages.size()) return false;
     const auto& assistant = std::get<AssistantMessage>(*messages[last]);
     std::unordered_set<std::string_view> answered;
     for (std::size_t i = last + 1; i < messages.size(); ++i)
@@ -250,14 +251,14 @@ inline void drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
             substance_left = true;
         }
     }
-    if (dangling.empty()) return;
+    if (dangling.empty()) return false;
 
     MessageHandle original = messages[last];
     if (!substance_left) {
         for (auto& id : dangling)
             dropped.push_back(DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, true});
         messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(last));
-        return;
+        return true;
     }
     AssistantMessage trimmed = assistant;
     std::erase_if(trimmed.content, [&](const ContentBlock& block) {
@@ -267,13 +268,15 @@ inline void drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
     for (auto& id : dangling)
         dropped.push_back(DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, false});
     messages[last] = std::make_shared<const AgentMessage>(std::move(trimmed));
+    return false;
 }
 
 }  // namespace detail
 
 /// Makes a message list keep the pairing invariant (SPEC §8): removes every tool result whose
 /// tool call (an assistant ToolCallContent with that id) is not earlier in the list, and, with
-/// `provider_ready`, the dangling tool calls of the trailing assistant message. What is removed
+/// `provider_ready`, the dangling tool calls of the trailing assistant message — repeatedly, as
+/// long as dropping a whole message leaves another assistant message trailing. What is removed
 /// is appended to `dropped`. build_session_context calls this; it is public for applications
 /// that assemble message lists of their own.
 ///
@@ -282,7 +285,9 @@ inline void drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
 inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
                                  std::vector<DroppedMessage>& dropped, bool provider_ready = false) {
     detail::drop_orphan_tool_results(messages, dropped);
-    if (provider_ready) detail::drop_trailing_dangling_tool_calls(messages, dropped);
+    if (provider_ready)
+        while (detail::drop_trailing_dangling_tool_calls(messages, dropped)) {
+        }
 }
 
 /// Builds the context from a path (oldest first, as get_path_to_root_or_compaction returns it).
