@@ -116,3 +116,20 @@ TEST_CASE("the context estimate works on a built context's shared messages", "[t
     append_message(s, user("abcdefgh"));
     CHECK(estimate_context_tokens(build_context(s).messages).tokens == 1002);
 }
+
+TEST_CASE("usages a compaction kept are stale: only replies newer than the summary count", "[tokens]") {
+    AgentMessage old_reply = assistant_with_usage("x", 9000);
+    std::get<AssistantMessage>(old_reply).timestamp = 4000;
+    AgentMessage new_reply = assistant_with_usage("y", 100);
+    std::get<AssistantMessage>(new_reply).timestamp = 6000;
+    const AgentMessage summary = CompactionSummaryMessage{"12345678", 9000, 5000, {}};  // 2 tokens
+
+    std::vector<AgentMessage> just_compacted{summary, user("abcd"), old_reply, user("abcd")};
+    auto e = estimate_context_tokens(just_compacted);
+    CHECK_FALSE(e.last_usage_index);
+    CHECK(e.tokens == 2 + 1 + 1 + 1);
+
+    std::vector<AgentMessage> later{summary, user("abcd"), old_reply, new_reply, user("abcd")};
+    CHECK(estimate_context_tokens(later).tokens == 101);
+    CHECK(estimate_context_tokens(later).last_usage_index == 3u);
+}

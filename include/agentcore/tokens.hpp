@@ -10,6 +10,7 @@
 #include <agentcore/json.hpp>
 #include <agentcore/messages.hpp>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -149,16 +150,26 @@ struct ContextTokenEstimate {
 /// usage_context_tokens) plus the estimates of the messages after it; without such a usage, the
 /// sum of all estimates. Accepts the messages of a SessionContext or plain messages.
 ///
-/// Complexity: linear in the messages after the newest valid usage.
+/// After a compaction, the replies it kept reported the size of the context *before* it: a usage
+/// whose message is not newer than the newest compaction summary in the list (by timestamp) is
+/// not trusted, so that the estimate drops as soon as the compaction is appended.
+///
+/// Complexity: linear in the messages.
 /// Example: [user "hello world", assistant (usage total 1000), user "abcdefgh"] → 1000 + 2 = 1002.
 template <class Messages>
     requires std::is_same_v<typename Messages::value_type, MessageHandle> ||
              std::is_same_v<typename Messages::value_type, AgentMessage>
 ContextTokenEstimate estimate_context_tokens(const Messages& messages) {
     ContextTokenEstimate out;
+    std::optional<std::int64_t> compacted_at;
+    for (const auto& m : messages)
+        if (const auto* c = std::get_if<CompactionSummaryMessage>(&detail::deref(m)))
+            compacted_at = compacted_at ? std::max(*compacted_at, c->timestamp) : c->timestamp;
     std::size_t first_trailing = 0;
     for (std::size_t i = messages.size(); i-- > 0;) {
-        if (const Usage* u = valid_assistant_usage(detail::deref(messages[i]))) {
+        const AgentMessage& m = detail::deref(messages[i]);
+        if (compacted_at && timestamp_of(m) <= *compacted_at) continue;
+        if (const Usage* u = valid_assistant_usage(m)) {
             out.usage_tokens = usage_context_tokens(*u);
             out.last_usage_index = i;
             first_trailing = i + 1;
