@@ -13,8 +13,10 @@
 // - The compaction records `first_kept_entry_id` and, by default, no retained tail: the kept
 //   entries stay entries, so the settings changes, labels and projected custom entries among them
 //   keep working, a file stores no second copy of recent messages, and pi reads the file as its
-//   own. `CompactOptions::retain_tail` also writes the kept messages as the retained tail (the
-//   path walk then stops at the compaction, SPEC §4.4); the preparation always computes it.
+//   own. `CompactOptions::retain_tail` instead writes the kept messages as the retained tail and
+//   no first kept entry: the compaction is then self-contained (the path walk stops at it, SPEC
+//   §4.4), so a fork that copies the path from it on names no entry it did not copy. The
+//   preparation always computes both.
 // - The cut never falls before the previous compaction: its summary goes into the new summary
 //   (`previous_summary`) and what it kept — first kept entries or retained tail — is summarised
 //   again, so a context holds at most one compaction summary, at its start.
@@ -574,8 +576,9 @@ concept summarizer_like = std::invocable<F&, const Request&> &&
 
 /// How compact() writes the compaction.
 struct CompactOptions {
-    /// Also store the kept messages as the compaction's retained tail (SPEC §4.4: the path walk
-    /// then ends at the compaction). Default: only `first_kept_entry_id`.
+    /// Store the kept messages as the compaction's retained tail instead of naming the first
+    /// kept entry (SPEC §4.4: the path walk then ends at the compaction). Default: only
+    /// `first_kept_entry_id`.
     bool retain_tail = false;
     std::size_t max_tool_result_chars = 2000;  ///< for the serialised text of the request
 };
@@ -593,10 +596,10 @@ void require_leaf(const Session<S>& session, const std::string& expected) {
 
 }  // namespace detail
 
-/// Summarises with the application's callback and appends the compaction entry (summary, first
-/// kept entry, retained tail with `options.retain_tail`, tokens before, the summariser's usage,
-/// details `{"read_files":[...],"modified_files":[...]}`). Returns the new entry's id, which
-/// becomes the leaf.
+/// Summarises with the application's callback and appends the compaction entry (summary, the
+/// first kept entry — or, with `options.retain_tail`, the retained tail instead —, tokens before,
+/// the summariser's usage, details `{"read_files":[...],"modified_files":[...]}`). Returns the new
+/// entry's id, which becomes the leaf.
 ///
 /// The leaf must still be the preparation's `leaf_id`, before and after the summariser runs;
 /// otherwise invalid_entry and nothing is appended (prepare again). A summariser that returns
@@ -619,12 +622,14 @@ std::optional<std::string> compact(Session<S>& session, const CompactionPreparat
     detail::require_leaf(session, preparation.leaf_id);
 
     std::optional<std::vector<AgentMessage>> tail;
+    std::optional<std::string> first_kept = preparation.first_kept_entry_id;
     if (options.retain_tail) {
         tail.emplace();
         tail->reserve(preparation.retained_tail.size());
         for (const auto& m : preparation.retained_tail) tail->push_back(*m);
+        first_kept.reset();
     }
-    return append_compaction(session, std::move(result->summary), preparation.first_kept_entry_id,
+    return append_compaction(session, std::move(result->summary), std::move(first_kept),
                              preparation.tokens_before, file_details(preparation.files), false,
                              std::move(result->usage), std::move(tail));
 }

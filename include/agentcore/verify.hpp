@@ -82,7 +82,8 @@ struct VerifyReport {
 /// - per branch: the context built from each tip of the tree (an entry with no children but
 ///   leaf entries) with `options` keeps every tool result on it; one it drops because a
 ///   compaction or retained tail cut its call away is context_orphan_tool_result (once per entry,
-///   and not for entries that are already orphan_tool_result).
+///   and not for entries that are already orphan_tool_result; a result inside a retained tail is
+///   reported on its compaction).
 /// Structure issues make an entry count as a root for the later checks.
 ///
 /// Complexity: O(n) for the tree checks, plus one context build per tip (O(tips × depth)).
@@ -211,9 +212,11 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
             if (d.reason != DropReason::orphan_tool_result) continue;
             auto it = owner.find(d.message.get());
             if (it == owner.end() || orphans.count(it->second) != 0) continue;
-            if (context_orphans.insert(it->second).second)
-                issue(IssueKind::context_orphan_tool_result, id_of(*entries[it->second]),
-                      "the context of branch '" + id_of(*entries[i]) + "' lacks tool call '" + d.tool_call_id + "'");
+            if (!context_orphans.insert(it->second).second) continue;
+            const bool in_tail = std::holds_alternative<CompactionEntry>(*entries[it->second]);
+            issue(IssueKind::context_orphan_tool_result, id_of(*entries[it->second]),
+                  std::string(in_tail ? "a tool result of the retained tail: " : "") + "the context of branch '" +
+                      id_of(*entries[i]) + "' lacks tool call '" + d.tool_call_id + "'");
         }
     }
     return report;
