@@ -154,7 +154,10 @@ inline JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) 
 inline std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
                                    std::uint64_t& file_size_out) {
     FileHandle fd = open_file(ops, path, O_RDONLY);
-    if (!fd) throw io_error("opening", path, errno);
+    if (!fd) {
+        if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path + "' not found");
+        throw io_error("opening", path, errno);
+    }
     file_size_out = file_size(ops, fd.get(), path);
     std::string out;
     char buf[4096];
@@ -247,6 +250,8 @@ inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options
             listing.file_size = size;
             out.sessions.push_back(std::move(listing));
         } catch (const SessionError& e) {
+            // Removed since its folder was read (another process's remove): gone, not a problem.
+            if (e.code() == ErrorCode::not_found) return;
             out.problems.push_back(ListProblem{path, e.what()});
         }
     };
