@@ -127,6 +127,38 @@ TEST_CASE("stats, the leaf, labels and the name are known right after open witho
     CHECK(again.front().get() == branch.front().get());
 }
 
+TEST_CASE("decoded entries stay cached within their byte budget after their handles are gone", "[jsonl]") {
+    ScratchDir dir;
+    const auto path = dir.file("s.jsonl");
+    {
+        auto s = create_file_session(path);
+        fill_session(s);
+    }
+    Faults::reset();
+    auto cached = open_file_read_only(path, faulty_options());
+    const auto first = get_branch(cached).size();
+    const int reads = Faults::get().pread_calls;
+    CHECK(reads > 0);
+    CHECK(get_branch(cached).size() == first);  // no handle kept: the cache still holds them
+    CHECK(Faults::get().pread_calls == reads);
+
+    auto options = faulty_options();
+    options.decoded_cache_bytes = 0;  // no cache: each rebuild decodes its path again
+    Faults::reset();
+    auto uncached = open_file_read_only(path, options);
+    (void)get_branch(uncached);
+    const int uncached_reads = Faults::get().pread_calls;
+    (void)get_branch(uncached);
+    CHECK(Faults::get().pread_calls == 2 * uncached_reads);
+
+    options.decoded_cache_bytes = 1;  // smaller than any line: nothing is held
+    Faults::reset();
+    auto tiny = open_file_read_only(path, options);
+    (void)get_branch(tiny);
+    (void)get_branch(tiny);
+    CHECK(Faults::get().pread_calls == 2 * uncached_reads);
+}
+
 TEST_CASE("appends to a pi-dialect file keep camelCase and the file opens again", "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("pi.jsonl");

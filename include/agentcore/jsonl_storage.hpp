@@ -5,7 +5,8 @@
 // line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
 // text of `type`, `id`, the parent id and the usage fields; only labels, session_info and leaf
 // entries (which change the bookkeeping) are decoded at open. Every other entry is decoded by
-// the codec when it is first read, and cached (weakly) while a handle to it lives.
+// the codec when it is first read; it stays decoded while a handle to it lives, and the newest
+// decoded entries stay cached up to a budget of line bytes (decoded_cache_bytes).
 //
 // Appends write one complete line (and by default fdatasync it) before anything in memory
 // changes; a failed write is cut away again, a failed sync poisons the storage.
@@ -32,6 +33,7 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <deque>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -63,6 +65,10 @@ struct JsonlStorageOptions {
     Environment environment = Environment::system();
     /// The file operations to use; null: the real system calls. Tests inject faults here.
     const detail::FileOps* file_ops = nullptr;
+    /// How much line text (in bytes) of entries decoded on read stays decoded after the last
+    /// handle to it is gone, so that rebuilding a context does not decode its path again. The
+    /// oldest decoded entries are let go first. Zero: keep only what handles keep alive.
+    std::size_t decoded_cache_bytes = std::size_t{64} << 20;
 };
 
 /// A line a lenient open (or a repair) skipped.
@@ -121,7 +127,7 @@ public:
         s.file_size_ = content.size();
         s.lines_ = 1;
         for (auto& handle : handles) {
-            s.slots_.push_back(Slot{0, 0, ++s.lines_, {}, handle});
+            s.slots_.push_back(Slot{0, 0, ++s.lines_, {}, {}, handle});
             s.index_.record(*handle);
         }
         return s;
@@ -219,7 +225,7 @@ public:
             }
         }
         file_size_ += line.size();
-        slots_.push_back(Slot{0, 0, ++lines_, {}, handle});
+        slots_.push_back(Slot{0, 0, ++lines_, {}, {}, handle});
         index_.record(*handle);
     }
 
@@ -281,8 +287,25 @@ private:
         std::uint64_t length = 0;
         std::size_t line = 0;  ///< 1-based line number
         mutable std::weak_ptr<const SessionTreeEntry> cache;
-        EntryHandle pinned;  ///< entries decoded at open or appended stay in memory
+        mutable EntryHandle held;  ///< kept by the decoded-entry cache (see decoded_cache_bytes)
+        EntryHandle pinned;        ///< entries decoded at open or appended stay in memory
     };
+
+    // Keeps a decoded entry alive within the cache's budget, letting go of the oldest first.
+    void hold_decoded(std::size_t pos, const EntryHandle& handle) const {
+        const std::size_t budget = options_.decoded_cache_bytes;
+        const Slot& slot = slots_[pos];
+        if (budget == 0 || slot.length > budget) return;
+        slot.held = handle;
+        held_order_.push_back(pos);
+        held_bytes_ += static_cast<std::size_t>(slot.length);
+        while (held_bytes_ > budget && !held_order_.empty()) {
+            const Slot& old = slots_[held_order_.front()];
+            held_order_.pop_front();
+            held_bytes_ -= static_cast<std::size_t>(old.length);
+            old.held.reset();
+        }
+    }
 
     JsonlSessionStorage(std::string path, JsonlStorageOptions options, bool read_only)
         : path_(std::move(path)),
@@ -310,6 +333,7 @@ private:
     EntryHandle materialise(std::size_t pos) const {
         const Slot& slot = slots_[pos];
         if (slot.pinned) return slot.pinned;
+        if (slot.held) return slot.held;
         if (auto cached = slot.cache.lock()) return cached;
         std::string text(static_cast<std::size_t>(slot.length), '\0');
         if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
@@ -321,6 +345,7 @@ private:
             fail_line(e.code(), slot.line, detail_of(e));
         }
         slot.cache = handle;
+        hold_decoded(pos, handle);
         return handle;
     }
 
@@ -369,7 +394,7 @@ private:
                 if (leaf->target_id && !index_.contains(*leaf->target_id))
                     return "leaf entry '" + detail::printable_id(id) + "' targets '" +
                            detail::printable_id(*leaf->target_id) + "', which does not appear on an earlier line";
-            slots_.push_back(Slot{offset, text.size(), line_no, {}, handle});
+            slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, handle});
             index_.record(*handle);
             return {};
         }
@@ -392,7 +417,7 @@ private:
         }
         make_room();
         if (!index_.record_undecoded(id, type, usage ? &*usage : nullptr)) return duplicate();
-        slots_.push_back(Slot{offset, text.size(), line_no, {}, nullptr});
+        slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, nullptr});
         return {};
     }
 
@@ -594,6 +619,8 @@ private:
     std::uint64_t file_size_ = 0;
     std::size_t lines_ = 0;  ///< lines in the file, the header included
     std::vector<Slot> slots_;
+    mutable std::deque<std::size_t> held_order_;  // decoded entries the cache holds, oldest first
+    mutable std::size_t held_bytes_ = 0;
     detail::TreeIndex index_;
     std::vector<LineProblem> problems_;
     std::optional<std::string> quarantine_path_;
