@@ -1,6 +1,7 @@
 // The demo: a short agent conversation with a scripted model (no network) — tool calls, a label,
-// a name, a branch with a summary, a compaction and a fork — then the tree and the context the
-// next LLM call would receive.
+// a name, a branch with a summary, a compaction and a fork — written to a sessions folder on
+// disk, then reopened from the files to print the tree and the context the next LLM call would
+// receive.
 #include <agentcore/codec.hpp>
 #include <agentcore/session.hpp>
 
@@ -109,41 +110,54 @@ void print_context(const Session<S>& session) {
 
 }  // namespace
 
-int main() {
-    InMemorySessionRepo repo;
-    auto session = create(repo, CreateOptions{std::nullopt, "/home/dev/project", Json{{"app", "demo"}}, std::nullopt});
-    ScriptedModel model;
+int main(int argc, char** argv) {
+    // Sessions live in ./sessions (or the folder given), one folder per working directory.
+    const std::string root = argc > 1 ? argv[1] : "sessions";
+    JsonlSessionRepo repo(root);
+    std::string session_id;
+    std::string build;
+    {
+        auto session = create(repo, CreateOptions{std::nullopt, "/home/dev/project", Json{{"app", "demo"}}, std::nullopt});
+        session_id = session.storage().metadata().id;
+        ScriptedModel model;
 
-    append_model_change(session, "demo", "scripted-1");
-    append_thinking_level_change(session, "medium");
-    auto ask = append_message(session, user_text("Which files are in the project?"));
-    ToolCallContent ls{"call_1", "bash", Json{{"command", "ls"}}, {}};
-    append_message(session, model.reply("Let me look.", {ls}));
-    append_message(session, tool_result("call_1", "bash", "main.cpp\nCMakeLists.txt\n"));
-    auto answer = append_message(session, model.reply("There are two files: main.cpp and CMakeLists.txt."));
-    append_label(session, answer, std::string("file list"));
-    append_session_name(session, "Project tour");
+        append_model_change(session, "demo", "scripted-1");
+        append_thinking_level_change(session, "medium");
+        append_message(session, user_text("Which files are in the project?"));
+        ToolCallContent ls{"call_1", "bash", Json{{"command", "ls"}}, {}};
+        append_message(session, model.reply("Let me look.", {ls}));
+        append_message(session, tool_result("call_1", "bash", "main.cpp\nCMakeLists.txt\n"));
+        auto answer = append_message(session, model.reply("There are two files: main.cpp and CMakeLists.txt."));
+        append_label(session, answer, std::string("file list"));
+        append_session_name(session, "Project tour");
 
-    // A second question, then the user changes their mind: back to the first answer.
-    append_message(session, user_text("Rewrite main.cpp in Rust."));
-    append_message(session, model.reply("Sure, here is a sketch..."));
-    move_to(session, answer, BranchSummaryInput{"The user asked for a Rust rewrite, then dropped it.", {}, {}, false});
-    auto build = append_message(session, user_text("How do I build it?"));
-    append_message(session, model.reply("Run cmake -S . -B build && cmake --build build."));
+        // A second question, then the user changes their mind: back to the first answer.
+        append_message(session, user_text("Rewrite main.cpp in Rust."));
+        append_message(session, model.reply("Sure, here is a sketch..."));
+        move_to(session, answer, BranchSummaryInput{"The user asked for a Rust rewrite, then dropped it.", {}, {}, false});
+        build = append_message(session, user_text("How do I build it?"));
+        append_message(session, model.reply("Run cmake -S . -B build && cmake --build build."));
 
-    // The history grew: keep the newest question and answer, summarise the rest.
-    append_compaction(session, "The user toured the project (main.cpp, CMakeLists.txt) and chose to keep C++.",
-                      build, 5400);
-    append_message(session, user_text("Thanks!"));
-    append_message(session, model.reply("You're welcome."));
+        // The history grew: keep the newest question and answer, summarise the rest.
+        append_compaction(session, "The user toured the project (main.cpp, CMakeLists.txt) and chose to keep C++.",
+                          build, 5400);
+        append_message(session, user_text("Thanks!"));
+        append_message(session, model.reply("You're welcome."));
+    }  // the writer closes its file (and lets go of its lock) here
 
-    // Fork the conversation as it was before the build question into a new session.
+    // Fork the conversation as it was before the build question into a new session file.
     ForkOptions fork_options;
     fork_options.entry_id = build;
-    auto forked = fork(repo, session.storage().metadata().id, fork_options);
+    fork(repo, session_id, fork_options);
 
-    std::cout << "Session \"" << get_session_name(session).value_or("") << "\" (" << session.storage().entry_count()
-              << " entries)\n";
+    std::cout << "Sessions in " << root << ", newest first:\n";
+    for (const auto& listed : list(repo).sessions)
+        std::cout << "  " << listed.path << " (" << listed.file_size << " bytes)\n";
+
+    // Reopen from disk, read-only: everything comes back from the file.
+    auto session = open_read_only(repo, session_id);
+    std::cout << "\nSession \"" << get_session_name(session).value_or("") << "\" reopened ("
+              << session.storage().entry_count() << " entries)\n";
     print_tree(session);
     std::cout << "\nContext sent to the model next:\n";
     print_context(session);
@@ -151,11 +165,16 @@ int main() {
     std::cout << "\nStats: " << stats.message_count << " messages, " << stats.total_tokens << " tokens ("
               << stats.cached_tokens << " cached), $" << stats.cost_total << "\n";
 
-    std::cout << "\nFork (parent session " << forked.storage().metadata().parent_session.value_or("") << "):\n";
-    print_tree(forked);
-    std::cout << "\nFork context:\n";
-    print_context(forked);
-    std::cout << "\nThe fork's last message as a native JSONL line:\n"
-              << encode_entry(*get_entry(forked, *get_leaf_id(forked)), Dialect::native) << "\n";
-    return ask.empty() ? 1 : 0;
+    for (const auto& listed : list(repo).sessions) {
+        // The fork of this run: its parent_session is the source file, named after the session id.
+        if (!listed.header.parent_session || listed.header.parent_session->find(session_id) == std::string::npos) continue;
+        auto forked = open_read_only(repo, listed.header.id);
+        std::cout << "\nFork " << listed.header.id << " (parent " << *listed.header.parent_session << "):\n";
+        print_tree(forked);
+        std::cout << "\nFork context:\n";
+        print_context(forked);
+        std::cout << "\nThe fork's last entry as a native JSONL line:\n"
+                  << encode_entry(*get_entry(forked, *get_leaf_id(forked)), Dialect::native) << "\n";
+    }
+    return 0;
 }
