@@ -1,0 +1,65 @@
+// libFuzzer target: the line decoder of both dialects, the header decoder and the open path's
+// scanner, on every line of the input. Checks: no crash; the scanner accepts exactly the
+// objects nlohmann accepts; an entry that decodes is written back and read again unchanged.
+#include <agentcore/codec.hpp>
+#include <agentcore/detail/json_scan.hpp>
+#include <agentcore/detail/line_index.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+namespace {
+
+bool plain_json_object(std::string_view text) {
+    // nlohmann skips a byte order mark, ends the input at a NUL byte (so it accepts
+    // `{...}\0junk`) and nests without limit; the scanner does none of these.
+    if (text.size() >= 3 && text.substr(0, 3) == "\xEF\xBB\xBF") return false;
+    if (text.find('\0') != std::string_view::npos) return false;
+    std::size_t opens = 0;
+    for (char c : text) opens += (c == '{' || c == '[') ? 1U : 0U;
+    if (opens >= agentcore::detail::JsonScanner::max_depth) return false;
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && text[first] == '{';
+}
+
+void check_line(std::string_view line) {
+    using namespace agentcore;
+    for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
+        detail::ScannedEntry scanned;
+        std::string reason;
+        const bool scanner_accepts = detail::JsonScanner::scan_entry(line, dialect, scanned, reason);
+        if (plain_json_object(line) && scanner_accepts != Json::accept(line)) std::abort();
+        try {
+            const SessionTreeEntry entry = decode_entry(line, dialect);
+            const std::string once = encode_entry(entry, dialect);
+            const std::string twice = encode_entry(decode_entry(once, dialect), dialect);
+            if (once != twice) std::abort();
+        } catch (const SessionError&) {
+        }
+    }
+    try {
+        Dialect detected = Dialect::native;
+        const SessionHeader header = decode_header(line, &detected);
+        const std::string once = encode_header(header, detected);
+        if (encode_header(decode_header(once), detected) != once) std::abort();
+    } catch (const SessionError&) {
+    }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const std::string_view input(reinterpret_cast<const char*>(data), size);
+    check_line(input);
+    agentcore::detail::LineReader reader(input);
+    agentcore::detail::LineSpan span;
+    int lines = 0;
+    while (reader.next(span) && ++lines < 64) {
+        if (span.offset == 0 && span.end == input.size()) break;  // the whole input: done above
+        check_line(reader.text(span));
+    }
+    return 0;
+}

@@ -1,0 +1,60 @@
+// Writers killed with SIGKILL at random moments (SPEC §6): appends, forks and repairs in
+// flight. The loop counts come from the environment (AGENTCORE_KILL_LOOPS, default 1000, for
+// appends; a quarter of it each for forks and repairs; a quarter of that again in sanitizer
+// builds, where each process is slower); the stress program runs the long forms.
+#include "support/catch.hpp"
+#include "stress/process_loops.hpp"
+
+#include <cstdio>
+
+using namespace agentcore;
+using namespace agentcore::testing;
+
+namespace {
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr long default_loops = 250;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr long default_loops = 250;
+#else
+constexpr long default_loops = 1000;
+#endif
+#else
+constexpr long default_loops = 1000;
+#endif
+
+void print(const char* what, const CrashFigures& f) {
+    std::printf("reliability: kill -9 during %s: %ld loops, %ld acknowledged, %ld lost, %ld unopenable, %ld damaged, "
+                "%ld complete, %ld not done, %ld temporary files left\n",
+                what, f.loops, f.acknowledged, f.lost, f.unopenable, f.damaged, f.completed, f.absent, f.temp_files);
+}
+
+}  // namespace
+
+TEST_CASE("a writer killed at random moments never loses an acknowledged entry nor leaves an unopenable file", "[reliability][crash]") {
+    ScratchDir dir;
+    const auto f = kill_appends(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops), 20261202);
+    print("appends", f);
+    CHECK(f.acknowledged > f.loops);
+    CHECK(f.lost == 0);
+    CHECK(f.unopenable == 0);
+}
+
+TEST_CASE("a fork killed at random moments leaves the source intact and no half-written session listed", "[reliability][crash]") {
+    ScratchDir dir;
+    const auto f = kill_forks(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 7);
+    print("forks", f);
+    CHECK(f.lost == 0);
+    CHECK(f.unopenable == 0);
+    CHECK(f.damaged == 0);
+}
+
+TEST_CASE("a repair killed at random moments leaves the original or the clean copy, never a mix", "[reliability][crash]") {
+    ScratchDir dir;
+    const auto f = kill_repairs(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 11);
+    print("repairs", f);
+    CHECK(f.lost == 0);
+    CHECK(f.unopenable == 0);
+    CHECK(f.damaged == 0);
+}
