@@ -35,6 +35,7 @@ int reap(pid_t pid) {
 // Runs `body` in a child process; its return value is the exit code.
 template <class Body>
 pid_t spawn(Body&& body) {
+    std::fflush(nullptr);  // a child must not write the parent's buffered output again
     const pid_t pid = ::fork();
     if (pid == 0) {
         int code = 0;

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
@@ -77,6 +78,7 @@ template <class Child>
 std::vector<std::string> run_and_kill(Child&& child, std::chrono::microseconds delay) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    std::fflush(nullptr);  // a child must not write the parent's buffered output again
     const pid_t pid = ::fork();
     if (pid < 0) throw std::runtime_error("fork failed");
     if (pid == 0) {
