@@ -1,6 +1,7 @@
 // Branch summaries (SPEC §4.3, §8): the abandoned entries, the budget, and moving with a summary.
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 
 #include <stdexcept>
 
@@ -17,17 +18,6 @@ AgentMessage edit_call(std::string id, std::string path) {
     m.content.push_back(ToolCallContent{std::move(id), "edit", Json{{"path", std::move(path)}}, {}});
     m.stop_reason = "tool_use";
     return m;
-}
-
-template <class F>
-ErrorCode error_of(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.code();
-    }
-    FAIL("expected a SessionError");
-    return ErrorCode::storage;
 }
 
 std::vector<std::string> texts(const std::vector<MessageHandle>& messages) {

@@ -2,6 +2,7 @@
 // the preparation and compact().
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 
 #include <stdexcept>
 
@@ -26,17 +27,6 @@ AgentMessage assistant_calls(std::vector<ToolCallContent> calls, std::string say
     m.model = "claude";
     m.stop_reason = "tool_use";
     return m;
-}
-
-template <class F>
-ErrorCode error_of(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.code();
-    }
-    FAIL("expected a SessionError");
-    return ErrorCode::storage;
 }
 
 SummaryResult fixed_summary(const SummaryRequest&) { return SummaryResult{"SUMMARY", usage(1, 2, 3, 4, 0.5)}; }

@@ -1,23 +1,13 @@
 // Forks and the in-memory repository (SPEC §4.9, §4.10).
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
 
 namespace {
-template <class F>
-ErrorCode error_of(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.code();
-    }
-    FAIL("expected a SessionError");
-    return ErrorCode::storage;
-}
-
 InMemorySessionRepo test_repo() { return InMemorySessionRepo(Environment::deterministic(1796197403123, 3, 1000)); }
 }  // namespace
 

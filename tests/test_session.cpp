@@ -2,36 +2,11 @@
 // §4.6–§4.8) and the errors they raise (SPEC §7).
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
-
-namespace {
-
-template <class F>
-ErrorCode error_of(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.code();
-    }
-    FAIL("expected a SessionError");
-    return ErrorCode::storage;
-}
-
-template <class F>
-std::string message_of_error(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.what();
-    }
-    FAIL("expected a SessionError");
-    return {};
-}
-
-}  // namespace
 
 TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SPEC 4.2]", "[session]") {
     auto s = memory_session();
