@@ -108,6 +108,9 @@ inline Json parse_line(std::string_view line, ErrorCode code, std::string_view s
         return Json::parse(line.begin(), line.end());
     } catch (const Json::parse_error& e) {
         throw SessionError(code, std::string(subject) + ": invalid JSON at byte " + std::to_string(e.byte));
+    } catch (const Json::out_of_range&) {
+        // A number too large for a double (nlohmann's error 406 quotes it: no text here).
+        throw SessionError(code, std::string(subject) + ": a number is out of range");
     }
 }
 }  // namespace detail

@@ -12,11 +12,13 @@
 
 #include <agentcore/json.hpp>
 
+#include <charconv>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace agentcore::detail {
 
@@ -102,23 +104,48 @@ private:
     static bool is_digit(char c) noexcept { return c >= '0' && c <= '9'; }
 
     bool parse_number() noexcept {
+        const char* start = p_;
         if (p_ != end_ && *p_ == '-') ++p_;
         if (p_ == end_ || !is_digit(*p_)) return bad("invalid value");
+        const char* int_begin = p_;
         if (*p_ == '0') {
             ++p_;
         } else {
             while (p_ != end_ && is_digit(*p_)) ++p_;
         }
+        const auto int_digits = static_cast<long>(p_ - int_begin);
+        long frac_zeros = 0;  // zeros that start the fraction
         if (p_ != end_ && *p_ == '.') {
             ++p_;
             if (p_ == end_ || !is_digit(*p_)) return bad("invalid number");
+            while (p_ != end_ && *p_ == '0') ++p_, ++frac_zeros;
             while (p_ != end_ && is_digit(*p_)) ++p_;
         }
+        long exponent = 0;
+        bool has_exponent = false;
         if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+            has_exponent = true;
             ++p_;
-            if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+            bool negative = false;
+            if (p_ != end_ && (*p_ == '+' || *p_ == '-')) negative = *p_++ == '-';
             if (p_ == end_ || !is_digit(*p_)) return bad("invalid number");
-            while (p_ != end_ && is_digit(*p_)) ++p_;
+            while (p_ != end_ && is_digit(*p_)) {
+                if (exponent < 100000) exponent = exponent * 10 + (*p_ - '0');
+                ++p_;
+            }
+            if (negative) exponent = -exponent;
+        }
+        // nlohmann refuses a number that overflows a double (out_of_range), so the scanner does
+        // too; one that underflows reads as zero there and is fine. Only a long integer part or
+        // an exponent can overflow.
+        if (has_exponent || int_digits > 300) {
+            double value = 0;
+            const auto r = std::from_chars(start, p_, value);
+            if (r.ec == std::errc::result_out_of_range) {
+                const bool zero_int = *int_begin == '0';
+                const long magnitude = (zero_int ? -(frac_zeros + 1) : int_digits - 1) + exponent;
+                if (magnitude > 0) return bad("number out of range");
+            }
         }
         return true;
     }
