@@ -564,8 +564,8 @@ struct SummaryRequest {
 
 /// What the application's summariser returns.
 struct SummaryResult {
-    std::string summary;
-    std::optional<Usage> usage;  ///< the summarising call's usage, counted in the session's stats
+    std::string summary{};
+    std::optional<Usage> usage{};  ///< the summarising call's usage, counted in the session's stats
 };
 
 /// A callable that summarises: takes the request and returns a SummaryResult, or a

@@ -29,8 +29,8 @@ using EntryProjector = std::function<std::vector<AgentMessage>(
 /// How a context is built: extra entry transforms (applied in order), projectors for custom
 /// entries by custom_type, and whether the list must be ready to send as it is.
 struct ContextBuildOptions {
-    std::vector<EntryTransform> entry_transforms;
-    std::map<std::string, EntryProjector, std::less<>> entry_projectors;
+    std::vector<EntryTransform> entry_transforms{};
+    std::map<std::string, EntryProjector, std::less<>> entry_projectors{};
     /// Also drop the tool calls of the trailing assistant message that have no result (a tool
     /// still running, or a crash while it ran): providers reject a request whose tool calls are
     /// unanswered. Only the end of the list is touched; see build_session_context.

@@ -172,12 +172,12 @@ inline const AgentMessage* message_of(const SessionTreeEntry& entry) noexcept {
 struct SessionHeader {
     static constexpr std::string_view type = "session";
     int version = 3;                            ///< format version (pi v1 files carry none: 1)
-    std::string id;                             ///< the session id
-    std::string timestamp;                      ///< creation time, ISO 8601 UTC
-    std::string cwd;                            ///< the working directory of the agent
-    std::optional<std::string> parent_session;  ///< what it was forked from
+    std::string id{};                             ///< the session id
+    std::string timestamp{};                      ///< creation time, ISO 8601 UTC
+    std::string cwd{};                            ///< the working directory of the agent
+    std::optional<std::string> parent_session{};  ///< what it was forked from
     Json metadata = Json::object();             ///< application metadata (an object)
-    Json extra;                                 ///< header fields the model does not know
+    Json extra{};                                 ///< header fields the model does not know
 };
 
 /// The design document calls the header the session's metadata.

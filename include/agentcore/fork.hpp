@@ -21,11 +21,11 @@ enum class ForkPosition {
 
 /// What to fork and how to describe the new session.
 struct ForkOptions {
-    std::optional<std::string> entry_id;  ///< none or empty: the whole tree
+    std::optional<std::string> entry_id{};  ///< none or empty: the whole tree
     ForkPosition position = ForkPosition::before;
-    std::optional<std::string> session_id;  ///< the new session's id (default: a UUIDv7)
-    std::optional<std::string> cwd;         ///< default: the source's
-    std::optional<Json> metadata;           ///< default: the source's
+    std::optional<std::string> session_id{};  ///< the new session's id (default: a UUIDv7)
+    std::optional<std::string> cwd{};         ///< default: the source's
+    std::optional<Json> metadata{};           ///< default: the source's
 };
 
 /// The entries a fork copies (SPEC §4.9): every entry when no target is given; otherwise the

@@ -20,15 +20,15 @@ namespace agentcore {
 
 /// How to create a session.
 struct CreateOptions {
-    std::optional<std::string> id;  ///< default: a UUIDv7; must be a valid session id
-    std::string cwd;
+    std::optional<std::string> id{};  ///< default: a UUIDv7; must be a valid session id
+    std::string cwd{};
     Json metadata = Json::object();
-    std::optional<std::string> parent_session;
+    std::optional<std::string> parent_session{};
 };
 
 /// Which sessions list returns.
 struct ListOptions {
-    std::optional<std::string> cwd;  ///< only sessions of this working directory
+    std::optional<std::string> cwd{};  ///< only sessions of this working directory
 };
 
 /// A repository of in-memory sessions; sessions opened from it share their storage.

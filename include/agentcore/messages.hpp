@@ -21,35 +21,35 @@ namespace agentcore {
 
 /// A piece of text.
 struct TextContent {
-    std::string text;
-    Json extra;
+    std::string text{};
+    Json extra{};
 };
 
 /// An image, base64 encoded.
 struct ImageContent {
-    std::string data;
-    std::string mime_type;
-    Json extra;
+    std::string data{};
+    std::string mime_type{};
+    Json extra{};
 };
 
 /// A model's reasoning text.
 struct ThinkingContent {
-    std::string thinking;
-    Json extra;  ///< e.g. provider signatures, `redacted`
+    std::string thinking{};
+    Json extra{};  ///< e.g. provider signatures, `redacted`
 };
 
 /// A tool call made by the assistant.
 struct ToolCallContent {
-    std::string id;
-    std::string name;
+    std::string id{};
+    std::string name{};
     Json arguments = Json::object();  ///< a JSON object
-    Json extra;
+    Json extra{};
 };
 
 /// A block of a type this library does not know; kept as written.
 struct OpaqueContent {
-    std::string type;
-    Json raw;  ///< the whole block as read
+    std::string type{};
+    Json raw{};  ///< the whole block as read
 };
 
 /// One block of message content.
@@ -69,7 +69,7 @@ struct Cost {
     double cache_read = 0;
     double cache_write = 0;
     double total = 0;
-    Json extra;
+    Json extra{};
 };
 
 /// Token counts and cost of one model call (or of a summary).
@@ -79,8 +79,8 @@ struct Usage {
     std::int64_t cache_read = 0;
     std::int64_t cache_write = 0;
     std::int64_t total_tokens = 0;
-    Cost cost;
-    Json extra;
+    Cost cost{};
+    Json extra{};
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -88,78 +88,78 @@ struct Usage {
 
 /// A message from the user.
 struct UserMessage {
-    Content content;
+    Content content{};
     std::int64_t timestamp = 0;  ///< Unix ms
-    Json extra;
+    Json extra{};
 };
 
 /// A reply of the model.
 struct AssistantMessage {
-    std::vector<ContentBlock> content;
-    std::string api;
-    std::string provider;
-    std::string model;
-    Usage usage;
+    std::vector<ContentBlock> content{};
+    std::string api{};
+    std::string provider{};
+    std::string model{};
+    Usage usage{};
     std::string stop_reason = "stop";  ///< native spelling: stop, length, tool_use, error, aborted
-    std::optional<std::string> error_message;
+    std::optional<std::string> error_message{};
     std::int64_t timestamp = 0;
-    Json extra;  ///< e.g. responseId, diagnostics
+    Json extra{};  ///< e.g. responseId, diagnostics
 };
 
 /// The result of a tool call.
 struct ToolResultMessage {
-    std::string tool_call_id;
-    std::string tool_name;
-    std::vector<ContentBlock> content;
-    Json details;  ///< null when absent
+    std::string tool_call_id{};
+    std::string tool_name{};
+    std::vector<ContentBlock> content{};
+    Json details{};  ///< null when absent
     bool is_error = false;
     std::int64_t timestamp = 0;
-    Json extra;
+    Json extra{};
 };
 
 /// A shell command the user ran directly.
 struct BashExecutionMessage {
-    std::string command;
-    std::string output;
-    std::optional<std::int64_t> exit_code;
+    std::string command{};
+    std::string output{};
+    std::optional<std::int64_t> exit_code{};
     bool cancelled = false;
     bool truncated = false;
-    std::optional<std::string> full_output_path;
-    std::optional<bool> exclude_from_context;
+    std::optional<std::string> full_output_path{};
+    std::optional<bool> exclude_from_context{};
     std::int64_t timestamp = 0;
-    Json extra;
+    Json extra{};
 };
 
 /// A message injected by the application or an extension.
 struct CustomMessage {
-    std::string custom_type;
-    Content content;
+    std::string custom_type{};
+    Content content{};
     bool display = false;
-    Json details;  ///< null when absent
+    Json details{};  ///< null when absent
     std::int64_t timestamp = 0;
-    Json extra;
+    Json extra{};
 };
 
 /// The summary of a branch the conversation came back from.
 struct BranchSummaryMessage {
-    std::string summary;
-    std::string from_id;
+    std::string summary{};
+    std::string from_id{};
     std::int64_t timestamp = 0;
-    Json extra;
+    Json extra{};
 };
 
 /// The summary that replaces compacted history.
 struct CompactionSummaryMessage {
-    std::string summary;
+    std::string summary{};
     std::int64_t tokens_before = 0;
     std::int64_t timestamp = 0;
-    Json extra;
+    Json extra{};
 };
 
 /// A message of a role this library does not know; kept and written back unchanged.
 struct OpaqueMessage {
-    std::string role;
-    Json raw;  ///< the whole message as read
+    std::string role{};
+    Json raw{};  ///< the whole message as read
 };
 
 /// Any message of the conversation.

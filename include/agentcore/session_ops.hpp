@@ -50,9 +50,9 @@ private:
 
 /// The inputs of a branch summary written by move_to.
 struct BranchSummaryInput {
-    std::string summary;
-    Json details;  ///< null when absent
-    std::optional<Usage> usage;
+    std::string summary{};
+    Json details{};  ///< null when absent
+    std::optional<Usage> usage{};
     bool from_hook = false;
 };
 

@@ -1,0 +1,67 @@
+# Compiles every C++ snippet of README.md warning-free, as a user would write it into a project
+# of their own (run by the packaging.readme_snippets test, so a snippet cannot drift from the API).
+# A snippet with `int main(` is compiled as it is. Any other snippet becomes the body of a
+# function, with its #include lines above it, `using namespace agentcore;` and the names the
+# README leaves to the reader in scope: `path` (a session file), `session` (an open JSONL session),
+# `settings` (compaction settings) and `my_llm` (a function that returns a summary).
+# Usage: cmake -DREADME=<README.md> -DWORK=<scratch> -DCOMPILER=<c++> -DINCLUDES=<dir;dir>
+#              -P readme_snippets.cmake
+file(REMOVE_RECURSE ${WORK})
+file(MAKE_DIRECTORY ${WORK})
+file(STRINGS ${README} _lines)
+set(_flags -std=c++20 -Wall -Wextra -Wpedantic -Werror -fsyntax-only)
+foreach(_dir IN LISTS INCLUDES)
+    list(APPEND _flags -I${_dir})
+endforeach()
+
+set(_prelude_head "#include <agentcore/session.hpp>\n#include <iostream>\n#include <string>\n")
+set(_prelude_body
+"[[maybe_unused]] static std::string my_llm(const std::string& text) { return text.substr(0, 10); }\n\
+[[maybe_unused]] static void snippet([[maybe_unused]] const std::string& path,\n\
+    [[maybe_unused]] agentcore::Session<agentcore::JsonlSessionStorage>& session,\n\
+    [[maybe_unused]] const agentcore::CompactionSettings& settings) {\n\
+    using namespace agentcore;\n\
+    {\n")
+
+set(_in_block FALSE)
+set(_count 0)
+set(_failures "")
+foreach(_line IN LISTS _lines)
+    if(NOT _in_block)
+        if(_line STREQUAL "```cpp")
+            set(_in_block TRUE)
+            set(_includes "")
+            set(_body "")
+            math(EXPR _count "${_count} + 1")
+            math(EXPR _line_no "0")
+        endif()
+        continue()
+    endif()
+    if(NOT _line STREQUAL "```")
+        if(_line MATCHES "^#include")
+            string(APPEND _includes "${_line}\n")
+        else()
+            string(APPEND _body "${_line}\n")
+        endif()
+        continue()
+    endif()
+    set(_in_block FALSE)
+    set(_source ${WORK}/snippet_${_count}.cpp)
+    if(_body MATCHES "int main\\(")
+        file(WRITE ${_source} "${_includes}${_body}")
+    else()
+        file(WRITE ${_source} "${_prelude_head}${_includes}${_prelude_body}${_body}    }\n}\n")
+    endif()
+    execute_process(COMMAND ${COMPILER} ${_flags} ${_source}
+                    RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+    if(NOT _rc EQUAL 0)
+        string(APPEND _failures "README.md's C++ snippet ${_count} (${_source}):\n${_out}${_err}\n")
+    endif()
+endforeach()
+if(_count EQUAL 0)
+    message(FATAL_ERROR "README.md has no ```cpp snippet")
+endif()
+if(_failures)
+    message(FATAL_ERROR "${_failures}")
+endif()
+message(STATUS "README.md: ${_count} C++ snippets compile with ${_flags}")
