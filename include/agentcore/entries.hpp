@@ -168,6 +168,25 @@ inline const AgentMessage* message_of(const SessionTreeEntry& entry) noexcept {
     return m ? &m->message : nullptr;
 }
 
+/// An entry as one of the entry types, or the message of a message entry as one of the message
+/// types; null when it is not one. Example: `if (auto* c = entry_as<CompactionEntry>(*e))`,
+/// `if (auto* reply = entry_as<AssistantMessage>(*e))`.
+template <class T>
+const T* entry_as(const SessionTreeEntry& entry) noexcept {
+    if constexpr (std::is_constructible_v<AgentMessage, T> && !std::is_base_of_v<EntryBase, T>) {
+        const AgentMessage* m = message_of(entry);
+        return m ? std::get_if<T>(m) : nullptr;
+    } else {
+        return std::get_if<T>(&entry);
+    }
+}
+
+/// entry_as over a handle; null for a null handle.
+template <class T>
+const T* entry_as(const EntryHandle& entry) noexcept {
+    return entry ? entry_as<T>(*entry) : nullptr;
+}
+
 /// The first line of a session file; describes the session (its metadata).
 struct SessionHeader {
     static constexpr std::string_view type = "session";

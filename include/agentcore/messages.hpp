@@ -199,9 +199,138 @@ inline std::int64_t timestamp_of(const AgentMessage& message) noexcept {
         message);
 }
 
-/// Convenience: a user message with plain string content.
-inline AgentMessage user_text(std::string text, std::int64_t timestamp = 0) {
+// ---------------------------------------------------------------------------------------------
+// Builders and accessors
+//
+// A message whose timestamp is 0 (the builders' default) is stamped by append_message with the
+// session's clock: the same time as the entry that holds it.
+
+/// A user message with plain string content.
+///
+/// Example: `append_message(session, user_text("What is in main.cpp?"));`
+inline UserMessage user_text(std::string text, std::int64_t timestamp = 0) {
     return UserMessage{std::move(text), timestamp, {}};
+}
+
+/// A user message with content blocks (text and images).
+inline UserMessage user_blocks(std::vector<ContentBlock> blocks, std::int64_t timestamp = 0) {
+    return UserMessage{std::move(blocks), timestamp, {}};
+}
+
+/// A tool call block: the call's id (the provider's), the tool's name, its arguments (a JSON
+/// object).
+inline ToolCallContent tool_call(std::string id, std::string name, Json arguments = Json::object()) {
+    return ToolCallContent{std::move(id), std::move(name), std::move(arguments), {}};
+}
+
+/// What assistant_reply puts into an assistant message; every field may be left out.
+///
+/// Example: `assistant_reply({.text = "Let me look.", .tool_calls = {tool_call("c1", "ls")},
+/// .model = "claude-sonnet-4-5"})`
+struct AssistantReply {
+    std::string thinking{};                     ///< a thinking block (first) when not empty
+    std::string text{};                         ///< a text block when not empty
+    std::vector<ToolCallContent> tool_calls{};  ///< tool call blocks, after the text
+    std::string provider{};
+    std::string model{};
+    std::string api{};
+    Usage usage{};
+    /// Default: "tool_use" when there are tool calls, else "stop".
+    std::optional<std::string> stop_reason{};
+    std::int64_t timestamp = 0;  ///< 0: the session's clock at append
+};
+
+/// An assistant message: thinking, text and tool calls in that order, the model that wrote it.
+inline AssistantMessage assistant_reply(AssistantReply reply) {
+    AssistantMessage m;
+    if (!reply.thinking.empty()) m.content.emplace_back(ThinkingContent{std::move(reply.thinking), {}});
+    if (!reply.text.empty()) m.content.emplace_back(TextContent{std::move(reply.text), {}});
+    for (auto& call : reply.tool_calls) m.content.emplace_back(std::move(call));
+    m.api = std::move(reply.api);
+    m.provider = std::move(reply.provider);
+    m.model = std::move(reply.model);
+    m.usage = std::move(reply.usage);
+    m.stop_reason = reply.stop_reason ? std::move(*reply.stop_reason)
+                                      : std::string(reply.tool_calls.empty() ? "stop" : "tool_use");
+    m.timestamp = reply.timestamp;
+    return m;
+}
+
+/// An assistant message with one text block.
+inline AssistantMessage assistant_text(std::string text) {
+    AssistantReply reply;
+    reply.text = std::move(text);
+    return assistant_reply(std::move(reply));
+}
+
+/// The result of a tool call: its id and tool name are the call's, its content one text block.
+///
+/// Example: `append_message(session, tool_result(call, run(call)));`
+inline ToolResultMessage tool_result(const ToolCallContent& call, std::string text, bool is_error = false) {
+    ToolResultMessage m;
+    m.tool_call_id = call.id;
+    m.tool_name = call.name;
+    m.content.emplace_back(TextContent{std::move(text), {}});
+    m.is_error = is_error;
+    return m;
+}
+
+/// The result of a tool call with content blocks (text and images).
+inline ToolResultMessage tool_result(const ToolCallContent& call, std::vector<ContentBlock> content,
+                                     bool is_error = false) {
+    ToolResultMessage m;
+    m.tool_call_id = call.id;
+    m.tool_name = call.name;
+    m.content = std::move(content);
+    m.is_error = is_error;
+    return m;
+}
+
+/// The text of a message: the text blocks (or the string content) of user, assistant, tool
+/// result and custom messages, joined as they are; the summary of a summary message; empty for
+/// bash executions and opaque messages. Thinking, images and tool calls are not text.
+inline std::string text_of(const AgentMessage& message);
+
+namespace detail {
+inline std::string text_blocks_joined(const std::vector<ContentBlock>& blocks) {
+    std::string out;
+    for (const auto& b : blocks)
+        if (const auto* t = std::get_if<TextContent>(&b)) out += t->text;
+    return out;
+}
+inline std::string content_text_joined(const Content& c) {
+    if (const auto* s = std::get_if<std::string>(&c)) return *s;
+    return text_blocks_joined(std::get<std::vector<ContentBlock>>(c));
+}
+}  // namespace detail
+
+/// The text of an assistant message (see text_of(const AgentMessage&)).
+inline std::string text_of(const AssistantMessage& message) { return detail::text_blocks_joined(message.content); }
+
+inline std::string text_of(const AgentMessage& message) {
+    auto blocks_text = detail::text_blocks_joined;
+    auto content_text = detail::content_text_joined;
+    if (const auto* u = std::get_if<UserMessage>(&message)) return content_text(u->content);
+    if (const auto* a = std::get_if<AssistantMessage>(&message)) return blocks_text(a->content);
+    if (const auto* t = std::get_if<ToolResultMessage>(&message)) return blocks_text(t->content);
+    if (const auto* c = std::get_if<CustomMessage>(&message)) return content_text(c->content);
+    if (const auto* b = std::get_if<BranchSummaryMessage>(&message)) return b->summary;
+    if (const auto* s = std::get_if<CompactionSummaryMessage>(&message)) return s->summary;
+    return {};
+}
+
+/// The tool calls of an assistant message, in order (none for any other message).
+///
+/// Example: `for (const ToolCallContent& call : tool_calls_of(reply)) ...`
+inline std::vector<ToolCallContent> tool_calls_of(const AssistantMessage& message) {
+    std::vector<ToolCallContent> out;
+    for (const auto& b : message.content)
+        if (const auto* c = std::get_if<ToolCallContent>(&b)) out.push_back(*c);
+    return out;
+}
+inline std::vector<ToolCallContent> tool_calls_of(const AgentMessage& message) {
+    const auto* a = std::get_if<AssistantMessage>(&message);
+    return a ? tool_calls_of(*a) : std::vector<ToolCallContent>{};
 }
 
 }  // namespace agentcore

@@ -121,10 +121,23 @@ void append_entry(Session<S>& session, SessionTreeEntry entry) {
     session.storage().append_entry(std::move(entry));
 }
 
-/// Appends a message as a child of the leaf; returns the new entry's id.
+/// Appends a message as a child of the leaf; returns the new entry's id. A message whose
+/// timestamp is 0 (the builders' default: user_text, assistant_reply, tool_result) gets the
+/// session's clock, the same time as its entry.
 template <SessionStorage S>
 std::string append_message(Session<S>& session, AgentMessage message) {
-    auto e = detail::new_entry<MessageEntry>(session);
+    auto& storage = session.storage();
+    MessageEntry e;
+    e.id = storage.create_entry_id();
+    e.parent_id = storage.get_leaf_id();
+    const std::int64_t now = storage.environment().now_ms();
+    e.timestamp = format_timestamp(now);
+    std::visit(
+        [now](auto& m) {
+            if constexpr (requires { m.timestamp = now; })
+                if (m.timestamp == 0) m.timestamp = now;
+        },
+        message);
     e.message = std::move(message);
     return detail::append_typed(session, std::move(e));
 }

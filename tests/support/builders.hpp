@@ -67,26 +67,8 @@ inline MemorySession memory_session(std::uint64_t seed = 1) {
     return MemorySession(InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, seed)));
 }
 
-/// The text of a message, for compact assertions: user/assistant text, summaries, tool results.
-inline std::string text_of(const AgentMessage& m) {
-    auto blocks_text = [](const std::vector<ContentBlock>& blocks) {
-        std::string out;
-        for (const auto& b : blocks)
-            if (const auto* t = std::get_if<TextContent>(&b)) out += t->text;
-        return out;
-    };
-    auto content_text = [&](const Content& c) {
-        if (const auto* s = std::get_if<std::string>(&c)) return *s;
-        return blocks_text(std::get<std::vector<ContentBlock>>(c));
-    };
-    if (const auto* u = std::get_if<UserMessage>(&m)) return content_text(u->content);
-    if (const auto* a = std::get_if<AssistantMessage>(&m)) return blocks_text(a->content);
-    if (const auto* t = std::get_if<ToolResultMessage>(&m)) return blocks_text(t->content);
-    if (const auto* c = std::get_if<CustomMessage>(&m)) return content_text(c->content);
-    if (const auto* b = std::get_if<BranchSummaryMessage>(&m)) return b->summary;
-    if (const auto* s = std::get_if<CompactionSummaryMessage>(&m)) return s->summary;
-    return "";
-}
+/// The text of a message, for compact assertions (the library's text_of).
+using agentcore::text_of;
 
 /// "role:text" of every message of a context, for one-line assertions.
 inline std::vector<std::string> describe(const SessionContext& context) {
