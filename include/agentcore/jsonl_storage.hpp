@@ -201,6 +201,7 @@ public:
     /// written (the partial line is cut away, memory unchanged), when the storage is read-only,
     /// or poisoned by an earlier failed sync.
     void append_entry(SessionTreeEntry entry) {
+        if (closed_) throw SessionError(ErrorCode::storage, "session file '" + path_ + "' was closed for writing");
         if (read_only_)
             throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is open read-only");
         if (poisoned_)
@@ -268,6 +269,20 @@ public:
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     [[nodiscard]] Dialect dialect() const noexcept { return dialect_; }
     [[nodiscard]] bool read_only() const noexcept { return read_only_; }
+
+    /// Ends writing while the storage (and every Session copy sharing it) stays readable: the
+    /// writer lock is released at once, so another process may open the file for writing;
+    /// appends then throw `storage`. Reads go on from what this storage indexed. Closing again,
+    /// or closing a read-only storage, does nothing. Throws `storage` when the unlock fails (the
+    /// storage is closed for writing all the same).
+    void close() {
+        if (read_only_ || closed_) return;
+        closed_ = true;
+        read_only_ = true;
+        if (ops_->flock(fd_.get(), LOCK_UN) != 0) throw detail::io_error("unlocking", path_, errno);
+    }
+    /// True after close().
+    [[nodiscard]] bool closed() const noexcept { return closed_; }
     /// True after a failed sync: appends throw `storage` until the file is opened again.
     [[nodiscard]] bool poisoned() const noexcept { return poisoned_; }
     /// The file's size as this storage knows it (what it read plus what it appended).
@@ -612,6 +627,7 @@ private:
     const detail::FileOps* ops_;
     bool read_only_ = false;
     bool poisoned_ = false;
+    bool closed_ = false;
     bool torn_tail_ = false;
     Dialect dialect_ = Dialect::native;
     detail::FileHandle fd_;

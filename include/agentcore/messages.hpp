@@ -96,11 +96,12 @@ struct UserMessage {
 /// A reply of the model.
 struct AssistantMessage {
     std::vector<ContentBlock> content{};
-    std::string api{};
+    std::string api{};  ///< empty: unknown, not written
     std::string provider{};
     std::string model{};
     Usage usage{};
     std::string stop_reason = "stop";  ///< native spelling: stop, length, tool_use, error, aborted
+                                       ///< (stop_reasons); other values do not encode
     std::optional<std::string> error_message{};
     std::int64_t timestamp = 0;
     Json extra{};  ///< e.g. responseId, diagnostics
@@ -182,6 +183,29 @@ inline std::string_view role_of(const AgentMessage& message) noexcept {
             else return m.role;
         },
         message);
+}
+
+/// The role of a message as the dialect spells it: native "tool_result", pi "toolResult", ...;
+/// the opaque role as it was read.
+inline std::string_view role_of(const AgentMessage& message, Dialect dialect) noexcept {
+    const std::string_view native = role_of(message);
+    if (dialect == Dialect::native || std::holds_alternative<OpaqueMessage>(message)) return native;
+    if (native == "tool_result") return "toolResult";
+    if (native == "bash_execution") return "bashExecution";
+    if (native == "branch_summary") return "branchSummary";
+    if (native == "compaction_summary") return "compactionSummary";
+    return native;
+}
+
+/// The stop reasons of SPEC §2.2 in the native spelling (pi spells tool_use "toolUse"; the codec
+/// translates).
+inline constexpr std::string_view stop_reasons[] = {"stop", "length", "tool_use", "error", "aborted"};
+
+/// True when `reason` is one of stop_reasons (native spelling).
+constexpr bool is_known_stop_reason(std::string_view reason) noexcept {
+    for (std::string_view known : stop_reasons)
+        if (known == reason) return true;
+    return false;
 }
 
 /// The timestamp of a message in Unix ms (0 for an opaque message without a numeric one).

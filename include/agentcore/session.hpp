@@ -2,11 +2,15 @@
 // agentcore: an AI agent's conversation as a tree of entries — stored, branched, forked,
 // compacted, and turned into the context an application sends to its LLM.
 //
-// The umbrella header: includes only.
+// The umbrella header: includes only. It includes every public header (they need nothing but
+// nlohmann/json and the C++ and POSIX headers), so that one include serves every example of the
+// README.
 
 #include <agentcore/branch_summary.hpp>
+#include <agentcore/codec.hpp>
 #include <agentcore/compaction.hpp>
 #include <agentcore/context.hpp>
+#include <agentcore/convert.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -17,6 +21,7 @@
 #include <agentcore/memory_repo.hpp>
 #include <agentcore/memory_storage.hpp>
 #include <agentcore/messages.hpp>
+#include <agentcore/pi_migrate.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
 #include <agentcore/tokens.hpp>

@@ -321,4 +321,32 @@ SessionContext build_context_at(const Session<S>& session, std::optional<std::st
                                  merge_context_build_options(session, options));
 }
 
+/// The context of the branch that ends at `leaf`, as get_leaf_id returns it (none: empty context).
+template <SessionStorage S>
+SessionContext build_context_at(const Session<S>& session, const std::optional<std::string>& leaf,
+                                const ContextBuildOptions& options = {}) {
+    return build_context_at(session, leaf ? std::optional<std::string_view>(*leaf) : std::nullopt, options);
+}
+
+/// The context of the branch that ends at the entry `leaf`.
+template <SessionStorage S>
+SessionContext build_context_at(const Session<S>& session, const std::string& leaf,
+                                const ContextBuildOptions& options = {}) {
+    return build_context_at(session, std::optional<std::string_view>(leaf), options);
+}
+
+/// No leaf: the empty context.
+template <SessionStorage S>
+SessionContext build_context_at(const Session<S>& session, std::nullopt_t,
+                                const ContextBuildOptions& options = {}) {
+    return build_context_at(session, std::optional<std::string_view>(), options);
+}
+
+/// The context of the branch that ends at the entry `leaf`.
+template <SessionStorage S>
+SessionContext build_context_at(const Session<S>& session, const char* leaf,
+                                const ContextBuildOptions& options = {}) {
+    return build_context_at(session, std::optional<std::string_view>(leaf), options);
+}
+
 }  // namespace agentcore

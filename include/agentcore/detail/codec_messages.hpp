@@ -93,14 +93,24 @@ private:
     Json json_;
 };
 
-/// The stop reason as the model keeps it (native spelling) from the dialect's spelling.
+/// The stop reasons as the dialect spells them, for messages.
+inline std::string_view stop_reasons_spelled(Dialect d) noexcept {
+    return d == Dialect::pi ? "stop, length, toolUse, error, aborted" : "stop, length, tool_use, error, aborted";
+}
+
+/// The stop reason as the model keeps it (native spelling) from the dialect's spelling; a value
+/// outside SPEC §2.2's set (or spelled as the other dialect spells it) is an empty string.
 inline std::string stop_reason_from_wire(std::string value, Dialect d) {
     if (d == Dialect::pi && value == "toolUse") return "tool_use";
+    if (value == "tool_use" ? d == Dialect::pi : !is_known_stop_reason(value)) return {};
     return value;
 }
 
-/// The dialect's spelling of a stop reason. Values the library does not know pass unchanged.
-inline std::string_view stop_reason_to_wire(std::string_view value, Dialect d) noexcept {
+/// The dialect's spelling of a stop reason. Throws invalid_entry for a value outside the set.
+inline std::string_view stop_reason_to_wire(std::string_view value, Dialect d) {
+    if (!is_known_stop_reason(value))
+        throw SessionError(ErrorCode::invalid_entry,
+                           "assistant message: stop_reason must be one of " + std::string(stop_reasons_spelled(Dialect::native)));
     if (d == Dialect::pi && value == "tool_use") return "toolUse";
     return value;
 }
@@ -234,12 +244,14 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
             s);
         AssistantMessage m;
         m.content = read_blocks(s[1], d, ctx, path / "content");
-        m.api = take_string(s[2], ctx, path / "api");
+        m.api = take_optional_string(s[2], ctx, path / "api").value_or(std::string());
         m.provider = take_string(s[3], ctx, path / "provider");
         m.model = take_string(s[4], ctx, path / "model");
         if (s[5] == nullptr) ctx.missing(path / "usage");
         m.usage = read_usage(*s[5], d, ctx, path / "usage");
         m.stop_reason = stop_reason_from_wire(take_string(s[6], ctx, path / keys::stop_reason(d)), d);
+        if (m.stop_reason.empty())
+            ctx.fail(path / keys::stop_reason(d), "not one of " + std::string(stop_reasons_spelled(d)));
         m.error_message = take_optional_string(s[7], ctx, path / keys::error_message(d));
         m.timestamp = read_int(s[8], ctx, path / "timestamp");
         m.extra = std::move(extra);
@@ -425,7 +437,7 @@ inline Json write_message(const AgentMessage& message, Dialect d) {
                 } else if constexpr (std::is_same_v<T, AssistantMessage>) {
                     o.add("role", "assistant");
                     o.add("content", write_blocks(m.content, d));
-                    o.add("api", m.api);
+                    if (!m.api.empty()) o.add("api", m.api);
                     o.add("provider", m.provider);
                     o.add("model", m.model);
                     o.add("usage", write_usage(m.usage, d));
