@@ -68,7 +68,7 @@ inline LoadedSession load_session_file(const std::string& path,
         try {
             loaded.storage.append_entry(entry_from_json(std::move(lines.entries[i]), dialect));
         } catch (const SessionError& e) {
-            throw SessionError(e.code(), where + e.what());
+            throw e.wrapped(where, ErrorLocation{.file = path, .line = lines.line_numbers[i]});
         }
     }
     return loaded;

@@ -197,7 +197,8 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
     std::string id = options.id ? *options.id : make_uuid_v7(so.environment);
     check_session_id(id);
     if (repo.find_path(id))
-        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
+                           ErrorLocation{.session = id});
     const auto& ops = detail::ops_or_real(so.file_ops);
     detail::prepare_session_folder(repo, ops, options.cwd);
     SessionHeader header;
@@ -215,14 +216,16 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
 /// invalid_session; another writer: locked.
 inline JsonlSessionRepo::session_type open(JsonlSessionRepo& repo, std::string_view id) {
     auto path = repo.find_path(id);
-    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
+    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
+                           ErrorLocation{.session = std::string(id)});
     return detail::make_session(JsonlSessionStorage::open(std::move(*path), repo.options()));
 }
 
 /// Opens a session for reading only: no lock, the file is never changed.
 inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo, std::string_view id) {
     auto path = repo.find_path(id);
-    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
+    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
+                           ErrorLocation{.session = std::string(id)});
     return detail::make_session(JsonlSessionStorage::open_read_only(std::move(*path), repo.options()));
 }
 
@@ -240,10 +243,8 @@ inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options
             try {
                 listing.header = decode_header(line, &listing.dialect);
             } catch (const SessionError& e) {
-                std::string_view what = e.what();
-                const auto close = what.find("] ");
-                throw SessionError(ErrorCode::invalid_session,
-                                   "'" + path + "' line 1: " + std::string(what.substr(close + 2)));
+                throw SessionError(ErrorCode::invalid_session, "'" + path + "' line 1: " + std::string(e.detail()),
+                                   e.location().merged(ErrorLocation{.file = path, .line = 1}));
             }
             if (options.cwd && listing.header.cwd != *options.cwd) return;
             listing.path = path;
@@ -293,13 +294,15 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
     if (options.session_id) check_session_id(*options.session_id);
     auto source_path = repo.find_path(source_id);
     if (!source_path)
-        throw SessionError(ErrorCode::not_found, "session '" + std::string(source_id) + "' not found");
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(source_id) + "' not found",
+                           ErrorLocation{.session = std::string(source_id)});
     JsonlStorageOptions so = repo.options();
     const JsonlSessionStorage source = JsonlSessionStorage::open_read_only(*source_path, so);
     auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
     std::string id = options.session_id ? *options.session_id : make_uuid_v7(so.environment);
     check_session_id(id);
-    if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+    if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
+                           ErrorLocation{.session = id});
     const SessionHeader& from = source.metadata();
     SessionHeader header;
     header.id = id;

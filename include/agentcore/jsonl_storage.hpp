@@ -328,16 +328,14 @@ private:
           ops_(&detail::ops_or_real(options_.file_ops)),
           read_only_(read_only) {}
 
-    [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason) const {
-        throw SessionError(code, "'" + path_ + "' line " + std::to_string(line) + ": " + std::string(reason));
+    [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason,
+                                const ErrorLocation& inner = {}) const {
+        throw SessionError(code, "'" + path_ + "' line " + std::to_string(line) + ": " + std::string(reason),
+                           inner.merged(ErrorLocation{.file = path_, .line = line}));
     }
 
     // The detail of a library error, without its "[agentcore.<code>] " prefix.
-    static std::string detail_of(const SessionError& e) {
-        std::string_view what = e.what();
-        const auto close = what.find("] ");
-        return std::string(close == std::string_view::npos ? what : what.substr(close + 2));
-    }
+    static std::string detail_of(const SessionError& e) { return std::string(e.detail()); }
 
     // Cuts a failed append away again; when even that fails, the file's end is unknown and the
     // storage refuses further appends.
@@ -357,7 +355,7 @@ private:
         try {
             handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
         } catch (const SessionError& e) {
-            fail_line(e.code(), slot.line, detail_of(e));
+            fail_line(e.code(), slot.line, detail_of(e), e.location());
         }
         slot.cache = handle;
         hold_decoded(pos, handle);
@@ -509,7 +507,7 @@ private:
         try {
             header_ = decode_header(header_text, &dialect_);
         } catch (const SessionError& e) {
-            fail_line(ErrorCode::invalid_session, 1, detail_of(e));
+            fail_line(ErrorCode::invalid_session, 1, detail_of(e), e.location());
         }
         if (header_.version != current_session_version)
             fail_line(ErrorCode::invalid_session, 1,

@@ -58,7 +58,8 @@ inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo, Creat
     std::string id = options.id ? *options.id : make_uuid_v7(repo.environment_);
     check_session_id(id);
     if (repo.sessions_.count(id) != 0)
-        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
+                           ErrorLocation{.session = id});
     SessionHeader header;
     header.id = id;
     header.timestamp = format_timestamp(repo.environment_.now_ms());
@@ -74,7 +75,8 @@ inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo, Creat
 inline InMemorySessionRepo::session_type open(InMemorySessionRepo& repo, std::string_view id) {
     auto it = repo.sessions_.find(id);
     if (it == repo.sessions_.end())
-        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
+                           ErrorLocation{.session = std::string(id)});
     return InMemorySessionRepo::session_type(it->second);
 }
 
@@ -106,7 +108,8 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
     std::string id = options.session_id ? *options.session_id : make_uuid_v7(repo.environment_);
     check_session_id(id);
     if (repo.sessions_.count(id) != 0)
-        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
+                           ErrorLocation{.session = id});
     SessionHeader header;
     header.id = id;
     header.timestamp = format_timestamp(repo.environment_.now_ms());

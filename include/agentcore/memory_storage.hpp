@@ -39,7 +39,8 @@ public:
     /// Throws not_found for an unknown target.
     void set_leaf_id(std::optional<std::string> target) {
         if (target && !index_.contains(*target))
-            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
+            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found",
+                               ErrorLocation{.entry_id = *target});
         LeafEntry leaf;
         leaf.id = create_entry_id();
         leaf.parent_id = index_.leaf();

@@ -445,7 +445,8 @@ inline UpgradeResult upgrade_file(const std::string& path, const Environment& en
         try {
             check.append_entry(entry_from_json(lines.entries[i], dialect));
         } catch (const SessionError& e) {
-            throw SessionError(e.code(), path + ":" + std::to_string(lines.line_numbers[i]) + ": " + e.what());
+            throw e.wrapped(path + ":" + std::to_string(lines.line_numbers[i]) + ": ",
+                            ErrorLocation{.file = path, .line = lines.line_numbers[i]});
         }
     }
     UpgradeResult result;

@@ -79,7 +79,8 @@ std::string append_typed(Session<S>& session, E entry) {
 template <SessionStorage S>
 void require_entry(const Session<S>& session, std::string_view id) {
     if (!session.storage().get_entry(id))
-        throw SessionError(ErrorCode::not_found, "entry '" + std::string(id) + "' not found");
+        throw SessionError(ErrorCode::not_found, "entry '" + std::string(id) + "' not found",
+                           ErrorLocation{.entry_id = std::string(id)});
 }
 
 }  // namespace detail

@@ -108,7 +108,8 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
     if (!start) return path;
     EntryHandle current = lookup(*start);
     if (!current)
-        throw SessionError(ErrorCode::not_found, "entry '" + std::string(*start) + "' not found");
+        throw SessionError(ErrorCode::not_found, "entry '" + std::string(*start) + "' not found",
+                           ErrorLocation{.entry_id = std::string(*start)});
     std::unordered_set<std::string> stop_at;
     while (current) {
         if (path.size() >= bound)

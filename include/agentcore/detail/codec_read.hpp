@@ -76,7 +76,9 @@ struct ReadContext {
             msg += "': ";
         }
         msg += problem;
-        throw SessionError(code, msg);
+        ErrorLocation where;
+        if (entry_id != nullptr) where.entry_id = *entry_id;
+        throw SessionError(code, msg, std::move(where));
     }
 
     [[noreturn]] void expected(const FieldPath& path, std::string_view what, const Json& got) const {

@@ -48,16 +48,19 @@ public:
                                                              "' has an empty id");
         if (contains(base.id))
             throw SessionError(ErrorCode::already_exists,
-                               "entry id '" + base.id + "' already exists in the session");
+                               "entry id '" + base.id + "' already exists in the session",
+                               ErrorLocation{.entry_id = base.id});
         if (base.parent_id && !contains(*base.parent_id))
             throw SessionError(ErrorCode::invalid_entry, "entry '" + base.id + "' names parent '" +
                                                              *base.parent_id +
-                                                             "', which does not exist");
+                                                             "', which does not exist",
+                               ErrorLocation{.entry_id = base.id});
         if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
             if (leaf->target_id && !contains(*leaf->target_id))
                 throw SessionError(ErrorCode::invalid_entry,
                                    "leaf entry '" + base.id + "' targets '" + *leaf->target_id +
-                                       "', which does not exist");
+                                       "', which does not exist",
+                                   ErrorLocation{.entry_id = base.id});
         }
     }
 
