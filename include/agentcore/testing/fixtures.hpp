@@ -60,6 +60,7 @@
 //     auto context = build_context(fx.session);  // user, branch_summary, user
 
 #include <agentcore/context.hpp>
+#include <agentcore/detail/terminal_text.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -877,20 +878,6 @@ inline DescribedSession session_from(std::string_view description, const Fixture
 
 namespace detail {
 
-// Length of the UTF-8 sequence that starts with `lead` (1 for a stray continuation byte).
-inline std::size_t utf8_length(unsigned char lead) noexcept {
-    if (lead >= 0xF0) return 4;
-    if (lead >= 0xE0) return 3;
-    if (lead >= 0xC0) return 2;
-    return 1;
-}
-
-// True for a C1 control (U+0080..U+009F), encoded C2 80..C2 9F.
-inline bool is_c1(std::string_view seq) noexcept {
-    return seq.size() == 2 && static_cast<unsigned char>(seq[0]) == 0xC2 &&
-           static_cast<unsigned char>(seq[1]) < 0xA0;
-}
-
 inline std::string compact_json(const Json& value) {
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -999,48 +986,11 @@ inline std::string entry_text(const SessionTreeEntry& entry) {
 /// `text` on one line: whitespace runs become one space, control characters (C0, DEL, C1) are
 /// dropped, and at most `max_chars` code points are kept ("…" marks a cut).
 inline std::string one_line(std::string_view text, std::size_t max_chars) {
-    std::string out;
-    std::size_t chars = 0;
-    bool pending_space = false;
-    for (std::size_t i = 0; i < text.size();) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        const std::size_t len = std::min(detail::utf8_length(lead), text.size() - i);
-        const std::string_view seq = text.substr(i, len);
-        i += len;
-        if (lead == ' ' || lead == '\n' || lead == '\t' || lead == '\r') {
-            pending_space = !out.empty();
-            continue;
-        }
-        if (lead < 0x20 || lead == 0x7F || detail::is_c1(seq)) continue;
-        if (chars + (pending_space ? 1 : 0) + 1 > max_chars) {
-            out += "…";
-            return out;
-        }
-        if (pending_space) {
-            out += ' ';
-            ++chars;
-            pending_space = false;
-        }
-        out += seq;
-        ++chars;
-    }
-    return out;
+    return agentcore::detail::one_line_text(text, max_chars);
 }
 
 /// `text` with control characters other than newline and tab dropped (for multi-line output).
-inline std::string printable(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        const std::size_t len = std::min(detail::utf8_length(lead), text.size() - i);
-        const std::string_view seq = text.substr(i, len);
-        i += len;
-        if ((lead < 0x20 && lead != '\n' && lead != '\t') || lead == 0x7F || detail::is_c1(seq)) continue;
-        out += seq;
-    }
-    return out;
-}
+inline std::string printable(std::string_view text) { return agentcore::detail::printable_text(text); }
 
 /// How long the one-line texts of the printers are, in code points (as `agentcore tree`).
 inline constexpr std::size_t preview_chars = 72;
