@@ -3,7 +3,7 @@
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
-install(TARGETS agentcore EXPORT agentcoreTargets FILE_SET HEADERS)
+install(TARGETS agentcore agentcore_testing EXPORT agentcoreTargets FILE_SET HEADERS)
 install(EXPORT agentcoreTargets NAMESPACE agentcore:: DESTINATION ${CMAKE_INSTALL_DATADIR}/agentcore/cmake)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/agentcoreConfig.cmake.in
     ${CMAKE_CURRENT_BINARY_DIR}/agentcoreConfig.cmake

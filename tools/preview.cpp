@@ -1,6 +1,7 @@
 #include "preview.hpp"
 
 #include <agentcore/codec.hpp>
+#include <agentcore/detail/terminal_text.hpp>
 
 #include <type_traits>
 #include <variant>
@@ -8,20 +9,6 @@
 namespace agentcore::tool {
 
 namespace {
-
-// Length of the UTF-8 sequence that starts with `lead` (1 for a stray continuation byte).
-std::size_t sequence_length(unsigned char lead) noexcept {
-    if (lead >= 0xF0) return 4;
-    if (lead >= 0xE0) return 3;
-    if (lead >= 0xC0) return 2;
-    return 1;
-}
-
-// True for a C1 control (U+0080..U+009F), encoded C2 80..C2 9F.
-bool is_c1(std::string_view seq) noexcept {
-    return seq.size() == 2 && static_cast<unsigned char>(seq[0]) == 0xC2 &&
-           static_cast<unsigned char>(seq[1]) < 0xA0;
-}
 
 std::string arguments_text(const Json& arguments) {
     return arguments.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -123,46 +110,9 @@ std::string entry_text(const SessionTreeEntry& entry) {
 }
 
 std::string one_line(std::string_view text, std::size_t max_chars) {
-    std::string out;
-    std::size_t chars = 0;
-    bool pending_space = false;
-    for (std::size_t i = 0; i < text.size();) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        const std::size_t len = std::min(sequence_length(lead), text.size() - i);
-        const std::string_view seq = text.substr(i, len);
-        i += len;
-        if (lead == ' ' || lead == '\n' || lead == '\t' || lead == '\r') {
-            pending_space = !out.empty();
-            continue;
-        }
-        if (lead < 0x20 || lead == 0x7F || is_c1(seq)) continue;
-        if (chars + (pending_space ? 1 : 0) + 1 > max_chars) {
-            out += "…";
-            return out;
-        }
-        if (pending_space) {
-            out += ' ';
-            ++chars;
-            pending_space = false;
-        }
-        out += seq;
-        ++chars;
-    }
-    return out;
+    return detail::one_line_text(text, max_chars);
 }
 
-std::string printable(std::string_view text) {
-    std::string out;
-    out.reserve(text.size());
-    for (std::size_t i = 0; i < text.size();) {
-        const auto lead = static_cast<unsigned char>(text[i]);
-        const std::size_t len = std::min(sequence_length(lead), text.size() - i);
-        const std::string_view seq = text.substr(i, len);
-        i += len;
-        if ((lead < 0x20 && lead != '\n' && lead != '\t') || lead == 0x7F || is_c1(seq)) continue;
-        out += seq;
-    }
-    return out;
-}
+std::string printable(std::string_view text) { return detail::printable_text(text); }
 
 }  // namespace agentcore::tool
