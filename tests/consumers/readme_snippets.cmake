@@ -4,6 +4,8 @@
 # function, with its #include lines above it, `using namespace agentcore;` and the names the
 # README leaves to the reader in scope: `path` (a session file), `session` (an open JSONL session),
 # `settings` (compaction settings) and `my_llm` (a function that returns a summary).
+# A snippet that includes <agentcore/testing/catch2.hpp> is a test case: the Catch2 fixtures
+# consumer (packaging.fixtures_catch2) compiles and runs it with Catch2, so it is skipped here.
 # Usage: cmake -DREADME=<README.md> -DWORK=<scratch> -DCOMPILER=<c++> -DINCLUDES=<dir;dir>
 #              -P readme_snippets.cmake
 file(REMOVE_RECURSE ${WORK})
@@ -25,6 +27,7 @@ set(_prelude_body
 
 set(_in_block FALSE)
 set(_count 0)
+set(_skipped 0)
 set(_failures "")
 foreach(_line IN LISTS _lines)
     if(NOT _in_block)
@@ -45,6 +48,10 @@ foreach(_line IN LISTS _lines)
         continue()
     endif()
     set(_in_block FALSE)
+    if(_includes MATCHES "<agentcore/testing/catch2.hpp>")
+        math(EXPR _skipped "${_skipped} + 1")
+        continue()
+    endif()
     set(_source ${WORK}/snippet_${_count}.cpp)
     if(_body MATCHES "int main\\(")
         file(WRITE ${_source} "${_includes}${_body}")
@@ -63,4 +70,5 @@ endif()
 if(_failures)
     message(FATAL_ERROR "${_failures}")
 endif()
-message(STATUS "README.md: ${_count} C++ snippets compile with ${_flags}")
+math(EXPR _compiled "${_count} - ${_skipped}")
+message(STATUS "README.md: ${_compiled} C++ snippets compile with ${_flags} (${_skipped} Catch2 test case(s) left to packaging.fixtures_catch2)")
