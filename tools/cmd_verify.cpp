@@ -72,6 +72,7 @@ int run_verify(const VerifyOptions& options) {
 }
 
 int run_repair(const RepairOptions& options) {
+    require_regular_file(options.file);
     RepairReport report;
     try {
         report = JsonlSessionStorage::repair(options.file);
@@ -91,6 +92,7 @@ int run_repair(const RepairOptions& options) {
 }
 
 int run_convert(const ConvertOptions& options) {
+    require_regular_file(options.file);
     ConvertReport report;
     try {
         report = convert(options.file, options.to == "pi" ? Dialect::pi : Dialect::native, options.out);

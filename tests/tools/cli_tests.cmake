@@ -106,3 +106,24 @@ agentcore_cli_test(export EXIT 0 ARGS export <FIXTURES>/native.jsonl -o <WORK>/s
                    FILE_NO_REGEX "</script><img|<b>fn main|https?://")
 agentcore_cli_test(export_bad_output EXIT 2 ARGS export <FIXTURES>/native.jsonl -o <WORK>/no/such/dir/x.html
                    STDERR_REGEX "x.html: cannot write")
+
+# Special files: only regular files are sessions. A FIFO (which no writer ever opens) or a device
+# that never ends is refused at once by every command, naming the file and what it is; `ls` skips
+# and reports one inside a sessions folder and lists the rest.
+foreach(command info tree context verify repair export)
+    set(extra)
+    if(command STREQUAL "export")
+        set(extra -o <WORK>/out.html)
+    endif()
+    agentcore_cli_test(${command}_fifo EXIT 2 ARGS ${command} <FIXTURES>/fifo.jsonl ${extra}
+                       STDERR_REGEX "fifo.jsonl': not a session file: it is a FIFO")
+endforeach()
+agentcore_cli_test(convert_fifo EXIT 2 ARGS convert <FIXTURES>/fifo.jsonl --to pi -o <WORK>/out.jsonl
+                   STDERR_REGEX "fifo.jsonl': not a session file: it is a FIFO")
+agentcore_cli_test(info_dev_zero EXIT 2 ARGS info /dev/zero
+                   STDERR_REGEX "'/dev/zero': not a session file: it is a character device")
+agentcore_cli_test(tree_dev_zero EXIT 2 ARGS tree /dev/zero STDERR_REGEX "it is a character device")
+agentcore_cli_test(verify_folder EXIT 2 ARGS verify <FIXTURES>/sessions STDERR_REGEX "it is a folder")
+agentcore_cli_test(ls_special_files EXIT 1 ARGS ls <FIXTURES>/sessions-special
+                   STDOUT_REGEX "epsilon-0006.*Epsilon" NO_STDOUT_REGEX "fifo-0007|folder-0008"
+                   STDERR_REGEX "skipped '[^\n]*_fifo-0007.jsonl': not a session file: it is a FIFO.*skipped '[^\n]*_folder-0008.jsonl': not a session file: it is a folder|skipped '[^\n]*_folder-0008.jsonl': not a session file: it is a folder.*skipped '[^\n]*_fifo-0007.jsonl': not a session file: it is a FIFO")

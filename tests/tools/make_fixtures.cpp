@@ -5,9 +5,12 @@
 #include <agentcore/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -201,6 +204,19 @@ int main(int argc, char** argv) {
     write_file(broken_root + "/" + JsonlSessionRepo::folder_name("/home/dev/project") + "/" +
                    JsonlSessionRepo::file_name("2026-01-02T00:00:00.000Z", "broken-0005"),
                "{\"type\":\"session\",\"id\":42}\n");
+
+    // Special files where sessions are expected: a FIFO (no writer ever comes), and a folder and
+    // a FIFO with session names beside a real session.
+    auto make_fifo = [](const std::string& path) {
+        if (::mkfifo(path.c_str(), 0600) != 0) throw std::runtime_error("mkfifo " + path + " failed");
+    };
+    make_fifo(out + "/fifo.jsonl");
+    const std::string special_root = out + "/sessions-special";
+    write_small(special_root, "epsilon-0006", "/home/dev/project", start_ms, "Epsilon", Dialect::native);
+    const std::string special_folder = special_root + "/" + JsonlSessionRepo::folder_name("/home/dev/project") + "/";
+    make_fifo(special_folder + JsonlSessionRepo::file_name("2026-01-03T00:00:00.000Z", "fifo-0007"));
+    std::filesystem::create_directory(special_folder +
+                                      JsonlSessionRepo::file_name("2026-01-04T00:00:00.000Z", "folder-0008"));
     std::cout << "fixtures written to " << out << "\n";
     return 0;
 }
