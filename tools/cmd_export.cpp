@@ -102,6 +102,7 @@ void write_atomically(const std::string& path, std::string_view content) {
 }  // namespace
 
 int run_export(const ExportOptions& options) {
+    const OutputGuard guard = guard_output(options.file, options.out);
     return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
     std::string page(html::page_head);
     page += script_safe_json(session_data(session.storage(), file));

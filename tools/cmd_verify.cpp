@@ -93,6 +93,7 @@ int run_repair(const RepairOptions& options) {
 
 int run_convert(const ConvertOptions& options) {
     require_regular_file(options.file);
+    const OutputGuard guard = guard_output(options.file, options.out);
     ConvertReport report;
     try {
         report = convert(options.file, options.to == "pi" ? Dialect::pi : Dialect::native, options.out);

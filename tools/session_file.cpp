@@ -1,6 +1,7 @@
 #include "session_file.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -66,6 +67,33 @@ std::optional<std::string> header_line(const std::string& path) {
         if (newline != std::string_view::npos) return line;
     }
     return std::nullopt;  // longer than any header: the open reports it
+}
+
+OutputGuard::~OutputGuard() {
+    if (fd_ >= 0) ::close(fd_);
+}
+
+OutputGuard guard_output(const std::string& input, const std::string& output) {
+    struct stat out {};
+    if (::stat(output.c_str(), &out) != 0) return OutputGuard();  // a new file, or the write names why
+    struct stat in {};
+    if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
+        throw ToolError("'" + output + "': is the input file '" + input +
+                        "'; writing it would replace the session being read: choose another output");
+    if (!S_ISREG(out.st_mode)) return OutputGuard();
+    const int fd = ::open(output.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+    if (fd < 0) return OutputGuard();  // unreadable: the write names why
+    OutputGuard guard(fd);
+    int locked = 0;
+    while ((locked = ::flock(fd, LOCK_EX | LOCK_NB)) != 0 && errno == EINTR) {
+    }
+    if (locked != 0) {
+        if (errno == EWOULDBLOCK)
+            throw ToolError("'" + output + "': is a session open for writing elsewhere (locked); replacing it " +
+                            "would swap the file under its writer: choose another output or close the session");
+        throw ToolError("'" + output + "': cannot lock: " + std::strerror(errno));
+    }
+    return guard;
 }
 
 std::optional<int> header_version(const std::string& path) {

@@ -54,6 +54,32 @@ std::optional<std::string> header_line(const std::string& path);
 /// storage's open then reports why, naming the file and line). Throws ToolError like header_line.
 std::optional<int> header_version(const std::string& path);
 
+/// The writer lock of an output file that is about to be replaced, held until the guard goes
+/// out of scope (see guard_output).
+class OutputGuard {
+public:
+    OutputGuard() = default;
+    explicit OutputGuard(int fd) noexcept : fd_(fd) {}
+    OutputGuard(OutputGuard&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    OutputGuard& operator=(OutputGuard&&) = delete;
+    OutputGuard(const OutputGuard&) = delete;
+    OutputGuard& operator=(const OutputGuard&) = delete;
+    ~OutputGuard();
+
+private:
+    int fd_ = -1;
+};
+
+/// Checks that a command reading `input` may replace `output`, and throws ToolError when not:
+/// - `output` is the input file under any name (same device and inode: a hard link, a symbolic
+///   link, "./" or ".." in the path) — writing it would replace what is being read;
+/// - `output` is a session file held by a writer (the library's writer lock, an flock on the
+///   file): replacing it would swap the file under the writer, whose later appends would go to
+///   a file no one sees.
+/// Otherwise returns holding that lock on the existing `output`, so that no writer opens it
+/// until the command has replaced it. A missing `output` needs no lock.
+OutputGuard guard_output(const std::string& input, const std::string& output);
+
 /// Opens `path` read-only (no lock, the file never changes) and returns `command(session, info)`.
 /// Only a regular file is opened (see header_line). Strict: a bad line fails the open.
 /// Lenient: bad entry lines of a v3 file are skipped and listed in info.problems. Library errors

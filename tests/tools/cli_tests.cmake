@@ -127,3 +127,28 @@ agentcore_cli_test(verify_folder EXIT 2 ARGS verify <FIXTURES>/sessions STDERR_R
 agentcore_cli_test(ls_special_files EXIT 1 ARGS ls <FIXTURES>/sessions-special
                    STDOUT_REGEX "epsilon-0006.*Epsilon" NO_STDOUT_REGEX "fifo-0007|folder-0008"
                    STDERR_REGEX "skipped '[^\n]*_fifo-0007.jsonl': not a session file: it is a FIFO.*skipped '[^\n]*_folder-0008.jsonl': not a session file: it is a folder|skipped '[^\n]*_folder-0008.jsonl': not a session file: it is a folder.*skipped '[^\n]*_fifo-0007.jsonl': not a session file: it is a FIFO")
+
+# The output is never the input, whatever its name (same device and inode), and never a session a
+# writer holds (its writer lock): the command refuses, and both files stay as they were.
+agentcore_cli_test(export_onto_input EXIT 2 COPY native.jsonl
+                   ARGS export <WORK>/native.jsonl -o <WORK>/./native.jsonl
+                   STDERR_REGEX "native.jsonl': is the input file .*choose another output"
+                   COMPARE "<WORK>/native.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(export_onto_hard_link EXIT 2 COPY native.jsonl
+                   WRAP sh -c "ln native.jsonl link.jsonl && exec \"$0\" \"$@\""
+                   ARGS export <WORK>/native.jsonl -o link.jsonl
+                   STDERR_REGEX "'link.jsonl': is the input file"
+                   COMPARE "<WORK>/link.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(convert_onto_input EXIT 2 COPY pi.jsonl
+                   WRAP sh -c "ln -s pi.jsonl alias.jsonl && exec \"$0\" \"$@\""
+                   ARGS convert <WORK>/pi.jsonl --to native -o alias.jsonl
+                   STDERR_REGEX "'alias.jsonl': is the input file"
+                   COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
+agentcore_cli_test(convert_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WORK>/pi.jsonl
+                   ARGS convert <FIXTURES>/native.jsonl --to native -o <WORK>/pi.jsonl
+                   STDERR_REGEX "pi.jsonl': is a session open for writing elsewhere \\(locked\\)"
+                   COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
+agentcore_cli_test(export_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WORK>/pi.jsonl
+                   ARGS export <FIXTURES>/native.jsonl -o <WORK>/pi.jsonl
+                   STDERR_REGEX "pi.jsonl': is a session open for writing elsewhere \\(locked\\)"
+                   COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
