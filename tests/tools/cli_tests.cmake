@@ -152,3 +152,10 @@ agentcore_cli_test(export_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WOR
                    ARGS export <FIXTURES>/native.jsonl -o <WORK>/pi.jsonl
                    STDERR_REGEX "pi.jsonl': is a session open for writing elsewhere \\(locked\\)"
                    COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
+
+# A tree where every entry has a side branch: past 16 nested levels a line starts with «N» (the
+# outer levels not drawn), so no line holds more than 16 levels and the output stays linear.
+string(REPEAT "│  " 17 seventeen_levels)  # every level of this tree continues (│)
+agentcore_cli_test(tree_branchy EXIT 0 ARGS tree <FIXTURES>/branchy.jsonl
+                   STDOUT_REGEX "«23» (│  |   )+└─ assistant: Side 38\n" NO_STDOUT_REGEX "${seventeen_levels}")
+

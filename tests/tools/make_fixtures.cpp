@@ -205,6 +205,28 @@ int main(int argc, char** argv) {
                    JsonlSessionRepo::file_name("2026-01-02T00:00:00.000Z", "broken-0005"),
                "{\"type\":\"session\",\"id\":42}\n");
 
+    // Every entry of the main line has a side branch, appended after the main line goes on: each
+    // branch point nests the rest of the session one level deeper.
+    {
+        Script b;
+        SessionHeader header;
+        header.id = "branchy-0009";
+        header.timestamp = format_timestamp(start_ms);
+        header.cwd = "/home/dev/project";
+        Session<InMemorySessionStorage<>> branchy(InMemorySessionStorage<>(header, b.env));
+        std::string previous;
+        for (int i = 0; i < 40; ++i) {
+            const std::string main_id = append_message(branchy, b.user("Main " + std::to_string(i)));
+            if (!previous.empty()) {
+                move_to(branchy, previous);
+                append_message(branchy, b.assistant("Side " + std::to_string(i - 1)));
+                move_to(branchy, main_id);
+            }
+            previous = main_id;
+        }
+        write_session(branchy, out + "/branchy.jsonl", Dialect::native, b.env);
+    }
+
     // Special files where sessions are expected: a FIFO (no writer ever comes), and a folder and
     // a FIFO with session names beside a real session.
     auto make_fifo = [](const std::string& path) {
