@@ -3,6 +3,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "html_template.hpp"
+#include "preview.hpp"
 #include "progress.hpp"
 #include "session_file.hpp"
 
@@ -109,7 +110,7 @@ int run_export(const ExportOptions& options) {
     page += html::page_tail;
 
     write_atomically(options.out, page);
-    std::cout << options.out << ": " << session.storage().entry_count() << " entries, "
+    std::cout << escaped(options.out) << ": " << session.storage().entry_count() << " entries, "
               << format_size(page.size()) << "\n";
     return exit_ok;
     });

@@ -87,10 +87,10 @@ int run_ls(const LsOptions& options) {
                 exit_code = exit_problems;
                 // A valid header with an unreadable body is listed without its count.
                 if (!listed_from_header(listed.listing)) {
-                    std::cerr << "agentcore: skipped " << e.what() << "\n";
+                    std::cerr << "agentcore: skipped " << escaped(e.what()) << "\n";
                     continue;
                 }
-                std::cerr << "agentcore: " << e.what() << "\n";
+                std::cerr << "agentcore: " << escaped(e.what()) << "\n";
             }
             if (options.cwd && listed.listing.header.cwd != *options.cwd) continue;
             sessions.push_back(std::move(listed));
@@ -118,14 +118,14 @@ int run_ls(const LsOptions& options) {
         return exit_code;
     }
     std::size_t id_width = 2;
-    for (const auto& s : sessions) id_width = std::max(id_width, s.listing.header.id.size());
+    for (const auto& s : sessions) id_width = std::max(id_width, escaped(s.listing.header.id, 128).size());
     std::cout << pad("ID", id_width) << "  " << pad("CREATED", 24) << "  " << pad_left("MSGS", 5) << "  "
               << pad_left("SIZE", 10) << "  NAME\n";
     for (const auto& s : sessions) {
         const std::string count = s.message_count ? std::to_string(*s.message_count) : "?";
-        std::string line = pad(one_line(s.listing.header.id, 128), id_width) + "  " +
-                           pad(one_line(s.listing.header.timestamp, 24), 24) + "  " + pad_left(count, 5) + "  " +
-                           pad_left(format_size(s.listing.file_size), 10) + "  " + one_line(s.name.value_or(""), 60);
+        std::string line = pad(escaped(s.listing.header.id, 128), id_width) + "  " +
+                           pad(escaped(s.listing.header.timestamp, 24), 24) + "  " + pad_left(count, 5) + "  " +
+                           pad_left(format_size(s.listing.file_size), 10) + "  " + escaped(s.name.value_or(""), 60);
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << "\n";
     }

@@ -20,6 +20,7 @@ namespace {
 
 constexpr std::size_t preview_chars = 72;
 constexpr std::size_t json_preview_chars = 200;
+constexpr std::size_t id_chars = 64;  // ids are shown whole up to this length
 // A linear run longer than this is folded, keeping `fold_keep` entries at each end.
 constexpr std::size_t fold_above = 12;
 constexpr std::size_t fold_keep = 3;
@@ -192,19 +193,19 @@ private:
     void print_node(std::size_t index, const std::string& graphics) {
         const Node& node = tree_.nodes[index];
         const SessionTreeEntry& entry = *node.entry;
-        std::string id = id_of(entry);
+        std::string id = escaped(id_of(entry), id_chars);
         if (id.size() < 8) id.resize(8, ' ');
         std::string line = mark(node.on_path) + " " + style_.paint("2", id) + " ";
         if (options_.timestamps) {
-            std::string ts = base_of(entry).timestamp;
+            std::string ts = escaped(base_of(entry).timestamp, 40);
             if (ts.size() < 24) ts.resize(24, ' ');
             line += style_.paint("2", ts) + " ";
         }
         const std::string kind = entry_kind(entry);
-        line += style_.paint("2", graphics) + style_.paint(kind_colour(kind), kind);
+        line += style_.paint("2", graphics) + style_.paint(kind_colour(kind), escaped(kind, 40));
         const std::string text = one_line(entry_text(entry), preview_chars);
         if (!text.empty()) line += ": " + text;
-        if (node.label) line += "  " + style_.paint("1;33", "[" + one_line(*node.label, 40) + "]");
+        if (node.label) line += "  " + style_.paint("1;33", "[" + escaped(*node.label, 40) + "]");
         if (tree_.leaf == index) line += "  " + style_.paint("1;32", "← leaf");
         std::cout << line << "\n";
     }

@@ -159,3 +159,15 @@ string(REPEAT "│  " 17 seventeen_levels)  # every level of this tree continues
 agentcore_cli_test(tree_branchy EXIT 0 ARGS tree <FIXTURES>/branchy.jsonl
                    STDOUT_REGEX "«23» (│  |   )+└─ assistant: Side 38\n" NO_STDOUT_REGEX "${seventeen_levels}")
 
+# Strings from the file never drive the terminal: control characters, line breaks, C1 controls
+# and bidirectional overrides in ids, names, labels, types, paths and messages are shown escaped.
+string(ASCII 27 esc)
+agentcore_cli_test(tree_hostile_ids EXIT 0 COLOUR OFF ARGS tree <FIXTURES>/hostile.jsonl --all
+                   STDOUT_REGEX "\\\\x1b.31mred\\\\x1b.0m user: Hello \\\\x1b.2Jthere\n.* line\\\\nbreak user: Second\n.* rtl\\\\u202eevil custom_message: t\\\\x1b.5mype\\\\u009b: Third\n.*.built \\\\x1b.1mhere\\\\nnow."
+                   NO_STDOUT_REGEX "\nbreak")
+agentcore_cli_test(tree_hostile_ids_json EXIT 0 COLOUR OFF ARGS tree <FIXTURES>/hostile.jsonl --json
+                   STDOUT_REGEX "\"id\": \"rtl\\\\u202eevil\".*\"text\": \"t\\\\\\\\x1b.5mype\\\\\\\\u009b: Third\"")
+agentcore_cli_test(info_hostile EXIT 0 COLOUR OFF ARGS info <FIXTURES>/hostile.jsonl
+                   STDOUT_REGEX "cwd: +/home/\\\\x1b.0.pwned\\\\x07dev\n.*name: +Name\\\\x1b.0.title\\\\x07 \\\\u202eevil\n")
+agentcore_cli_test(context_hostile_leaf EXIT 2 ARGS context <FIXTURES>/hostile.jsonl --leaf "x${esc}c"
+                   STDERR_REGEX "not_found.*'x\\\\x1bc'")
