@@ -15,10 +15,10 @@ seed=${SEED:-1}
 entries=100000
 [ "${1:-}" = "--smoke" ] && entries=1000
 
-# Only the benchmarks: tests, examples and tools are not needed to measure.
+# Only the benchmarks and the tool (bench_branchy runs it): tests and examples are not needed.
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DAGENTCORE_BUILD_TESTS=OFF \
-      -DAGENTCORE_BUILD_EXAMPLES=OFF -DAGENTCORE_BUILD_TOOLS=OFF >/dev/null
-cmake --build "$build" -j"$(nproc)" --target bench_memory bench_gen_session bench_jsonl
+      -DAGENTCORE_BUILD_EXAMPLES=OFF -DAGENTCORE_BUILD_TOOLS=ON >/dev/null
+cmake --build "$build" -j"$(nproc)" --target bench_memory bench_gen_session bench_jsonl bench_branchy agentcore_cli
 
 bin=$build/bench
 mkdir -p "$out"
@@ -34,5 +34,8 @@ echo
 rm -f "$scratch/native.jsonl" "$scratch/pi.jsonl"
 echo
 "$bin/bench_jsonl" --entries "$entries" --seed "$seed" --dir "$scratch/jsonl" | tee "$out/jsonl.txt"
+echo
+"$bin/bench_branchy" --entries "$entries" --tool "$build/tools/agentcore" --dir "$scratch/branchy" \
+    | tee "$out/branchy.txt"
 echo
 echo "outputs in $out"

@@ -353,7 +353,7 @@ TEST_CASE("printers show roles, ids and shortened text as the tree does", "[fixt
     CHECK(describe_message(*context.messages[1]) == R"(assistant: Let me look. → ls#call_1 {"path":"."})");
     CHECK(describe_message(*context.messages[2]) == "tool_result: ls#call_1: main.cpp");
     CHECK(describe_message(UserMessage{std::string(100, 'x'), 0, {}}, 10) == "user: xxxxxxxxxx…");
-    CHECK(describe_message(UserMessage{"a\n\n b\x1b[31m", 0, {}}) == "user: a b[31m");
+    CHECK(describe_message(UserMessage{"a\n\n b\x1b[31m", 0, {}}) == "user: a b\\x1b[31m");
     CHECK(describe_entry(*path[0]) == id_of(*path[0]) + " user: Which files are there?");
     CHECK(describe_context(context) ==
           "3 messages (thinking off, model test/scripted):\n"

@@ -2,6 +2,9 @@
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 
+#include <algorithm>
+#include <random>
+
 using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
@@ -26,6 +29,64 @@ Strings kinds(const VerifyReport& r) {
     Strings out;
     for (const auto& i : r.issues) out.push_back(std::string(to_string(i.kind)) + "@" + i.entry_id);
     return out;
+}
+
+// Issues as kind@id, sorted: for comparing two reports whatever their order.
+Strings sorted_kinds(const VerifyReport& r) {
+    Strings out;
+    for (const auto& i : r.issues) out.push_back(std::string(to_string(i.kind)) + "@" + i.entry_id);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+// A random tree of tool calls and results (from a small pool of call ids, so that calls repeat,
+// go missing and get compacted away), compactions with and without first kept entries and
+// retained tails, leaf moves and side branches.
+std::vector<EntryHandle> random_tree(std::mt19937& rng, std::size_t size) {
+    std::vector<EntryHandle> entries;
+    std::vector<std::optional<std::size_t>> parent;
+    auto pick = [&](std::size_t bound) { return std::uniform_int_distribution<std::size_t>(0, bound - 1)(rng); };
+    auto call_id = [&] { return "c" + std::to_string(pick(6)); };
+    for (std::size_t i = 0; i < size; ++i) {
+        std::optional<std::size_t> p;
+        if (i > 0 && pick(12) != 0) p = pick(3) == 0 ? pick(i) : i - 1 - pick(std::min<std::size_t>(i, 3));
+        const std::string id = "e" + std::to_string(i);
+        const auto parent_id = p ? std::optional<std::string>(id_of(*entries[*p])) : std::nullopt;
+        const std::size_t kind = pick(10);
+        if (kind < 3) {
+            entries.push_back(msg(id, parent_id, assistant_tool_call(call_id(), "read")));
+        } else if (kind < 6) {
+            entries.push_back(msg(id, parent_id, tool_result(call_id(), "read", "x")));
+        } else if (kind == 6 && p) {
+            CompactionEntry c;
+            c.summary = "s";
+            const std::size_t mode = pick(3);
+            if (mode == 0) {  // a first kept entry some steps up
+                std::size_t k = *p;
+                for (std::size_t steps = pick(5); steps > 0 && parent[k]; --steps) k = *parent[k];
+                c.first_kept_entry_id = id_of(*entries[k]);
+            } else if (mode == 1) {
+                c.retained_tail = std::vector<AgentMessage>{assistant_tool_call(call_id(), "read"),
+                                                            tool_result(call_id(), "read", "t")};
+            }
+            entries.push_back(make(std::move(c), id, parent_id));
+        } else if (kind == 7 && p) {
+            LeafEntry l;
+            l.target_id = id_of(*entries[pick(i)]);
+            entries.push_back(make(std::move(l), id, parent_id));
+        } else {
+            entries.push_back(msg(id, parent_id, user("u")));
+        }
+        parent.push_back(p);
+    }
+    return entries;
+}
+
+// The same options with a transform that changes nothing: verify then builds every tip's context.
+ContextBuildOptions per_tip() {
+    ContextBuildOptions options;
+    options.entry_transforms.push_back([](std::vector<EntryHandle> entries) { return entries; });
+    return options;
 }
 
 }  // namespace
@@ -123,4 +184,57 @@ TEST_CASE("verify of an empty session is ok", "[verify]") {
     auto s = memory_session();
     CHECK(verify(s).ok());
     CHECK(verify(s).entries_checked == 0);
+}
+
+TEST_CASE("verify's one walk finds what building every tip's context finds", "[verify][property]") {
+    std::mt19937 rng(20261202);
+    std::size_t context_orphans = 0;
+    for (int round = 0; round < 400; ++round) {
+        const auto entries = random_tree(rng, 5 + static_cast<std::size_t>(round % 60));
+        const auto fast = verify_entries(entries);
+        const auto reference = verify_entries(entries, per_tip());
+        INFO("round " << round);
+        REQUIRE(sorted_kinds(fast) == sorted_kinds(reference));
+        context_orphans += fast.count(IssueKind::context_orphan_tool_result);
+    }
+    CHECK(context_orphans > 50);  // the trees do exercise the context check
+}
+
+TEST_CASE("verify names the first branch whose context loses the result", "[verify]") {
+    // e0 call c1 -> e1 user -> e2 result c1 -> e3 compaction keeping e1 -> e4, e5 tips.
+    AssistantMessage call = std::get<AssistantMessage>(assistant_tool_call("c1", "read"));
+    std::vector<EntryHandle> entries{msg("e0", std::nullopt, call), msg("e1", "e0", user("u")),
+                                     msg("e2", "e1", tool_result("c1", "read", "x"))};
+    CompactionEntry c;
+    c.summary = "s";
+    c.first_kept_entry_id = "e1";
+    entries.push_back(make(std::move(c), "e3", "e2"));
+    entries.push_back(msg("e4", "e3", user("one")));
+    entries.push_back(msg("e5", "e3", user("two")));
+    const auto report = verify_entries(entries);
+    REQUIRE(kinds(report) == Strings{"context_orphan_tool_result@e2"});
+    CHECK(report.issues[0].detail == "the context of branch 'e4' lacks tool call 'c1'");
+}
+
+TEST_CASE("verify checks a tree where every entry has a side branch in linear time", "[verify]") {
+    // 10,000 entries on the main line, each with a side branch: 10,000 tips of average depth
+    // 5,000. Building every tip's context would visit 50 million entries; the walk visits each
+    // once (the benchmark prints the figures; this only has to finish).
+    std::vector<EntryHandle> entries;
+    std::optional<std::string> main_line;
+    for (int i = 0; i < 10000; ++i) {
+        const std::string id = "m" + std::to_string(i);
+        entries.push_back(msg(id, main_line, i % 2 == 0 ? assistant_tool_call("c" + std::to_string(i), "read")
+                                                        : tool_result("c" + std::to_string(i - 1), "read", "x")));
+        entries.push_back(msg("s" + std::to_string(i), id, user("side")));
+        main_line = id;
+    }
+    CompactionEntry c;
+    c.summary = "s";
+    c.first_kept_entry_id = "m9000";
+    entries.push_back(make(std::move(c), "k", main_line));
+    entries.push_back(msg("after", "k", tool_result("c8998", "read", "lost")));
+    const auto report = verify_entries(entries);
+    CHECK(kinds(report) == Strings{"context_orphan_tool_result@after"});
+    CHECK(report.entries_checked == 20002);
 }

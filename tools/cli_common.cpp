@@ -25,7 +25,35 @@ std::string Style::paint(std::string_view sgr, std::string_view text) const {
 }
 
 std::string pretty_json(const Json& value) {
-    return value.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+    // The dump escapes C0 controls; C1 controls, the line and paragraph separators and the
+    // bidirectional controls stay raw in UTF-8, so they are escaped here. Their bytes occur only
+    // inside strings, where \uXXXX means the same character.
+    const std::string json = value.dump(2, ' ', false, Json::error_handler_t::replace);
+    std::string out;
+    out.reserve(json.size() + 1);
+    for (std::size_t i = 0; i < json.size(); ++i) {
+        const auto b0 = static_cast<unsigned char>(json[i]);
+        const auto b1 = i + 1 < json.size() ? static_cast<unsigned char>(json[i + 1]) : 0u;
+        const auto b2 = i + 2 < json.size() ? static_cast<unsigned char>(json[i + 2]) : 0u;
+        unsigned code = 0;
+        std::size_t length = 0;
+        if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F) code = b1, length = 2;
+        else if (b0 == 0xE2 && (b1 == 0x80 || b1 == 0x81) && b2 >= 0x80 && b2 <= 0xBF) {
+            const unsigned c = 0x2000u + ((b1 & 0x3Fu) << 6) + (b2 & 0x3Fu);
+            if (c == 0x200E || c == 0x200F || (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069))
+                code = c, length = 3;
+        }
+        if (length == 0) {
+            out += json[i];
+            continue;
+        }
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\u%04x", code);
+        out += buf;
+        i += length - 1;
+    }
+    out += "\n";
+    return out;
 }
 
 std::string format_cost(double dollars) {

@@ -58,17 +58,17 @@ int run_context(const ContextOptions& options) {
     }
     std::cout << "thinking level: " << context.thinking_level << "\n";
     std::cout << "model: "
-              << (context.model ? printable(context.model->provider + "/" + context.model->model_id) : "(none)")
+              << (context.model ? escaped(context.model->provider + "/" + context.model->model_id) : "(none)")
               << "\n";
     if (context.active_tool_names) {
         std::string tools;
         for (const auto& name : *context.active_tool_names) tools += (tools.empty() ? "" : ", ") + name;
-        std::cout << "active tools: " << printable(tools) << "\n";
+        std::cout << "active tools: " << escaped(tools) << "\n";
     }
     std::cout << "messages: " << context.messages.size() << "\n";
     for (std::size_t i = 0; i < context.messages.size(); ++i) {
         const AgentMessage& m = *context.messages[i];
-        std::cout << "\n[" << i + 1 << "] " << role_of(m) << " @ " << format_timestamp(timestamp_of(m)) << "\n";
+        std::cout << "\n[" << i + 1 << "] " << escaped(role_of(m), 64) << " @ " << format_timestamp(timestamp_of(m)) << "\n";
         print_indented(printable(message_text(m)));
     }
     return exit_ok;

@@ -3,6 +3,7 @@
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "html_template.hpp"
+#include "preview.hpp"
 #include "progress.hpp"
 #include "session_file.hpp"
 
@@ -102,13 +103,14 @@ void write_atomically(const std::string& path, std::string_view content) {
 }  // namespace
 
 int run_export(const ExportOptions& options) {
+    const OutputGuard guard = guard_output(options.file, options.out);
     return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
     std::string page(html::page_head);
     page += script_safe_json(session_data(session.storage(), file));
     page += html::page_tail;
 
     write_atomically(options.out, page);
-    std::cout << options.out << ": " << session.storage().entry_count() << " entries, "
+    std::cout << escaped(options.out) << ": " << session.storage().entry_count() << " entries, "
               << format_size(page.size()) << "\n";
     return exit_ok;
     });

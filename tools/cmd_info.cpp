@@ -49,8 +49,8 @@ int run_info(const InfoOptions& options) {
         return exit_ok;
     }
 
-    // Header fields come from the file: shown on one line each, without control characters.
-    auto field = [](const std::string& text) { return one_line(text, 4096); };
+    // Header fields come from the file: shown on one line each, control characters escaped.
+    auto field = [](const std::string& text) { return escaped(text, 4096); };
     std::cout << "file:      " << field(file.path) << " (" << format_size(file.file_size) << ")\n"
               << "session:   " << field(header.id) << "\n"
               << "created:   " << field(header.timestamp) << "\n"

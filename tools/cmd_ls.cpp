@@ -8,6 +8,7 @@
 
 #include <agentcore/jsonl_repo.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 
@@ -30,6 +31,21 @@ std::string pad_left(const std::string& text, std::size_t width) {
     return std::string(width - std::min(width, text.size()), ' ') + text;
 }
 
+// Fills `listing` from the file's header alone (for a file the storage could not open); false
+// when the header cannot be read either.
+bool listed_from_header(SessionListing& listing) {
+    try {
+        const auto line = header_line(listing.path);
+        if (!line) return false;
+        listing.header = decode_header(*line, &listing.dialect);
+        std::error_code ec;
+        listing.file_size = std::filesystem::file_size(listing.path, ec);
+        return true;
+    } catch (const std::exception&) {
+        return false;
+    }
+}
+
 }  // namespace
 
 int run_ls(const LsOptions& options) {
@@ -37,37 +53,55 @@ int run_ls(const LsOptions& options) {
     if (!std::filesystem::is_directory(options.root, ec))
         throw ToolError(options.root + ": not a sessions folder (" + (ec ? ec.message() : "not a directory") + ")");
 
+    // Every session file is opened (read-only, without decoding its messages) for its header,
+    // name and message count. Only regular files are sessions: a FIFO or a device with a
+    // session's name is skipped and reported, never read.
     JsonlSessionRepo repo(options.root);
-    SessionList found = list(repo, ListOptions{options.cwd});
+    std::vector<std::string> paths;
+    const std::string folder = options.cwd ? JsonlSessionRepo::folder_name(*options.cwd) : std::string();
+    repo.for_each_session_file([&](const std::string& path, std::string_view) { paths.push_back(path); },
+                               options.cwd ? &folder : nullptr);
     int exit_code = exit_ok;
-    for (const auto& problem : found.problems) {
-        std::cerr << "agentcore: skipped " << problem.reason << "\n";
-        exit_code = exit_problems;
-    }
-
-    // The header tells neither the name nor the message count: each file is indexed (without
-    // decoding its messages) for them.
     std::vector<Listed> sessions;
-    sessions.reserve(found.sessions.size());
+    sessions.reserve(paths.size());
     {
-        Progress progress("reading " + options.root, found.sessions.size());
-        for (auto& listing : found.sessions) {
-            progress.update(sessions.size());
-            Listed listed{std::move(listing), std::nullopt, std::nullopt};
+        Progress progress("reading " + options.root, paths.size());
+        for (std::size_t i = 0; i < paths.size(); ++i) {
+            progress.update(i);
+            Listed listed{{}, std::nullopt, std::nullopt};
+            listed.listing.path = paths[i];
             try {
-                with_session(listed.listing.path, /*lenient=*/true, [&](const auto& session, const FileInfo&) {
-                    listed.name = session.storage().get_session_name();
-                    listed.message_count = session.storage().get_session_stats().message_count;
+                with_session(paths[i], /*lenient=*/true, [&](const auto& session, const FileInfo& file) {
+                    const auto& storage = session.storage();
+                    listed.listing.header = storage.metadata();
+                    listed.listing.dialect = file.dialect;
+                    listed.listing.file_size = file.file_size;
+                    listed.name = storage.get_session_name();
+                    listed.message_count = storage.get_session_stats().message_count;
                     return exit_ok;
                 });
             } catch (const ToolError& e) {
+                // Removed since its folder was read (another process's remove): gone, not a problem.
+                if (e.library_code() == ErrorCode::not_found) continue;
                 progress.finish();
-                std::cerr << "agentcore: " << e.what() << "\n";
                 exit_code = exit_problems;
+                // A valid header with an unreadable body is listed without its count.
+                if (!listed_from_header(listed.listing)) {
+                    std::cerr << "agentcore: skipped " << escaped(e.what()) << "\n";
+                    continue;
+                }
+                std::cerr << "agentcore: " << escaped(e.what()) << "\n";
             }
+            if (options.cwd && listed.listing.header.cwd != *options.cwd) continue;
             sessions.push_back(std::move(listed));
         }
     }
+    // Newest first, as the library's list orders them.
+    std::stable_sort(sessions.begin(), sessions.end(), [](const Listed& a, const Listed& b) {
+        const SessionHeader& x = a.listing.header;
+        const SessionHeader& y = b.listing.header;
+        return x.timestamp != y.timestamp ? x.timestamp > y.timestamp : x.id > y.id;
+    });
 
     if (options.json) {
         Json out = Json::array();
@@ -84,14 +118,14 @@ int run_ls(const LsOptions& options) {
         return exit_code;
     }
     std::size_t id_width = 2;
-    for (const auto& s : sessions) id_width = std::max(id_width, s.listing.header.id.size());
+    for (const auto& s : sessions) id_width = std::max(id_width, escaped(s.listing.header.id, 128).size());
     std::cout << pad("ID", id_width) << "  " << pad("CREATED", 24) << "  " << pad_left("MSGS", 5) << "  "
               << pad_left("SIZE", 10) << "  NAME\n";
     for (const auto& s : sessions) {
         const std::string count = s.message_count ? std::to_string(*s.message_count) : "?";
-        std::string line = pad(one_line(s.listing.header.id, 128), id_width) + "  " +
-                           pad(one_line(s.listing.header.timestamp, 24), 24) + "  " + pad_left(count, 5) + "  " +
-                           pad_left(format_size(s.listing.file_size), 10) + "  " + one_line(s.name.value_or(""), 60);
+        std::string line = pad(escaped(s.listing.header.id, 128), id_width) + "  " +
+                           pad(escaped(s.listing.header.timestamp, 24), 24) + "  " + pad_left(count, 5) + "  " +
+                           pad_left(format_size(s.listing.file_size), 10) + "  " + escaped(s.name.value_or(""), 60);
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << "\n";
     }

@@ -2,7 +2,8 @@
 //
 // A linear run stays in one column; a branch point draws its children with ├─ / └─. The path
 // from the root to the leaf is marked ●, the leaf "← leaf". Filters hide entries; a hidden
-// entry's children hang from its nearest shown ancestor.
+// entry's children hang from its nearest shown ancestor. Past 16 nested branch levels a line
+// starts with «N», the number of outer levels not drawn: output stays linear in the entries.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -19,9 +20,12 @@ namespace {
 
 constexpr std::size_t preview_chars = 72;
 constexpr std::size_t json_preview_chars = 200;
+constexpr std::size_t id_chars = 64;  // ids are shown whole up to this length
 // A linear run longer than this is folded, keeping `fold_keep` entries at each end.
 constexpr std::size_t fold_above = 12;
 constexpr std::size_t fold_keep = 3;
+// Branches nested deeper than this many levels are drawn with their innermost levels only.
+constexpr std::size_t max_levels = 16;
 
 struct Node {
     EntryHandle entry;
@@ -99,37 +103,57 @@ public:
         : tree_(tree), options_(options), style_(style) {}
 
     void print_all() {
-        // An explicit stack instead of recursion: a session may nest deeply.
+        // Depth-first with an explicit stack (a session may nest deeply). A frame holds its depth,
+        // not its graphics: the graphics come from `levels_`, one flag per branch level of the
+        // line being drawn (true: "│  ", a later sibling follows; false: "   "), so memory stays
+        // linear and no line grows past max_levels levels, whatever the nesting.
         struct Frame {
             std::size_t node;
-            std::string prefix;     ///< graphics before every line of this subtree
-            std::string connector;  ///< "├─ ", "└─ " or "" for the subtree's first line
+            std::size_t depth;       ///< branch levels above this subtree
+            const char* connector;   ///< "├─ ", "└─ " or "" (a lone root)
         };
         std::vector<Frame> stack;
-        push_children(stack, tree_.roots, "");
+        push_children(stack, tree_.roots, 0);
         while (!stack.empty()) {
-            Frame frame = std::move(stack.back());
+            const Frame frame = stack.back();
             stack.pop_back();
-            const std::string continued = frame.prefix + (frame.connector == "├─ "   ? "│  "
-                                                          : frame.connector == "└─ " ? "   "
-                                                                                     : "");
+            levels_.resize(frame.depth);
+            const std::string first = level_graphics() + frame.connector;
+            std::size_t depth = frame.depth;
+            if (*frame.connector != '\0') {
+                levels_.push_back(std::string_view(frame.connector) == "├─ ");
+                ++depth;
+            }
             // The linear run from this node: every node but the last has exactly one child.
             std::vector<std::size_t> run{frame.node};
             while (tree_.nodes[run.back()].children.size() == 1) run.push_back(tree_.nodes[run.back()].children[0]);
-            print_run(run, frame.prefix + frame.connector, continued);
-            push_children(stack, tree_.nodes[run.back()].children, continued);
+            print_run(run, first, level_graphics());
+            push_children(stack, tree_.nodes[run.back()].children, depth);
         }
     }
 
 private:
     template <class Stack>
-    static void push_children(Stack& stack, const std::vector<std::size_t>& children, const std::string& prefix) {
+    static void push_children(Stack& stack, const std::vector<std::size_t>& children, std::size_t depth) {
         if (children.size() == 1) {
-            stack.push_back({children[0], prefix, ""});
+            stack.push_back({children[0], depth, ""});
             return;
         }
         for (std::size_t i = children.size(); i-- > 0;)
-            stack.push_back({children[i], prefix, i + 1 == children.size() ? "└─ " : "├─ "});
+            stack.push_back({children[i], depth, i + 1 == children.size() ? "└─ " : "├─ "});
+    }
+
+    // The graphics of the current levels. Past max_levels, the outer levels are not drawn:
+    // "«N» " says how many are left out, and the innermost max_levels - 1 follow.
+    std::string level_graphics() const {
+        std::string out;
+        std::size_t from = 0;
+        if (levels_.size() > max_levels) {
+            from = levels_.size() - (max_levels - 1);
+            out = "«" + std::to_string(from) + "» ";
+        }
+        for (std::size_t i = from; i < levels_.size(); ++i) out += levels_[i] ? "│  " : "   ";
+        return out;
     }
 
     bool pinned(std::size_t index) const {
@@ -169,19 +193,19 @@ private:
     void print_node(std::size_t index, const std::string& graphics) {
         const Node& node = tree_.nodes[index];
         const SessionTreeEntry& entry = *node.entry;
-        std::string id = id_of(entry);
+        std::string id = escaped(id_of(entry), id_chars);
         if (id.size() < 8) id.resize(8, ' ');
         std::string line = mark(node.on_path) + " " + style_.paint("2", id) + " ";
         if (options_.timestamps) {
-            std::string ts = base_of(entry).timestamp;
+            std::string ts = escaped(base_of(entry).timestamp, 40);
             if (ts.size() < 24) ts.resize(24, ' ');
             line += style_.paint("2", ts) + " ";
         }
         const std::string kind = entry_kind(entry);
-        line += style_.paint("2", graphics) + style_.paint(kind_colour(kind), kind);
+        line += style_.paint("2", graphics) + style_.paint(kind_colour(kind), escaped(kind, 40));
         const std::string text = one_line(entry_text(entry), preview_chars);
         if (!text.empty()) line += ": " + text;
-        if (node.label) line += "  " + style_.paint("1;33", "[" + one_line(*node.label, 40) + "]");
+        if (node.label) line += "  " + style_.paint("1;33", "[" + escaped(*node.label, 40) + "]");
         if (tree_.leaf == index) line += "  " + style_.paint("1;32", "← leaf");
         std::cout << line << "\n";
     }
@@ -189,6 +213,7 @@ private:
     const Tree& tree_;
     const TreeOptions& options_;
     Style style_;
+    std::vector<bool> levels_;
 };
 
 const char* filter_name(TreeFilter filter) {

@@ -3,6 +3,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "preview.hpp"
 #include "session_file.hpp"
 
 #include <agentcore/verify.hpp>
@@ -60,18 +61,18 @@ int run_verify(const VerifyOptions& options) {
                                   {"entries", entry_count},
                                   {"problems", std::move(list)}});
     } else if (problems.empty()) {
-        std::cout << options.file << ": ok (" << entry_count << " entries)\n";
+        std::cout << escaped(options.file) << ": ok (" << entry_count << " entries)\n";
     } else {
         for (const auto& p : problems)
-            std::cout << options.file << where(p.line) << ": " << p.reason
-                      << "\n";
-        std::cout << options.file << ": " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
+            std::cout << escaped(options.file) << where(p.line) << ": " << escaped(p.reason) << "\n";
+        std::cout << escaped(options.file) << ": " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
                   << "\n";
     }
     return problems.empty() ? exit_ok : exit_problems;
 }
 
 int run_repair(const RepairOptions& options) {
+    require_regular_file(options.file);
     RepairReport report;
     try {
         report = JsonlSessionStorage::repair(options.file);
@@ -79,32 +80,34 @@ int run_repair(const RepairOptions& options) {
         throw ToolError(e.what());
     }
     if (!report.changed) {
-        std::cout << options.file << ": clean, nothing to repair (" << report.entries_kept << " entries)\n";
+        std::cout << escaped(options.file) << ": clean, nothing to repair (" << report.entries_kept << " entries)\n";
         return exit_ok;
     }
     for (const auto& p : report.problems)
-        std::cout << options.file << ":" << p.line << ": dropped: " << p.reason << "\n";
-    std::cout << options.file << ": repaired, " << report.entries_kept << " entries kept\n";
-    if (report.backup_path) std::cout << "  original kept as " << *report.backup_path << "\n";
-    if (report.quarantine_path) std::cout << "  dropped bytes in " << *report.quarantine_path << "\n";
+        std::cout << escaped(options.file) << ":" << p.line << ": dropped: " << escaped(p.reason) << "\n";
+    std::cout << escaped(options.file) << ": repaired, " << report.entries_kept << " entries kept\n";
+    if (report.backup_path) std::cout << "  original kept as " << escaped(*report.backup_path) << "\n";
+    if (report.quarantine_path) std::cout << "  dropped bytes in " << escaped(*report.quarantine_path) << "\n";
     return exit_ok;
 }
 
 int run_convert(const ConvertOptions& options) {
+    require_regular_file(options.file);
+    const OutputGuard guard = guard_output(options.file, options.out);
     ConvertReport report;
     try {
         report = convert(options.file, options.to == "pi" ? Dialect::pi : Dialect::native, options.out);
     } catch (const SessionError& e) {
         throw ToolError(e.what());
     }
-    std::cout << options.out << ": " << report.entry_count << " entries written in the " << dialect_name(report.to)
+    std::cout << escaped(options.out) << ": " << report.entry_count << " entries written in the " << dialect_name(report.to)
               << " dialect (from " << dialect_name(report.from) << ")\n";
     if (report.migration.from_version != report.migration.to_version)
         std::cout << "  upgraded from format version " << report.migration.from_version << " to "
                   << report.migration.to_version << "\n";
     for (const auto& note : report.migration.notes)
-        std::cout << "  " << options.file << where(note.line) << ": "
-                  << to_string(note.kind) << (note.detail.empty() ? "" : ": ") << note.detail << "\n";
+        std::cout << "  " << escaped(options.file) << where(note.line) << ": " << to_string(note.kind)
+                  << (note.detail.empty() ? "" : ": ") << escaped(note.detail) << "\n";
     return exit_ok;
 }
 

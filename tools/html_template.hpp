@@ -92,7 +92,11 @@ inline constexpr std::string_view page_tail = R"HTML(</script>
   'use strict';
   var data = JSON.parse(document.getElementById('session-data').textContent);
   var entries = data.entries || [];
-  var labels = data.labels || {};
+  // Ids come from the file: kept in Maps (never as keys of plain objects, where '__proto__' or
+  // 'constructor' would find Object.prototype's members instead of a label).
+  var labels = new Map();
+  var labelData = data.labels || {};
+  Object.keys(labelData).forEach(function (id) { labels.set(id, labelData[id]); });
   var byId = new Map();
   entries.forEach(function (e) { byId.set(e.id, e); });
 
@@ -142,7 +146,7 @@ inline constexpr std::string_view page_tail = R"HTML(</script>
   }
   var searchText = new Map();
   entries.forEach(function (e) {
-    searchText.set(e.id, (kindOf(e) + ' ' + (entryText(e) || '') + ' ' + (labels[e.id] || '')).toLowerCase());
+    searchText.set(e.id, (kindOf(e) + ' ' + (entryText(e) || '') + ' ' + (labels.get(e.id) || '')).toLowerCase());
   });
   function oneLine(text, max) {
     var s = String(text || '').replace(/\s+/g, ' ').trim();
@@ -209,7 +213,7 @@ inline constexpr std::string_view page_tail = R"HTML(</script>
       row.appendChild(el('span', 'bullet', item.branchStart ? '↳' : '•'));
       row.appendChild(el('span', 'kind', kindOf(e)));
       row.appendChild(el('span', 'text', oneLine(entryText(e), 90)));
-      if (labels[e.id]) row.appendChild(el('span', 'badge', labels[e.id]));
+      if (labels.get(e.id)) row.appendChild(el('span', 'badge', labels.get(e.id)));
       if (leafNode === e.id) row.appendChild(el('span', 'leaf-mark', '← leaf'));
       row.title = e.id + ' · ' + e.timestamp;
       rows.set(e.id, row);
@@ -256,7 +260,7 @@ inline constexpr std::string_view page_tail = R"HTML(</script>
     if (e) {
       head.appendChild(el('span', null, e.timestamp));
       head.appendChild(el('span', 'id', e.id));
-      if (labels[e.id]) head.appendChild(el('span', 'badge', labels[e.id]));
+      if (labels.get(e.id)) head.appendChild(el('span', 'badge', labels.get(e.id)));
     }
     card.appendChild(head);
   }

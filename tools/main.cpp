@@ -3,6 +3,7 @@
 
 #include "cli_common.hpp"
 #include "commands.hpp"
+#include "preview.hpp"
 
 #include <agentcore/error.hpp>
 #include <agentcore/version.hpp>
@@ -103,13 +104,14 @@ int main(int argc, char** argv) {
     try {
         return command ? command() : exit_failure;
     } catch (const ToolError& e) {
-        std::cerr << "agentcore: " << e.what() << "\n";
+        // Messages name ids and paths from the files: escaped like everything else printed.
+        std::cerr << "agentcore: " << escaped(e.what()) << "\n";
         return e.exit_code();
     } catch (const agentcore::SessionError& e) {
-        std::cerr << "agentcore: " << e.what() << "\n";
+        std::cerr << "agentcore: " << escaped(e.what()) << "\n";
         return exit_failure;
     } catch (const std::exception& e) {
-        std::cerr << "agentcore: " << e.what() << "\n";
+        std::cerr << "agentcore: " << escaped(e.what()) << "\n";
         return exit_failure;
     }
 }

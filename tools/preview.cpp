@@ -3,6 +3,9 @@
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/terminal_text.hpp>
 
+#include <cstdint>
+#include <cstdio>
+#include <optional>
 #include <type_traits>
 #include <variant>
 
@@ -114,5 +117,9 @@ std::string one_line(std::string_view text, std::size_t max_chars) {
 }
 
 std::string printable(std::string_view text) { return detail::printable_text(text); }
+
+std::string escaped(std::string_view text, std::size_t max_chars) {
+    return detail::escaped_text(text, max_chars);
+}
 
 }  // namespace agentcore::tool

@@ -14,6 +14,7 @@
 #include <agentcore/memory_storage.hpp>
 #include <agentcore/session_ops.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -33,17 +34,60 @@ struct FileInfo {
     std::optional<PiMigrationReport> upgrade;  ///< pi v1/v2: how it was upgraded in memory
 };
 
+/// The longest first line the tool reads to find a header (the library's listing reads as much).
+inline constexpr std::size_t header_line_limit = std::size_t{1} << 20;
+
+/// Throws ToolError when `path` exists but is not a regular file (a FIFO, a device such as
+/// /dev/zero, a folder, a socket): only regular files are sessions, and reading a FIFO or a
+/// device may never end. A missing path passes: the open that follows reports it.
+void require_regular_file(const std::string& path);
+
+/// What kind of file a stat mode describes: "a FIFO", "a character device", ...
+const char* file_type_name(unsigned mode) noexcept;
+
+/// The first line of `path` without its newline, reading at most header_line_limit bytes; none
+/// when the file cannot be read or its first line is longer. Throws ToolError when `path` is not
+/// a regular file (checked on the open descriptor, which never waits for a FIFO's writer).
+std::optional<std::string> header_line(const std::string& path);
+
 /// The format version in the file's header, or none when the header cannot be read (the
-/// storage's open then reports why, naming the file and line).
+/// storage's open then reports why, naming the file and line). Throws ToolError like header_line.
 std::optional<int> header_version(const std::string& path);
 
+/// The writer lock of an output file that is about to be replaced, held until the guard goes
+/// out of scope (see guard_output).
+class OutputGuard {
+public:
+    OutputGuard() = default;
+    explicit OutputGuard(int fd) noexcept : fd_(fd) {}
+    OutputGuard(OutputGuard&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
+    OutputGuard& operator=(OutputGuard&&) = delete;
+    OutputGuard(const OutputGuard&) = delete;
+    OutputGuard& operator=(const OutputGuard&) = delete;
+    ~OutputGuard();
+
+private:
+    int fd_ = -1;
+};
+
+/// Checks that a command reading `input` may replace `output`, and throws ToolError when not:
+/// - `output` is the input file under any name (same device and inode: a hard link, a symbolic
+///   link, "./" or ".." in the path) — writing it would replace what is being read;
+/// - `output` is a session file held by a writer (the library's writer lock, an flock on the
+///   file): replacing it would swap the file under the writer, whose later appends would go to
+///   a file no one sees.
+/// Otherwise returns holding that lock on the existing `output`, so that no writer opens it
+/// until the command has replaced it. A missing `output` needs no lock.
+OutputGuard guard_output(const std::string& input, const std::string& output);
+
 /// Opens `path` read-only (no lock, the file never changes) and returns `command(session, info)`.
-/// Strict: a bad line fails the open. Lenient: bad entry lines of a v3 file are skipped and
-/// listed in info.problems. Library errors become ToolErrors (their messages name file and line).
+/// Only a regular file is opened (see header_line). Strict: a bad line fails the open.
+/// Lenient: bad entry lines of a v3 file are skipped and listed in info.problems. Library errors
+/// become ToolErrors (their messages name file and line).
 template <class Command>
 int with_session(const std::string& path, bool lenient, Command&& command) {
     try {
-        const auto version = header_version(path);
+        const auto version = header_version(path);  // refuses anything but a regular file
         if (version && *version < current_session_version) {
             LoadedSession loaded = load_session_file(path);
             FileInfo info{path, loaded.dialect, 0, {}, false, std::move(loaded.report)};

@@ -86,7 +86,11 @@ struct VerifyReport {
 ///   reported on its compaction).
 /// Structure issues make an entry count as a root for the later checks.
 ///
-/// Complexity: O(n) for the tree checks, plus one context build per tip (O(tips × depth)).
+/// Complexity: O(n) for the tree checks and, without entry transforms in `options`, for the
+/// context check too — one walk over the tree that visits each entry once, plus one path walk
+/// and context build per compaction (from the compaction to its first kept entry, or to the
+/// root when it keeps none). With entry transforms (which may rewrite a whole path) it builds
+/// the context of every tip: O(tips × depth).
 inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, const ContextBuildOptions& options = {}) {
     VerifyReport report;
     report.entries_checked = entries.size();
@@ -184,7 +188,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
             issue(IssueKind::orphan_tool_result, id_of(*entries[i]),
                   "no ancestor made tool call '" + std::get<ToolResultMessage>(*message_of(*entries[i])).tool_call_id + "'");
 
-    // Orphans by context: build the context of every tip and map what it drops back to entries.
+    // Orphans by context: what the context of each tip (an entry with no children but leaf
+    // entries) drops, mapped back to the entries that hold the dropped results.
     std::unordered_map<const AgentMessage*, std::size_t> owner;
     for (std::size_t i = 0; i < n; ++i) {
         if (const AgentMessage* m = message_of(*entries[i])) owner.emplace(m, i);
@@ -194,30 +199,153 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
     std::vector<bool> has_child(n, false);
     for (std::size_t i = 0; i < n; ++i)
         if (parent[i] && !std::holds_alternative<LeafEntry>(*entries[i])) has_child[*parent[i]] = true;
+    auto is_tip = [&](std::size_t i) {
+        return !has_child[i] && !std::holds_alternative<LeafEntry>(*entries[i]) && position.at(id_of(*entries[i])) == i;
+    };
     auto lookup = [&](std::string_view id) -> EntryHandle {
         auto pos = find(id);
         return pos ? entries[*pos] : nullptr;
     };
-    std::unordered_set<std::size_t> context_orphans;
-    for (std::size_t i = 0; i < n; ++i) {
-        if (has_child[i] || std::holds_alternative<LeafEntry>(*entries[i]) || position.at(id_of(*entries[i])) != i) continue;
-        std::vector<EntryHandle> path;
-        try {
-            path = detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n, lookup);
-        } catch (const SessionError&) {
-            continue;  // a broken chain, reported above
-        }
-        const SessionContext context = build_session_context(path, options);
-        for (const auto& d : context.dropped) {
+    // The first tip (in append order) whose context drops each result, and the call it lacks.
+    std::unordered_map<std::size_t, std::pair<std::size_t, std::string>> context_orphans;
+    auto dropped_in = [&](std::size_t tip, const std::vector<DroppedMessage>& dropped) {
+        for (const auto& d : dropped) {
             if (d.reason != DropReason::orphan_tool_result) continue;
             auto it = owner.find(d.message.get());
             if (it == owner.end() || orphans.count(it->second) != 0) continue;
-            if (!context_orphans.insert(it->second).second) continue;
-            const bool in_tail = std::holds_alternative<CompactionEntry>(*entries[it->second]);
-            issue(IssueKind::context_orphan_tool_result, id_of(*entries[it->second]),
-                  std::string(in_tail ? "a tool result of the retained tail: " : "") + "the context of branch '" +
-                      id_of(*entries[i]) + "' lacks tool call '" + d.tool_call_id + "'");
+            auto [at, inserted] = context_orphans.emplace(it->second, std::make_pair(tip, d.tool_call_id));
+            if (!inserted && tip < at->second.first) at->second = {tip, d.tool_call_id};
         }
+    };
+
+    if (!options.entry_transforms.empty()) {
+        // A transform may rewrite a whole path: one context build per tip, O(tips x depth).
+        for (std::size_t i = 0; i < n; ++i) {
+            if (!is_tip(i)) continue;
+            std::vector<EntryHandle> path;
+            try {
+                path = detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n, lookup);
+            } catch (const SessionError&) {
+                continue;  // a broken chain, reported above
+            }
+            dropped_in(i, build_session_context(path, options).dropped);
+        }
+    } else {
+        // Without transforms a tip's context is its newest compaction's own context (summary,
+        // kept entries or retained tail) followed by the entries after that compaction, or, with no
+        // compaction, its path from the root; whether a result keeps its place depends only on
+        // what comes before it. So one depth-first walk checks every entry once against the tool
+        // calls of the context so far, and builds each compaction's context once:
+        // O(n + the compactions' contexts).
+        //
+        // first_tip[i]: the first tip whose context holds entry i after its newest compaction (a
+        // tip below i with no compaction between them), none when no context does.
+        std::vector<std::optional<std::size_t>> first_tip(n);
+        for (std::size_t i = n; i-- > 0;) {
+            if (is_tip(i)) first_tip[i] = i;
+            if (!first_tip[i] || !parent[i] || std::holds_alternative<CompactionEntry>(*entries[i])) continue;
+            auto& up = first_tip[*parent[i]];
+            if (!up || *first_tip[i] < *up) up = first_tip[i];
+        }
+        ContextBuildOptions pairing_only = options;
+        pairing_only.provider_ready = false;  // trailing calls are trimmed only at a tip's end
+
+        // The context so far: its entries (projectors see them), the tool calls made in it, and
+        // whether it could be built at all (a compaction on a broken chain has no context).
+        std::vector<EntryHandle> context_entries;
+        std::unordered_map<std::string_view, std::size_t> calls;
+        bool broken = false;
+        struct Frame {
+            std::size_t node = 0;
+            std::size_t next = 0;
+            std::vector<MessageHandle> messages;  ///< what the node added (keeps `calls`' views alive)
+            // A compaction replaces the context; what it replaced comes back when its subtree ends.
+            std::vector<EntryHandle> saved_entries;
+            std::unordered_map<std::string_view, std::size_t> saved_calls;
+            bool saved_broken = false;
+        };
+        auto add_calls = [&](const AgentMessage& m, int delta) {
+            if (const auto* a = std::get_if<AssistantMessage>(&m))
+                for (const auto& block : a->content)
+                    if (const auto* call = std::get_if<ToolCallContent>(&block)) {
+                        if (delta > 0) ++calls[call->id];
+                        else if (--calls[call->id] == 0) calls.erase(call->id);
+                    }
+        };
+        auto enter = [&](std::size_t i) {
+            Frame frame;
+            frame.node = i;
+            if (std::holds_alternative<CompactionEntry>(*entries[i])) {
+                frame.saved_entries = std::move(context_entries);
+                frame.saved_calls = std::move(calls);
+                frame.saved_broken = broken;
+                context_entries.clear();
+                calls.clear();
+                broken = false;
+                try {
+                    context_entries = build_context_entries(
+                        detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n, lookup), options);
+                } catch (const SessionError&) {
+                    broken = true;  // a broken chain, reported above
+                }
+                for (std::size_t k = 0; k < context_entries.size(); ++k)
+                    detail::append_context_messages(context_entries[k], k, context_entries, pairing_only,
+                                                    frame.messages);
+                std::vector<DroppedMessage> dropped;
+                enforce_tool_pairing(frame.messages, dropped);
+                if (first_tip[i]) dropped_in(*first_tip[i], dropped);
+                for (const auto& m : frame.messages) add_calls(*m, 1);
+                return frame;
+            }
+            context_entries.push_back(entries[i]);
+            detail::append_context_messages(entries[i], context_entries.size() - 1, context_entries, pairing_only,
+                                            frame.messages);
+            for (const auto& m : frame.messages) {
+                const auto* r = std::get_if<ToolResultMessage>(m.get());
+                if (r && calls.count(r->tool_call_id) == 0 && !broken && first_tip[i])
+                    dropped_in(*first_tip[i], {DroppedMessage{DropReason::orphan_tool_result, r->tool_call_id, m, true}});
+                add_calls(*m, 1);
+            }
+            return frame;
+        };
+        auto leave = [&](Frame& frame) {
+            if (std::holds_alternative<CompactionEntry>(*entries[frame.node])) {
+                context_entries = std::move(frame.saved_entries);
+                calls = std::move(frame.saved_calls);
+                broken = frame.saved_broken;
+                return;
+            }
+            for (const auto& m : frame.messages) add_calls(*m, -1);
+            context_entries.pop_back();
+        };
+        std::vector<Frame> stack;
+        for (std::size_t root : roots) {
+            if (position.at(id_of(*entries[root])) != root) continue;
+            // An entry whose parent is missing or later has no context of its own.
+            broken = parent_id_of(*entries[root]).has_value();
+            stack.push_back(enter(root));
+            while (!stack.empty()) {
+                Frame& top = stack.back();
+                if (top.next == children[top.node].size()) {
+                    leave(top);
+                    stack.pop_back();
+                    continue;
+                }
+                const std::size_t child = children[top.node][top.next++];
+                if (position.at(id_of(*entries[child])) != child) continue;  // a duplicate: never reached by id
+                stack.push_back(enter(child));
+            }
+            context_entries.clear();
+            calls.clear();
+        }
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        auto it = context_orphans.find(i);
+        if (it == context_orphans.end()) continue;
+        const bool in_tail = std::holds_alternative<CompactionEntry>(*entries[i]);
+        issue(IssueKind::context_orphan_tool_result, id_of(*entries[i]),
+              std::string(in_tail ? "a tool result of the retained tail: " : "") + "the context of branch '" +
+                  id_of(*entries[it->second.first]) + "' lacks tool call '" + it->second.second + "'");
     }
     return report;
 }

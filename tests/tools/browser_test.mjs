@@ -1,5 +1,5 @@
 // Opens the exported viewer in headless Chromium (playwright-core) and checks what a reader
-// relies on. Usage: node browser_test.mjs PAGE.html SCREENSHOT.png
+// relies on. Usage: node browser_test.mjs PAGE.html SCREENSHOT.png [HOSTILE.html]
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -7,7 +7,7 @@ import { pathToFileURL } from 'node:url';
 const require = createRequire(path.join(process.env.PLAYWRIGHT_MODULES, 'package.json'));
 const { chromium } = require('playwright-core');
 
-const [page_file, screenshot] = process.argv.slice(2);
+const [page_file, screenshot, hostile_file] = process.argv.slice(2);
 const failures = [];
 function check(ok, what) {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
@@ -81,6 +81,28 @@ try {
   await page.locator('#tree .node', { hasText: 'What is in this picture?' }).scrollIntoViewIfNeeded();
   await page.screenshot({ path: screenshot });
   console.log(`screenshot: ${screenshot}`);
+
+  // Ids that are names of Object.prototype's members are ids like any other: only the labeled
+  // one has a badge, and each shows its own branch.
+  if (hostile_file) {
+    await page.goto(pathToFileURL(path.resolve(hostile_file)).href, { waitUntil: 'load' });
+    await page.waitForSelector('#tree .node');
+    // Pairs, read into a Map: a plain object would meet the same trap on this side.
+    const badges = new Map(await page.$$eval('#tree .node', (rows) => rows.map((row) => {
+      const badge = row.querySelector('.badge');
+      return [row.dataset.id, badge ? badge.textContent : null];
+    })));
+    for (const id of ['__proto__', 'hasOwnProperty', 'toString'])
+      check(badges.has(id) && badges.get(id) === null, `no badge on the entry '${id}' (got ${badges.get(id)})`);
+    check(badges.get('constructor') === 'built \x1b[1mhere\nnow',
+          `the entry 'constructor' has its own label (got ${badges.get('constructor')})`);
+    await page.locator('#tree .node', { hasText: 'Proto entry' }).click();
+    text = await main();
+    check(text.includes('Proto entry') && !text.includes('Constructor entry') && text.includes('Hello'),
+          "clicking the entry '__proto__' shows its branch");
+    await page.fill('#search', 'object');
+    check(await page.locator('#tree .node:not(.hidden)').count() === 0, 'no entry matches what Object.prototype holds');
+  }
 
   check(errors.length === 0, `no console errors (${errors.join(' | ')})`);
   check(dialogs.length === 0, `no dialog fired (${dialogs.join(' | ')})`);

@@ -34,5 +34,6 @@ if [[ ! -f ${modules}/node_modules/playwright-core/package.json ]]; then
 fi
 
 "${cli}" export "${fixtures}/native.jsonl" -o "${work}/viewer.html"
+"${cli}" export "${fixtures}/hostile.jsonl" -o "${work}/hostile.html"
 PLAYWRIGHT_MODULES=${modules}/node_modules CHROMIUM=${chromium} \
-    node "${here}/browser_test.mjs" "${work}/viewer.html" "${work}/viewer.png"
+    node "${here}/browser_test.mjs" "${work}/viewer.html" "${work}/viewer.png" "${work}/hostile.html"

@@ -106,3 +106,68 @@ agentcore_cli_test(export EXIT 0 ARGS export <FIXTURES>/native.jsonl -o <WORK>/s
                    FILE_NO_REGEX "</script><img|<b>fn main|https?://")
 agentcore_cli_test(export_bad_output EXIT 2 ARGS export <FIXTURES>/native.jsonl -o <WORK>/no/such/dir/x.html
                    STDERR_REGEX "x.html: cannot write")
+
+# Special files: only regular files are sessions. A FIFO (which no writer ever opens) or a device
+# that never ends is refused at once by every command, naming the file and what it is; `ls` skips
+# and reports one inside a sessions folder and lists the rest.
+foreach(command info tree context verify repair export)
+    set(extra)
+    if(command STREQUAL "export")
+        set(extra -o <WORK>/out.html)
+    endif()
+    agentcore_cli_test(${command}_fifo EXIT 2 ARGS ${command} <FIXTURES>/fifo.jsonl ${extra}
+                       STDERR_REGEX "fifo.jsonl': not a session file: it is a FIFO")
+endforeach()
+agentcore_cli_test(convert_fifo EXIT 2 ARGS convert <FIXTURES>/fifo.jsonl --to pi -o <WORK>/out.jsonl
+                   STDERR_REGEX "fifo.jsonl': not a session file: it is a FIFO")
+agentcore_cli_test(info_dev_zero EXIT 2 ARGS info /dev/zero
+                   STDERR_REGEX "'/dev/zero': not a session file: it is a character device")
+agentcore_cli_test(tree_dev_zero EXIT 2 ARGS tree /dev/zero STDERR_REGEX "it is a character device")
+agentcore_cli_test(verify_folder EXIT 2 ARGS verify <FIXTURES>/sessions STDERR_REGEX "it is a folder")
+agentcore_cli_test(ls_special_files EXIT 1 ARGS ls <FIXTURES>/sessions-special
+                   STDOUT_REGEX "epsilon-0006.*Epsilon" NO_STDOUT_REGEX "fifo-0007|folder-0008"
+                   STDERR_REGEX "skipped '[^\n]*_fifo-0007.jsonl': not a session file: it is a FIFO.*skipped '[^\n]*_folder-0008.jsonl': not a session file: it is a folder|skipped '[^\n]*_folder-0008.jsonl': not a session file: it is a folder.*skipped '[^\n]*_fifo-0007.jsonl': not a session file: it is a FIFO")
+
+# The output is never the input, whatever its name (same device and inode), and never a session a
+# writer holds (its writer lock): the command refuses, and both files stay as they were.
+agentcore_cli_test(export_onto_input EXIT 2 COPY native.jsonl
+                   ARGS export <WORK>/native.jsonl -o <WORK>/./native.jsonl
+                   STDERR_REGEX "native.jsonl': is the input file .*choose another output"
+                   COMPARE "<WORK>/native.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(export_onto_hard_link EXIT 2 COPY native.jsonl
+                   WRAP sh -c "ln native.jsonl link.jsonl && exec \"$0\" \"$@\""
+                   ARGS export <WORK>/native.jsonl -o link.jsonl
+                   STDERR_REGEX "'link.jsonl': is the input file"
+                   COMPARE "<WORK>/link.jsonl;<FIXTURES>/native.jsonl")
+agentcore_cli_test(convert_onto_input EXIT 2 COPY pi.jsonl
+                   WRAP sh -c "ln -s pi.jsonl alias.jsonl && exec \"$0\" \"$@\""
+                   ARGS convert <WORK>/pi.jsonl --to native -o alias.jsonl
+                   STDERR_REGEX "'alias.jsonl': is the input file"
+                   COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
+agentcore_cli_test(convert_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WORK>/pi.jsonl
+                   ARGS convert <FIXTURES>/native.jsonl --to native -o <WORK>/pi.jsonl
+                   STDERR_REGEX "pi.jsonl': is a session open for writing elsewhere \\(locked\\)"
+                   COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
+agentcore_cli_test(export_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WORK>/pi.jsonl
+                   ARGS export <FIXTURES>/native.jsonl -o <WORK>/pi.jsonl
+                   STDERR_REGEX "pi.jsonl': is a session open for writing elsewhere \\(locked\\)"
+                   COMPARE "<WORK>/pi.jsonl;<FIXTURES>/pi.jsonl")
+
+# A tree where every entry has a side branch: past 16 nested levels a line starts with «N» (the
+# outer levels not drawn), so no line holds more than 16 levels and the output stays linear.
+string(REPEAT "│  " 17 seventeen_levels)  # every level of this tree continues (│)
+agentcore_cli_test(tree_branchy EXIT 0 ARGS tree <FIXTURES>/branchy.jsonl
+                   STDOUT_REGEX "«23» (│  |   )+└─ assistant: Side 38\n" NO_STDOUT_REGEX "${seventeen_levels}")
+
+# Strings from the file never drive the terminal: control characters, line breaks, C1 controls
+# and bidirectional overrides in ids, names, labels, types, paths and messages are shown escaped.
+string(ASCII 27 esc)
+agentcore_cli_test(tree_hostile_ids EXIT 0 COLOUR OFF ARGS tree <FIXTURES>/hostile.jsonl --all
+                   STDOUT_REGEX "\\\\x1b.31mred\\\\x1b.0m user: Hello \\\\x1b.2Jthere\n.* line\\\\nbreak user: Second\n.* rtl\\\\u202eevil custom_message: t\\\\x1b.5mype\\\\u009b: Third\n.*.built \\\\x1b.1mhere\\\\nnow."
+                   NO_STDOUT_REGEX "\nbreak")
+agentcore_cli_test(tree_hostile_ids_json EXIT 0 COLOUR OFF ARGS tree <FIXTURES>/hostile.jsonl --json
+                   STDOUT_REGEX "\"id\": \"rtl\\\\u202eevil\".*\"text\": \"t\\\\\\\\x1b.5mype\\\\\\\\u009b: Third\"")
+agentcore_cli_test(info_hostile EXIT 0 COLOUR OFF ARGS info <FIXTURES>/hostile.jsonl
+                   STDOUT_REGEX "cwd: +/home/\\\\x1b.0.pwned\\\\x07dev\n.*name: +Name\\\\x1b.0.title\\\\x07 \\\\u202eevil\n")
+agentcore_cli_test(context_hostile_leaf EXIT 2 ARGS context <FIXTURES>/hostile.jsonl --leaf "x${esc}c"
+                   STDERR_REGEX "not_found.*'x\\\\x1bc'")

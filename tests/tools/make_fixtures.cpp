@@ -5,9 +5,12 @@
 #include <agentcore/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
 
+#include <sys/stat.h>
+
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -201,6 +204,55 @@ int main(int argc, char** argv) {
     write_file(broken_root + "/" + JsonlSessionRepo::folder_name("/home/dev/project") + "/" +
                    JsonlSessionRepo::file_name("2026-01-02T00:00:00.000Z", "broken-0005"),
                "{\"type\":\"session\",\"id\":42}\n");
+
+    // Every entry of the main line has a side branch, appended after the main line goes on: each
+    // branch point nests the rest of the session one level deeper.
+    {
+        Script b;
+        SessionHeader header;
+        header.id = "branchy-0009";
+        header.timestamp = format_timestamp(start_ms);
+        header.cwd = "/home/dev/project";
+        Session<InMemorySessionStorage<>> branchy(InMemorySessionStorage<>(header, b.env));
+        std::string previous;
+        for (int i = 0; i < 40; ++i) {
+            const std::string main_id = append_message(branchy, b.user("Main " + std::to_string(i)));
+            if (!previous.empty()) {
+                move_to(branchy, previous);
+                append_message(branchy, b.assistant("Side " + std::to_string(i - 1)));
+                move_to(branchy, main_id);
+            }
+            previous = main_id;
+        }
+        write_session(branchy, out + "/branchy.jsonl", Dialect::native, b.env);
+    }
+
+    // Ids, a name, a label, a custom type and text that would drive a terminal (a colour, a
+    // window title, a line break, a right-to-left override, a C1 CSI),
+    // and ids that are names of Object.prototype's members, one of them labeled.
+    write_file(out + "/hostile.jsonl",
+               R"({"type":"session","version":3,"id":"hostile-0010","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/\u001b]0;pwned\u0007dev","parent_session":null,"metadata":{}})" "\n"
+               R"({"type":"message","id":"\u001b[31mred\u001b[0m","parent_id":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"Hello \u001b[2Jthere","timestamp":1767225601000}})" "\n"
+               R"({"type":"message","id":"line\nbreak","parent_id":"\u001b[31mred\u001b[0m","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"Second","timestamp":1767225602000}})" "\n"
+               R"({"type":"custom_message","id":"rtl\u202eevil","parent_id":"line\nbreak","timestamp":"2026-01-01T00:00:03.000Z","custom_type":"t\u001b[5mype\u009b","content":"Third","display":true})" "\n"
+               R"({"type":"message","id":"__proto__","parent_id":"rtl\u202eevil","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user","content":"Proto entry","timestamp":1767225604000}})" "\n"
+               R"({"type":"message","id":"constructor","parent_id":"__proto__","timestamp":"2026-01-01T00:00:05.000Z","message":{"role":"user","content":"Constructor entry","timestamp":1767225605000}})" "\n"
+               R"({"type":"message","id":"hasOwnProperty","parent_id":"constructor","timestamp":"2026-01-01T00:00:06.000Z","message":{"role":"user","content":"Own property entry","timestamp":1767225606000}})" "\n"
+               R"({"type":"label","id":"lab1","parent_id":"hasOwnProperty","timestamp":"2026-01-01T00:00:07.000Z","target_id":"constructor","label":"built \u001b[1mhere\nnow"})" "\n"
+               R"({"type":"session_info","id":"toString","parent_id":"lab1","timestamp":"2026-01-01T00:00:08.000Z","name":"Name\u001b]0;title\u0007 \u202eevil"})" "\n");
+
+    // Special files where sessions are expected: a FIFO (no writer ever comes), and a folder and
+    // a FIFO with session names beside a real session.
+    auto make_fifo = [](const std::string& path) {
+        if (::mkfifo(path.c_str(), 0600) != 0) throw std::runtime_error("mkfifo " + path + " failed");
+    };
+    make_fifo(out + "/fifo.jsonl");
+    const std::string special_root = out + "/sessions-special";
+    write_small(special_root, "epsilon-0006", "/home/dev/project", start_ms, "Epsilon", Dialect::native);
+    const std::string special_folder = special_root + "/" + JsonlSessionRepo::folder_name("/home/dev/project") + "/";
+    make_fifo(special_folder + JsonlSessionRepo::file_name("2026-01-03T00:00:00.000Z", "fifo-0007"));
+    std::filesystem::create_directory(special_folder +
+                                      JsonlSessionRepo::file_name("2026-01-04T00:00:00.000Z", "folder-0008"));
     std::cout << "fixtures written to " << out << "\n";
     return 0;
 }

@@ -984,12 +984,12 @@ inline std::string entry_text(const SessionTreeEntry& entry) {
 }
 
 /// `text` on one line: whitespace runs become one space, control characters (C0, DEL, C1) are
-/// dropped, and at most `max_chars` code points are kept ("…" marks a cut).
+/// shown as escapes (\x1b), and at most `max_chars` characters are kept ("…" marks a cut).
 inline std::string one_line(std::string_view text, std::size_t max_chars) {
     return agentcore::detail::one_line_text(text, max_chars);
 }
 
-/// `text` with control characters other than newline and tab dropped (for multi-line output).
+/// `text` with control characters other than newline and tab escaped (for multi-line output).
 inline std::string printable(std::string_view text) { return agentcore::detail::printable_text(text); }
 
 /// How long the one-line texts of the printers are, in code points (as `agentcore tree`).
@@ -1108,7 +1108,7 @@ inline std::string bracketed(const std::vector<std::string>& items) {
 // Golden text: stable renderings for snapshot tests
 
 /// A context as stable text, every message in full (its lines indented by four spaces, control
-/// characters dropped); no timestamps, so that only what the LLM would see is compared.
+/// characters escaped); no timestamps, so that only what the LLM would see is compared.
 ///
 ///     thinking level: off
 ///     model: test/scripted
