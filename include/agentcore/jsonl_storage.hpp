@@ -464,6 +464,52 @@ private:
                            [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
     }
 
+    // True when a line is one JSON object (a last line that is not is a torn tail).
+    bool parses(std::string_view text) const {
+        detail::ScannedEntry unused;
+        std::string syntax;
+        return detail::JsonScanner::scan_entry(text, dialect_, unused, syntax);
+    }
+
+    // How much of the file no writer can cut any more: everything before its last line and
+    // before the run of non-blank lines that do not parse just before it. A writing open cuts
+    // only a last line that is torn (unterminated or not JSON), and a failed append only its own
+    // line, always the last; a lenient writer keeps a bad line, and once the line after it is cut
+    // a later writing open cuts it in turn. The lines are read from the end with pread; a file
+    // found shorter than `size` (cut meanwhile) gives 0: all of it is read, none mapped.
+    std::uint64_t uncuttable_prefix(std::uint64_t size) const {
+        constexpr std::uint64_t chunk = 64 << 10;
+        std::string buffer;
+        // Where the line ending at `end` starts; none when the file is shorter than `end`.
+        auto line_start = [&](std::uint64_t end) -> std::optional<std::uint64_t> {
+            std::uint64_t pos = end > 0 ? end - 1 : 0;  // before the line's own newline
+            while (pos > 0) {
+                const std::uint64_t from = pos > chunk ? pos - chunk : 0;
+                buffer.resize(static_cast<std::size_t>(pos - from));
+                if (detail::pread_all(*ops_, fd_.get(), buffer.data(), buffer.size(), from) != 0) return std::nullopt;
+                for (std::size_t i = buffer.size(); i > 0; --i)
+                    if (buffer[i - 1] == '\n') return from + i;
+                pos = from;
+            }
+            return std::uint64_t{0};
+        };
+        auto start = line_start(size);
+        if (!start) return 0;
+        std::uint64_t stable = *start;
+        while (stable > 0) {
+            const auto previous = line_start(stable);
+            if (!previous) return 0;
+            if (*previous == 0) return stable;  // the header: a file without one is never written
+            std::string text(static_cast<std::size_t>(stable - *previous), '\0');
+            if (detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), *previous) != 0) return 0;
+            text.pop_back();  // its newline
+            if (!text.empty() && text.back() == '\r') text.pop_back();
+            if (blank(text) || parses(text)) return stable;
+            stable = *previous;
+        }
+        return 0;
+    }
+
     // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
     // dropped bytes and publishes them.
     void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
@@ -485,7 +531,11 @@ private:
         const std::uint64_t size = detail::file_size(*ops_, fd_.get(), path_);
         if (size == 0) throw SessionError(ErrorCode::invalid_session, "session file '" + path_ + "' is empty");
 
-        detail::FileMapping mapping(*ops_, fd_.get(), static_cast<std::size_t>(size), path_);
+        // A writer may cut the file's end while a read-only open reads it: that part is read,
+        // never mapped (a page cut from under a mapping kills its reader with SIGBUS).
+        const std::uint64_t mapped = read_only_ ? uncuttable_prefix(size) : size;
+        detail::FileMapping mapping(*ops_, fd_.get(), static_cast<std::size_t>(size),
+                                    static_cast<std::size_t>(mapped), path_);
         const std::string_view data = mapping.view();
         detail::LineReader reader(data);
         detail::LineSpan line;
@@ -534,10 +584,7 @@ private:
                 continue;
             }
             const bool last = line.end == data.size();
-            detail::ScannedEntry unused;
-            std::string syntax;
-            const bool parses = detail::JsonScanner::scan_entry(text, dialect_, unused, syntax);
-            if (last && (!line.terminated || !parses)) {
+            if (last && (!line.terminated || !parses(text))) {
                 torn_tail_ = true;  // the remains of an append that was never acknowledged
                 break;
             }
@@ -548,7 +595,7 @@ private:
             good_end = line.end;
         }
         lines_ = last_line;
-        file_size_ = size;
+        file_size_ = data.size();
 
         if (clean != nullptr) {
             finish_repair(data, good_end, last_terminated, dropped_ranges, *clean, *dropped, *report);
