@@ -395,3 +395,75 @@ TEST_CASE("readers opening read-only while writers cut torn tails never crash an
     CHECK(reads > 3);
     CHECK(bad.empty());
 }
+
+TEST_CASE("of processes creating or forking to one new session id exactly one wins, the rest get already_exists", "[reliability][race]") {
+    ScratchDir dir;
+    const std::string root = dir.file("root");
+    {
+        JsonlSessionRepo repo(root, jsonl_options());
+        auto source = create(repo, session_in("source"));
+        for (int k = 0; k < 20; ++k) append_message(source, user("m" + std::to_string(k)));
+    }
+    const int rounds = 25;
+    const int racers = 6;
+    long won = 0;
+    long refused = 0;
+    for (int round = 0; round < rounds; ++round) {
+        const std::string id = "contested-" + std::to_string(round);
+        int go[2];
+        int results[2];
+        REQUIRE(::pipe(go) == 0);
+        REQUIRE(::pipe(results) == 0);
+        std::vector<pid_t> children;
+        for (int i = 0; i < racers; ++i) {
+            children.push_back(spawn([&, i] {
+                ::close(go[1]);
+                ::close(results[0]);
+                // Clocks a millisecond apart: each racer's file name is its own.
+                JsonlStorageOptions o = jsonl_options(static_cast<std::uint64_t>(i) + 1);
+                o.environment = Environment::deterministic(t0 + 1000 * round + i, static_cast<std::uint64_t>(i) + 1);
+                JsonlSessionRepo repo(root, o);
+                char c;
+                while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
+                }
+                char outcome = 'E';
+                try {
+                    if (i % 2 == 0) {
+                        create(repo, session_in(id));
+                    } else {
+                        ForkOptions fo;
+                        fo.session_id = id;
+                        fork(repo, "source", fo);
+                    }
+                    outcome = 'W';
+                } catch (const SessionError& e) {
+                    outcome = e.code() == ErrorCode::already_exists ? 'X' : 'E';
+                }
+                return ::write(results[1], &outcome, 1) == 1 ? 0 : 3;
+            }));
+        }
+        ::close(go[0]);
+        ::close(results[1]);
+        ::close(go[1]);
+        int winners = 0;
+        int taken = 0;
+        char c;
+        for (int i = 0; i < racers && ::read(results[0], &c, 1) == 1; ++i) {
+            winners += c == 'W' ? 1 : 0;
+            taken += c == 'X' ? 1 : 0;
+        }
+        ::close(results[0]);
+        for (const pid_t pid : children) CHECK(reap(pid) == 0);
+        CHECK(winners == 1);
+        CHECK(taken == racers - 1);
+        won += winners;
+        refused += taken;
+        JsonlSessionRepo repo(root, jsonl_options());
+        long files = 0;
+        repo.for_each_session_file([&](const std::string&, std::string_view file_id) { files += file_id == id ? 1 : 0; });
+        CHECK(files == 1);
+    }
+    std::printf("reliability: create/fork races on one new id: %d rounds of %d processes, %ld winners, %ld "
+                "already_exists\n",
+                rounds, racers, won, refused);
+}

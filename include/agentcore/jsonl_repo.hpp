@@ -8,6 +8,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -181,6 +182,22 @@ inline std::string read_first_line(const FileOps& ops, const std::string& path, 
                        "'" + path + "' line 1: longer than " + std::to_string(limit) + " bytes");
 }
 
+/// Creates the session file of a new id under the repository's lock: the id is checked again
+/// with the lock held, right before the file gets its name, so that of two processes creating
+/// (or forking to) one id exactly one succeeds and the other gets already_exists.
+inline JsonlSessionStorage create_session_file(const JsonlSessionRepo& repo, const std::string& id,
+                                               std::string path, SessionHeader header, JsonlStorageOptions options,
+                                               std::vector<SessionTreeEntry> entries = {}) {
+    const auto& ops = ops_or_real(options.file_ops);
+    std::optional<FolderLock> lock;
+    JsonlSessionStorage storage = JsonlSessionStorage::create(
+        std::move(path), std::move(header), std::move(options), std::move(entries), [&] {
+            lock.emplace(ops, repo.root());
+            if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+        });
+    return storage;
+}
+
 inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops, const std::string& cwd) {
     if (cwd.find('\0') != std::string::npos)
         throw SessionError(ErrorCode::invalid_session, "cwd contains a NUL character");
@@ -191,7 +208,9 @@ inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& 
 }  // namespace detail
 
 /// Creates an empty session file (written atomically) and returns it open for writing. The id
-/// is checked before any path is built (invalid_session); a taken id: already_exists.
+/// is checked before any path is built (invalid_session); a taken id: already_exists. The id is
+/// claimed under an flock on the root folder: of processes creating or forking to one new id at
+/// the same moment, exactly one succeeds and the others get already_exists.
 inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
     const JsonlStorageOptions& so = repo.options();
     std::string id = options.id ? *options.id : make_uuid_v7(so.environment);
@@ -208,7 +227,7 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
     header.metadata = options.metadata.is_null() ? Json::object() : std::move(options.metadata);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
                        JsonlSessionRepo::file_name(header.timestamp, id);
-    return detail::make_session(JsonlSessionStorage::create(std::move(path), std::move(header), so));
+    return detail::make_session(detail::create_session_file(repo, id, std::move(path), std::move(header), so));
 }
 
 /// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
@@ -313,7 +332,7 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
                        JsonlSessionRepo::file_name(header.timestamp, id);
     so.dialect = source.dialect();
     return detail::make_session(
-        JsonlSessionStorage::create(std::move(path), std::move(header), std::move(so), std::move(entries)));
+        detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
 }  // namespace agentcore

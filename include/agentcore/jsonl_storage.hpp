@@ -101,6 +101,15 @@ public:
     static JsonlSessionStorage create(std::string path, SessionHeader header,
                                       JsonlStorageOptions options = {},
                                       std::vector<SessionTreeEntry> entries = {}) {
+        return create(std::move(path), std::move(header), std::move(options), std::move(entries), [] {});
+    }
+
+    /// The same, calling `before_publish()` once the content is written and synced, right
+    /// before the file gets its name. A repository takes its lock there and checks that the
+    /// session id is still free; whatever it throws abandons the create (nothing is left).
+    template <class BeforePublish>
+    static JsonlSessionStorage create(std::string path, SessionHeader header, JsonlStorageOptions options,
+                                      std::vector<SessionTreeEntry> entries, BeforePublish&& before_publish) {
         JsonlSessionStorage s(std::move(path), std::move(options), false);
         if (header.metadata.is_null()) header.metadata = Json::object();
         s.dialect_ = s.options_.dialect;
@@ -122,6 +131,7 @@ public:
         temp.sync();
         // Locked before it has its name: no other writer can get in between.
         detail::lock_exclusive(*s.ops_, temp.fd(), std::chrono::milliseconds(0), temp.path());
+        before_publish();
         s.fd_ = temp.publish(false);
         s.header_ = std::move(header);
         s.file_size_ = content.size();
