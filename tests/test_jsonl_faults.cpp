@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace agentcore;
@@ -324,4 +326,58 @@ TEST_CASE("a read-only open maps no byte a writer could still cut: the last line
     MapRecorder::largest() = 0;
     { JsonlSessionStorage::open(path, options); }
     CHECK(MapRecorder::largest() == good);
+}
+
+namespace {
+
+// Runs an action once, at the first flock after it is armed: what another process does while a
+// writing open waits for the lock.
+struct BeforeLock {
+    static std::function<void()>& action() {
+        static std::function<void()> a;
+        return a;
+    }
+    static const detail::FileOps& ops() {
+        static const detail::FileOps table = [] {
+            detail::FileOps o = detail::FileOps::real();
+            o.flock = [](int fd, int op) {
+                if (auto a = std::exchange(action(), nullptr)) a();
+                return detail::FileOps::real().flock(fd, op);
+            };
+            return o;
+        }();
+        return table;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a writing open that waited for the lock while its file was removed gets not_found", "[jsonl][faults]") {
+    ScratchDir dir;
+    const auto path = dir.file("s.jsonl");
+    { create_file_session(path); }
+    JsonlStorageOptions options = jsonl_options();
+    options.file_ops = &BeforeLock::ops();
+    BeforeLock::action() = [&] { ::unlink(path.c_str()); };
+    CHECK(error_code_of([&] { JsonlSessionStorage::open(path, options); }) == ErrorCode::not_found);
+}
+
+TEST_CASE("a writing open that waited for the lock while its file was replaced writes to the new file", "[jsonl][faults]") {
+    ScratchDir dir;
+    const auto path = dir.file("s.jsonl");
+    const auto other = dir.file("other.jsonl");
+    { create_file_session(path); }
+    {
+        auto s = create_file_session(other);
+        append_message(s, user("in the new file"));
+    }
+    JsonlStorageOptions options = jsonl_options();
+    options.file_ops = &BeforeLock::ops();
+    BeforeLock::action() = [&] { ::rename(other.c_str(), path.c_str()); };  // what a repair does
+    {
+        auto s = open_file_session(path, options);
+        CHECK(s.storage().entry_count() == 1);
+        append_message(s, user("appended"));
+    }
+    CHECK(open_file_read_only(path).storage().entry_count() == 2);
 }

@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -466,4 +467,63 @@ TEST_CASE("of processes creating or forking to one new session id exactly one wi
     std::printf("reliability: create/fork races on one new id: %d rounds of %d processes, %ld winners, %ld "
                 "already_exists\n",
                 rounds, racers, won, refused);
+}
+
+TEST_CASE("remove racing a writer that opens, appends and closes in a loop: no append is acknowledged into a removed file", "[reliability][race]") {
+    ScratchDir dir;
+    const std::string root = dir.file("root");
+    JsonlStorageOptions waiting = jsonl_options();
+    waiting.lock_wait = std::chrono::milliseconds(5000);
+    const int rounds = 30;
+    long acknowledged = 0;
+    long lost = 0;
+    long errors = 0;
+    for (int round = 0; round < rounds; ++round) {
+        const std::string id = "removed-" + std::to_string(round);
+        JsonlSessionRepo repo(root, waiting);
+        { create(repo, session_in(id)); }
+        int acks[2];
+        REQUIRE(::pipe(acks) == 0);
+        const pid_t writer = spawn([&] {
+            ::close(acks[0]);
+            JsonlSessionRepo r(root, waiting);
+            for (int i = 0;; ++i) {
+                char outcome = 'A';
+                try {
+                    auto s = open(r, id);
+                    append_message(s, user("m" + std::to_string(i)));
+                    // Still holding the session: an acknowledged entry must have a file with a name.
+                    struct stat st {};
+                    if (::fstat(s.storage().native_handle(), &st) != 0 || st.st_nlink == 0) outcome = 'L';
+                } catch (const SessionError& e) {
+                    if (e.code() == ErrorCode::not_found) return 0;
+                    outcome = 'E';
+                }
+                if (::write(acks[1], &outcome, 1) != 1) return 3;
+            }
+        });
+        ::close(acks[1]);
+        char c;
+        for (int seen = 0; seen < 3 && ::read(acks[0], &c, 1) == 1; ++seen) {
+        }
+        try {
+            remove(repo, id);
+        } catch (const SessionError& e) {
+            INFO(e.what());
+            ++errors;
+        }
+        while (::read(acks[0], &c, 1) == 1) {
+            acknowledged += c == 'A' ? 1 : 0;
+            lost += c == 'L' ? 1 : 0;
+            errors += c == 'E' ? 1 : 0;
+        }
+        ::close(acks[0]);
+        CHECK(reap(writer) == 0);
+        CHECK(!repo.find_path(id));
+    }
+    std::printf("reliability: remove beside a writer: %d rounds, %ld appends acknowledged after the first three, %ld "
+                "into a removed file, %ld errors\n",
+                rounds, acknowledged, lost, errors);
+    CHECK(lost == 0);
+    CHECK(errors == 0);
 }

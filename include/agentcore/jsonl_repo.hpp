@@ -25,6 +25,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -287,7 +288,53 @@ inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options
     return out;
 }
 
+namespace detail {
+
+// Unlinks a session file while holding its writer lock (waiting up to `wait`), so that no
+// writer can acknowledge an append to it afterwards. Anything else in its place (a link, a
+// FIFO) is unlinked without being opened.
+inline void remove_session_file(const FileOps& ops, const std::string& path, std::chrono::milliseconds wait) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        struct stat st {};
+        if (ops.lstat(path.c_str(), &st) != 0) {
+            if (errno == ENOENT) return;
+            throw io_error("stat of", path, errno);
+        }
+        FileHandle fd;
+        if (S_ISREG(st.st_mode)) {
+            fd = open_file(ops, path, O_RDWR | O_NONBLOCK);
+            if (!fd) {
+                if (errno == ENOENT) return;
+                if (errno == ELOOP) continue;  // replaced by a link meanwhile
+                throw io_error("opening", path, errno);
+            }
+            try {
+                lock_exclusive(ops, fd.get(), wait, path);
+            } catch (const SessionError& e) {
+                if (e.code() != ErrorCode::locked) throw;
+                throw SessionError(ErrorCode::locked, "session file '" + path +
+                                                          "' is open for writing elsewhere; not removed");
+            }
+            const FileAtPath at = file_at_path(ops, fd.get(), path);
+            if (at == FileAtPath::gone) return;
+            if (at == FileAtPath::replaced) continue;
+        }
+        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT) throw io_error("removing", path, errno);
+        sync_folder(ops, parent_folder(path));
+        return;
+    }
+    throw SessionError(ErrorCode::storage, "session file '" + path + "' keeps being replaced; not removed");
+}
+
+}  // namespace detail
+
 /// Removes a session file; an unknown id does nothing. An invalid id: invalid_session.
+///
+/// A session open for writing is not removed: remove takes the file's writer lock first,
+/// waiting up to the repository's `lock_wait`, and throws `locked` when a writer keeps it. A
+/// writer that was waiting for the lock while the file was removed gets not_found. (A file
+/// unlinked by other means while a writer has it open makes that writer's next append throw
+/// `storage`: nothing is acknowledged into a file without a name.)
 inline void remove(JsonlSessionRepo& repo, std::string_view id) {
     const auto& ops = detail::ops_or_real(repo.options().file_ops);
     check_session_id(id);
@@ -295,10 +342,7 @@ inline void remove(JsonlSessionRepo& repo, std::string_view id) {
     repo.for_each_session_file([&](const std::string& path, std::string_view file_id) {
         if (file_id == id) paths.push_back(path);
     });
-    for (const auto& path : paths) {
-        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT) throw detail::io_error("removing", path, errno);
-        detail::sync_folder(ops, detail::parent_folder(path));
-    }
+    for (const auto& path : paths) detail::remove_session_file(ops, path, repo.options().lock_wait);
 }
 
 /// Forks a session into a new file (SPEC §4.9): the entries of get_entries_to_fork with the

@@ -209,10 +209,12 @@ public:
     /// Appends an entry: one line written (and synced when durable) before memory changes.
     /// already_exists / invalid_entry as for every storage; `storage` when the file cannot be
     /// written (the partial line is cut away, memory unchanged), when the storage is read-only,
-    /// or poisoned by an earlier failed sync.
+    /// poisoned by an earlier failed sync, or when its file no longer has a name (unlinked while
+    /// open: the entry is not acknowledged, and neither is any later one).
     void append_entry(SessionTreeEntry entry) {
         if (read_only_)
             throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is open read-only");
+        if (removed_) throw removed_error();
         if (poisoned_)
             throw SessionError(ErrorCode::storage,
                                "session file '" + path_ +
@@ -233,6 +235,18 @@ public:
                 cut_back();
                 throw detail::io_error("syncing (the storage now refuses appends)", path_, err);
             }
+        }
+        // Checked after the write: a file unlinked before or during it (by anything but
+        // remove, which waits for the writer lock) would take the entry with it.
+        struct stat st {};
+        if (ops_->fstat(fd_.get(), &st) != 0) {
+            const int err = errno;
+            cut_back();
+            throw detail::io_error("stat of", path_, err);
+        }
+        if (st.st_nlink == 0) {
+            removed_ = true;
+            throw removed_error();
         }
         file_size_ += line.size();
         slots_.push_back(Slot{0, 0, ++lines_, {}, {}, handle});
@@ -522,21 +536,46 @@ private:
 
     // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
     // dropped bytes and publishes them.
-    void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
-        fd_ = detail::open_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR);
-        if (!fd_) {
-            const int err = errno;
-            if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
-            if (err == ELOOP)
-                throw SessionError(ErrorCode::storage,
-                                   "session file '" + path_ + "' is a symbolic link; refused");
-            throw detail::io_error("opening", path_, err);
+    SessionError removed_error() const {
+        return SessionError(ErrorCode::storage, "session file '" + path_ +
+                                                    "' was removed while open for writing; the entry is not stored");
+    }
+
+    // Opens the file and, for writing, takes its lock. A writing open then writes only to the
+    // file that is at the path once it holds the lock: the one it opened may have been removed
+    // meanwhile (not_found) or replaced by a repair (opened again).
+    void open_and_lock() {
+        for (int attempt = 0;; ++attempt) {
+            fd_ = detail::open_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR);
+            if (!fd_) {
+                const int err = errno;
+                if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
+                if (err == ELOOP)
+                    throw SessionError(ErrorCode::storage,
+                                       "session file '" + path_ + "' is a symbolic link; refused");
+                throw detail::io_error("opening", path_, err);
+            }
+            struct stat st {};
+            if (ops_->fstat(fd_.get(), &st) != 0) throw detail::io_error("stat of", path_, errno);
+            if (!S_ISREG(st.st_mode))
+                throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is not a regular file");
+            if (read_only_) return;
+            detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
+            switch (detail::file_at_path(*ops_, fd_.get(), path_)) {
+            case detail::FileAtPath::same: return;
+            case detail::FileAtPath::gone:
+                throw SessionError(ErrorCode::not_found,
+                                   "session file '" + path_ + "' was removed while waiting for its writer lock");
+            case detail::FileAtPath::replaced:
+                if (attempt >= 100)
+                    throw SessionError(ErrorCode::storage, "session file '" + path_ + "' keeps being replaced");
+                break;
+            }
         }
-        struct stat st {};
-        if (ops_->fstat(fd_.get(), &st) != 0) throw detail::io_error("stat of", path_, errno);
-        if (!S_ISREG(st.st_mode))
-            throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is not a regular file");
-        if (!read_only_) detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
+    }
+
+    void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
+        open_and_lock();
         // Size after the lock: a writer that held it may have changed the file.
         const std::uint64_t size = detail::file_size(*ops_, fd_.get(), path_);
         if (size == 0) throw SessionError(ErrorCode::invalid_session, "session file '" + path_ + "' is empty");
@@ -670,6 +709,7 @@ private:
     bool read_only_ = false;
     bool poisoned_ = false;
     bool torn_tail_ = false;
+    bool removed_ = false;  ///< the file lost its last name while open (see append_entry)
     Dialect dialect_ = Dialect::native;
     detail::FileHandle fd_;
     SessionHeader header_;

@@ -218,6 +218,22 @@ inline std::uint64_t file_size(const FileOps& ops, int fd, std::string_view path
     return static_cast<std::uint64_t>(st.st_size);
 }
 
+/// Whether a file open as `fd` is still the one at `path`.
+enum class FileAtPath { same, gone, replaced };
+
+/// Compares the open file with what `path` names now (device and inode; the path's last
+/// component is not followed).
+inline FileAtPath file_at_path(const FileOps& ops, int fd, const std::string& path) {
+    struct stat mine {};
+    struct stat there {};
+    if (ops.fstat(fd, &mine) != 0) throw io_error("stat of", path, errno);
+    if (ops.lstat(path.c_str(), &there) != 0) {
+        if (errno == ENOENT) return FileAtPath::gone;
+        throw io_error("stat of", path, errno);
+    }
+    return mine.st_dev == there.st_dev && mine.st_ino == there.st_ino ? FileAtPath::same : FileAtPath::replaced;
+}
+
 /// Creates a folder with mode 0700; an existing folder is fine (a symlink or file in its place
 /// is not). Creates missing parents too, and syncs the parent of each folder it creates.
 inline void make_folders(const FileOps& ops, const std::string& path) {
