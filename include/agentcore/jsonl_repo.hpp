@@ -155,9 +155,11 @@ inline JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) 
 /// Reads only the first line of a file, at most `limit` bytes.
 inline std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
                                    std::uint64_t& file_size_out) {
-    FileHandle fd = open_file(ops, path, O_RDONLY);
+    FileHandle fd = open_regular_file(ops, path, O_RDONLY, "session file");
     if (!fd) {
         if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path + "' not found");
+        if (errno == ELOOP)
+            throw SessionError(ErrorCode::storage, "session file '" + path + "' is a symbolic link; refused");
         throw io_error("opening", path, errno);
     }
     file_size_out = file_size(ops, fd.get(), path);

@@ -546,7 +546,7 @@ private:
     // meanwhile (not_found) or replaced by a repair (opened again).
     void open_and_lock() {
         for (int attempt = 0;; ++attempt) {
-            fd_ = detail::open_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR);
+            fd_ = detail::open_regular_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR, "session file");
             if (!fd_) {
                 const int err = errno;
                 if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
@@ -555,10 +555,6 @@ private:
                                        "session file '" + path_ + "' is a symbolic link; refused");
                 throw detail::io_error("opening", path_, err);
             }
-            struct stat st {};
-            if (ops_->fstat(fd_.get(), &st) != 0) throw detail::io_error("stat of", path_, errno);
-            if (!S_ISREG(st.st_mode))
-                throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is not a regular file");
             if (read_only_) return;
             detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
             switch (detail::file_at_path(*ops_, fd_.get(), path_)) {

@@ -148,6 +148,34 @@ inline FileHandle open_file(const FileOps& ops, const std::string& path, int fla
     }
 }
 
+/// What a file that is not a regular file is, for error messages.
+inline const char* special_file_kind(mode_t mode) noexcept {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISDIR(mode)) return "a folder";
+    return "a special file";
+}
+
+/// open_file for a file that must be a regular file (only regular files are sessions): opened
+/// with O_NONBLOCK, so that a FIFO or a device in its place never blocks the open, checked with
+/// fstat, then made blocking again. Returns an invalid handle with errno set when the open
+/// fails; throws `storage` naming `what`, the path and the kind of file when it is not regular.
+inline FileHandle open_regular_file(const FileOps& ops, const std::string& path, int flags,
+                                    std::string_view what = "file") {
+    FileHandle fd = open_file(ops, path, flags | O_NONBLOCK);
+    if (!fd) return fd;
+    struct stat st {};
+    if (ops.fstat(fd.get(), &st) != 0) throw io_error("stat of", path, errno);
+    if (!S_ISREG(st.st_mode))
+        throw SessionError(ErrorCode::storage, std::string(what) + " '" + path + "' is not a regular file (" +
+                                                   special_file_kind(st.st_mode) + "); refused");
+    const int fl = ::fcntl(fd.get(), F_GETFL);
+    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) throw io_error("opening", path, errno);
+    return fd;
+}
+
 /// Writes all of `data` at `offset` in one loop of pwrite calls. Returns 0, or the errno of the
 /// failure (a write that makes no progress counts as ENOSPC).
 inline int pwrite_all(const FileOps& ops, int fd, std::string_view data, std::uint64_t offset) noexcept {
