@@ -267,9 +267,16 @@ inline FileAtPath file_at_path(const FileOps& ops, int fd, const std::string& pa
 inline void make_folders(const FileOps& ops, const std::string& path) {
     if (path.empty()) return;
     struct stat st {};
+    auto refuse = [&] {
+        if (S_ISLNK(st.st_mode))
+            throw SessionError(ErrorCode::storage, "'" + path +
+                                                       "' is a symbolic link; refused: session folders are used "
+                                                       "without following links");
+        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+    };
     if (ops.lstat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) return;
-        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+        refuse();
     }
     const std::string parent = parent_folder(path);
     if (parent != path && parent != "." && parent != "/") make_folders(ops, parent);
@@ -279,8 +286,8 @@ inline void make_folders(const FileOps& ops, const std::string& path) {
     } else if (errno != EEXIST) {
         throw io_error("creating folder", path, errno);
     }
-    if (ops.lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+    if (ops.lstat(path.c_str(), &st) != 0) throw io_error("stat of", path, errno);
+    if (!S_ISDIR(st.st_mode)) refuse();
 }
 
 /// A read-only view of the first `size` bytes of a file; released on destruction.
