@@ -1,7 +1,8 @@
 #pragma once
 // JsonlSessionStorage: a session kept in one JSONL file (SPEC §3, §6).
 //
-// Opening does not decode payloads. The file is mapped, its lines are found with memchr, each
+// Opening does not decode payloads. The file is mapped (a read-only open maps only the part no
+// writer can cut any more and reads its last lines, see uncuttable_prefix), its lines are found with memchr, each
 // line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
 // text of `type`, `id`, the parent id and the usage fields; only labels, session_info and leaf
 // entries (which change the bookkeeping) are decoded at open. Every other entry is decoded by
@@ -144,7 +145,8 @@ public:
     }
 
     /// Opens a session file for writing: takes the writer lock (`locked` when another writer
-    /// holds it after `lock_wait`), cuts off a torn last line (its bytes copied to a quarantine
+    /// holds it after `lock_wait`; not_found when the file was removed while this open waited
+    /// for it; a file replaced meanwhile is opened again), cuts off a torn last line (its bytes copied to a quarantine
     /// file first), adds a missing final newline. A missing file: not_found; a bad header:
     /// invalid_session; a bad interior line: invalid_entry naming file and line (unless lenient).
     static JsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
