@@ -3,6 +3,8 @@
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 
+#include <agentcore/verify.hpp>
+
 using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
@@ -182,4 +184,27 @@ TEST_CASE("forking at a leaf entry whose target is not copied points the copy be
     // path: a, b, leaf(target a) — a is copied, so the target stays.
     REQUIRE(copied.size() == 3);
     CHECK(std::get<LeafEntry>(copied.back()).target_id == a);
+}
+
+TEST_CASE("a fork leaves out label entries whose target it did not copy, and keeps the chain around them", "[fork][repo]") {
+    auto repo = test_repo();
+    auto s = create(repo, {std::string("src"), "/a", Json::object(), std::nullopt});
+    const auto u1 = append_message(s, user("first"));
+    const auto a1 = append_message(s, assistant("answer"));
+    const auto side = append_message(s, user("a side branch"));
+    move_to(s, a1);
+    const auto kept_label = append_label(s, u1, std::string("start"));
+    const auto side_label = append_label(s, side, std::string("elsewhere"));  // on this path, labels the side branch
+    const auto u2 = append_message(s, user("second"));
+    ForkOptions o;
+    o.entry_id = u2;
+    o.position = ForkPosition::at;
+    o.session_id = "copy";
+    auto copy = fork(repo, "src", o);
+    CHECK(ids(copy.storage().get_entries()) == Strings{u1, a1, kept_label, u2});
+    CHECK(!copy.storage().get_entry(side_label));
+    CHECK(parent_id_of(*copy.storage().get_entry(u2)) == kept_label);
+    CHECK(copy.storage().get_label(u1) == std::optional<std::string>("start"));
+    CHECK(verify(copy).ok());
+    CHECK(describe(build_context(copy)) == describe(build_context_at(s, u2)));
 }

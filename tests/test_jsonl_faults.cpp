@@ -10,10 +10,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <functional>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace agentcore;
@@ -254,4 +257,127 @@ TEST_CASE("a failure while creating a file leaves no session and no temporary fi
         ++files;
     }
     CHECK(files == 0);
+}
+
+namespace {
+
+// The largest length of a file (not anonymous memory) mapped since reset.
+struct MapRecorder {
+    static std::size_t& largest() {
+        static std::size_t n = 0;
+        return n;
+    }
+    static const detail::FileOps& ops() {
+        static const detail::FileOps table = [] {
+            detail::FileOps o = detail::FileOps::real();
+            o.mmap = [](void* a, std::size_t n, int prot, int flags, int fd, off_t off) {
+                if (fd >= 0) largest() = std::max(largest(), n + static_cast<std::size_t>(off));
+                return detail::FileOps::real().mmap(a, n, prot, flags, fd, off);
+            };
+            return o;
+        }();
+        return table;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a read-only open maps no byte a writer could still cut: the last line and the bad lines before it", "[jsonl][faults]") {
+    ScratchDir dir;
+    const auto path = dir.file("s.jsonl");
+    {
+        auto s = create_file_session(path);
+        for (int i = 0; i < 200; ++i) append_message(s, user("kept " + std::to_string(i) + std::string(300, 'k')));
+    }
+    const std::uint64_t good = size_of(path);
+    // Two bad lines a lenient writer kept, then a torn tail: a writing open cuts the tail, the
+    // next one the second bad line, the next the first; none of them may be mapped by a reader.
+    const std::string bad(6000, '#');
+    {
+        std::string text = read_file(path) + bad + "\n" + bad + "\r\n" + "{\"type\":\"message\",\"id\":\"to";
+        write_file(path, text);
+    }
+    JsonlStorageOptions options = jsonl_options();
+    options.lenient = true;
+    options.file_ops = &MapRecorder::ops();
+    MapRecorder::largest() = 0;
+    {
+        const auto s = JsonlSessionStorage::open_read_only(path, options);
+        CHECK(s.entry_count() == 200);
+        CHECK(s.had_torn_tail());
+        CHECK(s.problems().size() == 2);
+        CHECK(text_of(*message_of(*s.get_entries().back())).rfind("kept 199", 0) == 0);
+    }
+    CHECK(MapRecorder::largest() <= good);
+    CHECK(MapRecorder::largest() > 0);
+
+    // A valid last line may still be cut (an append whose sync failed): it is read, not mapped;
+    // the lines before it are mapped.
+    write_file(path, read_file(path).substr(0, static_cast<std::size_t>(good)));
+    MapRecorder::largest() = 0;
+    {
+        const auto s = JsonlSessionStorage::open_read_only(path, options);
+        CHECK(s.entry_count() == 200);
+    }
+    CHECK(MapRecorder::largest() < good);
+    CHECK(MapRecorder::largest() + 4096 + 400 > good);
+
+    // A writer holds the lock: nobody else cuts, all of it is mapped.
+    MapRecorder::largest() = 0;
+    { JsonlSessionStorage::open(path, options); }
+    CHECK(MapRecorder::largest() == good);
+}
+
+namespace {
+
+// Runs an action once, at the first flock after it is armed: what another process does while a
+// writing open waits for the lock.
+struct BeforeLock {
+    static std::function<void()>& action() {
+        static std::function<void()> a;
+        return a;
+    }
+    static const detail::FileOps& ops() {
+        static const detail::FileOps table = [] {
+            detail::FileOps o = detail::FileOps::real();
+            o.flock = [](int fd, int op) {
+                if (auto a = std::exchange(action(), nullptr)) a();
+                return detail::FileOps::real().flock(fd, op);
+            };
+            return o;
+        }();
+        return table;
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a writing open that waited for the lock while its file was removed gets not_found", "[jsonl][faults]") {
+    ScratchDir dir;
+    const auto path = dir.file("s.jsonl");
+    { create_file_session(path); }
+    JsonlStorageOptions options = jsonl_options();
+    options.file_ops = &BeforeLock::ops();
+    BeforeLock::action() = [&] { ::unlink(path.c_str()); };
+    CHECK(error_code_of([&] { JsonlSessionStorage::open(path, options); }) == ErrorCode::not_found);
+}
+
+TEST_CASE("a writing open that waited for the lock while its file was replaced writes to the new file", "[jsonl][faults]") {
+    ScratchDir dir;
+    const auto path = dir.file("s.jsonl");
+    const auto other = dir.file("other.jsonl");
+    { create_file_session(path); }
+    {
+        auto s = create_file_session(other);
+        append_message(s, user("in the new file"));
+    }
+    JsonlStorageOptions options = jsonl_options();
+    options.file_ops = &BeforeLock::ops();
+    BeforeLock::action() = [&] { ::rename(other.c_str(), path.c_str()); };  // what a repair does
+    {
+        auto s = open_file_session(path, options);
+        CHECK(s.storage().entry_count() == 1);
+        append_message(s, user("appended"));
+    }
+    CHECK(open_file_read_only(path).storage().entry_count() == 2);
 }

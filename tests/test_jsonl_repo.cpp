@@ -1,12 +1,16 @@
 // JsonlSessionRepo: layout, create, open, list, remove, fork (SPEC §4.9, §4.10, §6).
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace agentcore;
@@ -241,4 +245,49 @@ TEST_CASE("a symbolic link in place of a session file is refused by open", "[jso
     REQUIRE(::symlink(elsewhere.c_str(), path.c_str()) == 0);
     CHECK(error_code_of([&] { open(repo, "real"); }) == ErrorCode::storage);
     CHECK(error_code_of([&] { open_read_only(repo, "real"); }) == ErrorCode::storage);
+}
+
+TEST_CASE("remove refuses a session open for writing with locked, and removes it once its writer is gone", "[jsonl][repo]") {
+    ScratchDir dir;
+    JsonlSessionRepo repo(dir.file("root"), jsonl_options());
+    {
+        auto s = create(repo, in_cwd("busy"));
+        append_message(s, user("before"));
+        CHECK(error_code_of([&] { remove(repo, "busy"); }) == ErrorCode::locked);
+        append_message(s, user("still stored"));  // the writer goes on: its file is still there
+        CHECK(open_read_only(repo, "busy").storage().entry_count() == 2);
+    }
+    CHECK_NOTHROW(remove(repo, "busy"));
+    CHECK(list(repo).sessions.empty());
+    CHECK(error_code_of([&] { open(repo, "busy"); }) == ErrorCode::not_found);
+}
+
+TEST_CASE("remove waits up to lock_wait for a writer to let go", "[jsonl][repo]") {
+    ScratchDir dir;
+    JsonlStorageOptions o = jsonl_options();
+    o.lock_wait = std::chrono::milliseconds(5000);
+    JsonlSessionRepo repo(dir.file("root"), o);
+    auto s = std::make_optional(create(repo, in_cwd("busy")));
+    std::thread closer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        s.reset();
+    });
+    CHECK_NOTHROW(remove(repo, "busy"));
+    closer.join();
+    CHECK(list(repo).sessions.empty());
+}
+
+TEST_CASE("an append to a session file unlinked while open throws storage and is not acknowledged", "[jsonl][repo]") {
+    ScratchDir dir;
+    JsonlSessionRepo repo(dir.file("root"), jsonl_options());
+    auto s = create(repo, in_cwd("doomed"));
+    append_message(s, user("stored"));
+    const std::string path = s.storage().path();
+    REQUIRE(::unlink(path.c_str()) == 0);  // not by remove, which would wait for the lock
+    CHECK(error_code_of([&] { append_message(s, user("lost")); }) == ErrorCode::storage);
+    const std::string message = message_of_error([&] { append_message(s, user("lost")); });
+    CHECK(message.find("was removed") != std::string::npos);
+    CHECK(message.find(path) != std::string::npos);
+    CHECK(error_code_of([&] { append_message(s, user("lost too")); }) == ErrorCode::storage);
+    CHECK(s.storage().entry_count() == 1);
 }

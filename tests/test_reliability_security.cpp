@@ -2,6 +2,7 @@
 // descriptor inherited by a spawned program, hostile ids refused before any file call, no
 // conversation text in any error message.
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
 #include "stress/fault_ops.hpp"
 
@@ -90,6 +91,10 @@ TEST_CASE("a symbolic link in place of a session folder is refused, not followed
     REQUIRE(::symlink(elsewhere.c_str(), (root + "/" + JsonlSessionRepo::folder_name("/home/ann/project")).c_str()) == 0);
     JsonlSessionRepo repo(root, jsonl_options());
     CHECK(error_code_of([&] { create(repo, session_in("a")); }) == ErrorCode::storage);
+    // The true reason, naming the folder.
+    const std::string message = message_of_error([&] { create(repo, session_in("a")); });
+    CHECK(message.find("is a symbolic link; refused") != std::string::npos);
+    CHECK(message.find(JsonlSessionRepo::folder_name("/home/ann/project")) != std::string::npos);
     CHECK(std::filesystem::is_empty(elsewhere));
     // A session file placed behind the link is not found through it either.
     write_file(elsewhere + "/2026-12-02T07-43-23-123Z_b.jsonl", encode_header(test_header("b"), Dialect::native) + "\n");

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -54,13 +55,23 @@ std::vector<EntryHandle> get_entries_to_fork(const S& storage, const ForkOptions
 
 /// The copies a new session receives: the same ids; an entry whose parent was not copied becomes
 /// a root, and a copied `leaf` entry whose target was not copied points before the first entry.
+/// A `label` entry whose target was not copied is left out (it would label nothing); an entry
+/// whose parent was such a label takes the label's parent instead.
 inline std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
     std::unordered_set<std::string_view> copied;
+    std::unordered_map<std::string_view, std::optional<std::string>> left_out;  // id → its parent
     std::vector<SessionTreeEntry> out;
     out.reserve(entries.size());
     for (const auto& handle : entries) {
         SessionTreeEntry copy = *handle;
         EntryBase& base = base_of(copy);
+        if (base.parent_id) {
+            if (auto it = left_out.find(*base.parent_id); it != left_out.end()) base.parent_id = it->second;
+        }
+        if (const auto* label = std::get_if<LabelEntry>(&copy); label && copied.count(label->target_id) == 0) {
+            left_out.emplace(id_of(*handle), base.parent_id);
+            continue;
+        }
         if (base.parent_id && copied.count(*base.parent_id) == 0) base.parent_id.reset();
         if (auto* leaf = std::get_if<LeafEntry>(&copy))
             if (leaf->target_id && copied.count(*leaf->target_id) == 0) leaf->target_id.reset();

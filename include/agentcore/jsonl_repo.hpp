@@ -8,6 +8,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -153,9 +155,11 @@ inline JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) 
 /// Reads only the first line of a file, at most `limit` bytes.
 inline std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
                                    std::uint64_t& file_size_out) {
-    FileHandle fd = open_file(ops, path, O_RDONLY);
+    FileHandle fd = open_regular_file(ops, path, O_RDONLY, "session file");
     if (!fd) {
         if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path + "' not found");
+        if (errno == ELOOP)
+            throw SessionError(ErrorCode::storage, "session file '" + path + "' is a symbolic link; refused");
         throw io_error("opening", path, errno);
     }
     file_size_out = file_size(ops, fd.get(), path);
@@ -181,6 +185,22 @@ inline std::string read_first_line(const FileOps& ops, const std::string& path, 
                        "'" + path + "' line 1: longer than " + std::to_string(limit) + " bytes");
 }
 
+/// Creates the session file of a new id under the repository's lock: the id is checked again
+/// with the lock held, right before the file gets its name, so that of two processes creating
+/// (or forking to) one id exactly one succeeds and the other gets already_exists.
+inline JsonlSessionStorage create_session_file(const JsonlSessionRepo& repo, const std::string& id,
+                                               std::string path, SessionHeader header, JsonlStorageOptions options,
+                                               std::vector<SessionTreeEntry> entries = {}) {
+    const auto& ops = ops_or_real(options.file_ops);
+    std::optional<FolderLock> lock;
+    JsonlSessionStorage storage = JsonlSessionStorage::create(
+        std::move(path), std::move(header), std::move(options), std::move(entries), [&] {
+            lock.emplace(ops, repo.root());
+            if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+        });
+    return storage;
+}
+
 inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops, const std::string& cwd) {
     if (cwd.find('\0') != std::string::npos)
         throw SessionError(ErrorCode::invalid_session, "cwd contains a NUL character");
@@ -191,7 +211,9 @@ inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& 
 }  // namespace detail
 
 /// Creates an empty session file (written atomically) and returns it open for writing. The id
-/// is checked before any path is built (invalid_session); a taken id: already_exists.
+/// is checked before any path is built (invalid_session); a taken id: already_exists. The id is
+/// claimed under an flock on the root folder: of processes creating or forking to one new id at
+/// the same moment, exactly one succeeds and the others get already_exists.
 inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
     const JsonlStorageOptions& so = repo.options();
     std::string id = options.id ? *options.id : make_uuid_v7(so.environment);
@@ -209,7 +231,7 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
     header.metadata = options.metadata.is_null() ? Json::object() : std::move(options.metadata);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
                        JsonlSessionRepo::file_name(header.timestamp, id);
-    return detail::make_session(JsonlSessionStorage::create(std::move(path), std::move(header), so));
+    return detail::make_session(detail::create_session_file(repo, id, std::move(path), std::move(header), so));
 }
 
 /// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
@@ -269,7 +291,53 @@ inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options
     return out;
 }
 
+namespace detail {
+
+// Unlinks a session file while holding its writer lock (waiting up to `wait`), so that no
+// writer can acknowledge an append to it afterwards. Anything else in its place (a link, a
+// FIFO) is unlinked without being opened.
+inline void remove_session_file(const FileOps& ops, const std::string& path, std::chrono::milliseconds wait) {
+    for (int attempt = 0; attempt < 100; ++attempt) {
+        struct stat st {};
+        if (ops.lstat(path.c_str(), &st) != 0) {
+            if (errno == ENOENT) return;
+            throw io_error("stat of", path, errno);
+        }
+        FileHandle fd;
+        if (S_ISREG(st.st_mode)) {
+            fd = open_file(ops, path, O_RDWR | O_NONBLOCK);
+            if (!fd) {
+                if (errno == ENOENT) return;
+                if (errno == ELOOP) continue;  // replaced by a link meanwhile
+                throw io_error("opening", path, errno);
+            }
+            try {
+                lock_exclusive(ops, fd.get(), wait, path);
+            } catch (const SessionError& e) {
+                if (e.code() != ErrorCode::locked) throw;
+                throw SessionError(ErrorCode::locked, "session file '" + path +
+                                                          "' is open for writing elsewhere; not removed");
+            }
+            const FileAtPath at = file_at_path(ops, fd.get(), path);
+            if (at == FileAtPath::gone) return;
+            if (at == FileAtPath::replaced) continue;
+        }
+        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT) throw io_error("removing", path, errno);
+        sync_folder(ops, parent_folder(path));
+        return;
+    }
+    throw SessionError(ErrorCode::storage, "session file '" + path + "' keeps being replaced; not removed");
+}
+
+}  // namespace detail
+
 /// Removes a session file; an unknown id does nothing. An invalid id: invalid_session.
+///
+/// A session open for writing is not removed: remove takes the file's writer lock first,
+/// waiting up to the repository's `lock_wait`, and throws `locked` when a writer keeps it. A
+/// writer that was waiting for the lock while the file was removed gets not_found. (A file
+/// unlinked by other means while a writer has it open makes that writer's next append throw
+/// `storage`: nothing is acknowledged into a file without a name.)
 inline void remove(JsonlSessionRepo& repo, std::string_view id) {
     const auto& ops = detail::ops_or_real(repo.options().file_ops);
     check_session_id(id);
@@ -277,10 +345,7 @@ inline void remove(JsonlSessionRepo& repo, std::string_view id) {
     repo.for_each_session_file([&](const std::string& path, std::string_view file_id) {
         if (file_id == id) paths.push_back(path);
     });
-    for (const auto& path : paths) {
-        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT) throw detail::io_error("removing", path, errno);
-        detail::sync_folder(ops, detail::parent_folder(path));
-    }
+    for (const auto& path : paths) detail::remove_session_file(ops, path, repo.options().lock_wait);
 }
 
 /// Forks a session into a new file (SPEC §4.9): the entries of get_entries_to_fork with the
@@ -316,7 +381,7 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
                        JsonlSessionRepo::file_name(header.timestamp, id);
     so.dialect = source.dialect();
     return detail::make_session(
-        JsonlSessionStorage::create(std::move(path), std::move(header), std::move(so), std::move(entries)));
+        detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
 }  // namespace agentcore

@@ -1,7 +1,8 @@
 #pragma once
 // JsonlSessionStorage: a session kept in one JSONL file (SPEC §3, §6).
 //
-// Opening does not decode payloads. The file is mapped, its lines are found with memchr, each
+// Opening does not decode payloads. The file is mapped (a read-only open maps only the part no
+// writer can cut any more and reads its last lines, see uncuttable_prefix), its lines are found with memchr, each
 // line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
 // text of `type`, `id`, the parent id and the usage fields; only labels, session_info and leaf
 // entries (which change the bookkeeping) are decoded at open. Every other entry is decoded by
@@ -101,6 +102,15 @@ public:
     static JsonlSessionStorage create(std::string path, SessionHeader header,
                                       JsonlStorageOptions options = {},
                                       std::vector<SessionTreeEntry> entries = {}) {
+        return create(std::move(path), std::move(header), std::move(options), std::move(entries), [] {});
+    }
+
+    /// The same, calling `before_publish()` once the content is written and synced, right
+    /// before the file gets its name. A repository takes its lock there and checks that the
+    /// session id is still free; whatever it throws abandons the create (nothing is left).
+    template <class BeforePublish>
+    static JsonlSessionStorage create(std::string path, SessionHeader header, JsonlStorageOptions options,
+                                      std::vector<SessionTreeEntry> entries, BeforePublish&& before_publish) {
         JsonlSessionStorage s(std::move(path), std::move(options), false);
         if (header.metadata.is_null()) header.metadata = Json::object();
         s.dialect_ = s.options_.dialect;
@@ -122,6 +132,7 @@ public:
         temp.sync();
         // Locked before it has its name: no other writer can get in between.
         detail::lock_exclusive(*s.ops_, temp.fd(), std::chrono::milliseconds(0), temp.path());
+        before_publish();
         s.fd_ = temp.publish(false);
         s.header_ = std::move(header);
         s.file_size_ = content.size();
@@ -134,7 +145,8 @@ public:
     }
 
     /// Opens a session file for writing: takes the writer lock (`locked` when another writer
-    /// holds it after `lock_wait`), cuts off a torn last line (its bytes copied to a quarantine
+    /// holds it after `lock_wait`; not_found when the file was removed while this open waited
+    /// for it; a file replaced meanwhile is opened again), cuts off a torn last line (its bytes copied to a quarantine
     /// file first), adds a missing final newline. A missing file: not_found; a bad header:
     /// invalid_session; a bad interior line: invalid_entry naming file and line (unless lenient).
     static JsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
@@ -199,11 +211,13 @@ public:
     /// Appends an entry: one line written (and synced when durable) before memory changes.
     /// already_exists / invalid_entry as for every storage; `storage` when the file cannot be
     /// written (the partial line is cut away, memory unchanged), when the storage is read-only,
-    /// or poisoned by an earlier failed sync.
+    /// poisoned by an earlier failed sync, or when its file no longer has a name (unlinked while
+    /// open: the entry is not acknowledged, and neither is any later one).
     void append_entry(SessionTreeEntry entry) {
         if (closed_) throw SessionError(ErrorCode::storage, "session file '" + path_ + "' was closed for writing");
         if (read_only_)
             throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is open read-only");
+        if (removed_) throw removed_error();
         if (poisoned_)
             throw SessionError(ErrorCode::storage,
                                "session file '" + path_ +
@@ -224,6 +238,18 @@ public:
                 cut_back();
                 throw detail::io_error("syncing (the storage now refuses appends)", path_, err);
             }
+        }
+        // Checked after the write: a file unlinked before or during it (by anything but
+        // remove, which waits for the writer lock) would take the entry with it.
+        struct stat st {};
+        if (ops_->fstat(fd_.get(), &st) != 0) {
+            const int err = errno;
+            cut_back();
+            throw detail::io_error("stat of", path_, err);
+        }
+        if (st.st_nlink == 0) {
+            removed_ = true;
+            throw removed_error();
         }
         file_size_ += line.size();
         slots_.push_back(Slot{0, 0, ++lines_, {}, {}, handle});
@@ -477,28 +503,99 @@ private:
                            [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
     }
 
+    // True when a line is one JSON object (a last line that is not is a torn tail).
+    bool parses(std::string_view text) const {
+        detail::ScannedEntry unused;
+        std::string syntax;
+        return detail::JsonScanner::scan_entry(text, dialect_, unused, syntax);
+    }
+
+    // How much of the file no writer can cut any more: everything before its last line and
+    // before the run of non-blank lines that do not parse just before it. A writing open cuts
+    // only a last line that is torn (unterminated or not JSON), and a failed append only its own
+    // line, always the last; a lenient writer keeps a bad line, and once the line after it is cut
+    // a later writing open cuts it in turn. The lines are read from the end with pread; a file
+    // found shorter than `size` (cut meanwhile) gives 0: all of it is read, none mapped.
+    std::uint64_t uncuttable_prefix(std::uint64_t size) const {
+        constexpr std::uint64_t chunk = 64 << 10;
+        std::string buffer;
+        // Where the line ending at `end` starts; none when the file is shorter than `end`.
+        auto line_start = [&](std::uint64_t end) -> std::optional<std::uint64_t> {
+            std::uint64_t pos = end > 0 ? end - 1 : 0;  // before the line's own newline
+            while (pos > 0) {
+                const std::uint64_t from = pos > chunk ? pos - chunk : 0;
+                buffer.resize(static_cast<std::size_t>(pos - from));
+                if (detail::pread_all(*ops_, fd_.get(), buffer.data(), buffer.size(), from) != 0) return std::nullopt;
+                for (std::size_t i = buffer.size(); i > 0; --i)
+                    if (buffer[i - 1] == '\n') return from + i;
+                pos = from;
+            }
+            return std::uint64_t{0};
+        };
+        auto start = line_start(size);
+        if (!start) return 0;
+        std::uint64_t stable = *start;
+        while (stable > 0) {
+            const auto previous = line_start(stable);
+            if (!previous) return 0;
+            if (*previous == 0) return stable;  // the header: a file without one is never written
+            std::string text(static_cast<std::size_t>(stable - *previous), '\0');
+            if (detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), *previous) != 0) return 0;
+            text.pop_back();  // its newline
+            if (!text.empty() && text.back() == '\r') text.pop_back();
+            if (blank(text) || parses(text)) return stable;
+            stable = *previous;
+        }
+        return 0;
+    }
+
     // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
     // dropped bytes and publishes them.
-    void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
-        fd_ = detail::open_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR);
-        if (!fd_) {
-            const int err = errno;
-            if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
-            if (err == ELOOP)
-                throw SessionError(ErrorCode::storage,
-                                   "session file '" + path_ + "' is a symbolic link; refused");
-            throw detail::io_error("opening", path_, err);
+    SessionError removed_error() const {
+        return SessionError(ErrorCode::storage, "session file '" + path_ +
+                                                    "' was removed while open for writing; the entry is not stored");
+    }
+
+    // Opens the file and, for writing, takes its lock. A writing open then writes only to the
+    // file that is at the path once it holds the lock: the one it opened may have been removed
+    // meanwhile (not_found) or replaced by a repair (opened again).
+    void open_and_lock() {
+        for (int attempt = 0;; ++attempt) {
+            fd_ = detail::open_regular_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR, "session file");
+            if (!fd_) {
+                const int err = errno;
+                if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
+                if (err == ELOOP)
+                    throw SessionError(ErrorCode::storage,
+                                       "session file '" + path_ + "' is a symbolic link; refused");
+                throw detail::io_error("opening", path_, err);
+            }
+            if (read_only_) return;
+            detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
+            switch (detail::file_at_path(*ops_, fd_.get(), path_)) {
+            case detail::FileAtPath::same: return;
+            case detail::FileAtPath::gone:
+                throw SessionError(ErrorCode::not_found,
+                                   "session file '" + path_ + "' was removed while waiting for its writer lock");
+            case detail::FileAtPath::replaced:
+                if (attempt >= 100)
+                    throw SessionError(ErrorCode::storage, "session file '" + path_ + "' keeps being replaced");
+                break;
+            }
         }
-        struct stat st {};
-        if (ops_->fstat(fd_.get(), &st) != 0) throw detail::io_error("stat of", path_, errno);
-        if (!S_ISREG(st.st_mode))
-            throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is not a regular file");
-        if (!read_only_) detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
+    }
+
+    void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
+        open_and_lock();
         // Size after the lock: a writer that held it may have changed the file.
         const std::uint64_t size = detail::file_size(*ops_, fd_.get(), path_);
         if (size == 0) throw SessionError(ErrorCode::invalid_session, "session file '" + path_ + "' is empty");
 
-        detail::FileMapping mapping(*ops_, fd_.get(), static_cast<std::size_t>(size), path_);
+        // A writer may cut the file's end while a read-only open reads it: that part is read,
+        // never mapped (a page cut from under a mapping kills its reader with SIGBUS).
+        const std::uint64_t mapped = read_only_ ? uncuttable_prefix(size) : size;
+        detail::FileMapping mapping(*ops_, fd_.get(), static_cast<std::size_t>(size),
+                                    static_cast<std::size_t>(mapped), path_);
         const std::string_view data = mapping.view();
         detail::LineReader reader(data);
         detail::LineSpan line;
@@ -547,10 +644,7 @@ private:
                 continue;
             }
             const bool last = line.end == data.size();
-            detail::ScannedEntry unused;
-            std::string syntax;
-            const bool parses = detail::JsonScanner::scan_entry(text, dialect_, unused, syntax);
-            if (last && (!line.terminated || !parses)) {
+            if (last && (!line.terminated || !parses(text))) {
                 torn_tail_ = true;  // the remains of an append that was never acknowledged
                 break;
             }
@@ -561,7 +655,7 @@ private:
             good_end = line.end;
         }
         lines_ = last_line;
-        file_size_ = size;
+        file_size_ = data.size();
 
         if (clean != nullptr) {
             finish_repair(data, good_end, last_terminated, dropped_ranges, *clean, *dropped, *report);
@@ -627,6 +721,7 @@ private:
     bool poisoned_ = false;
     bool closed_ = false;
     bool torn_tail_ = false;
+    bool removed_ = false;  ///< the file lost its last name while open (see append_entry)
     Dialect dialect_ = Dialect::native;
     detail::FileHandle fd_;
     SessionHeader header_;

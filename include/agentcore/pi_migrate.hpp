@@ -332,7 +332,7 @@ namespace detail {
 /// The whole content of a file. Throws not_found when it does not exist, storage otherwise.
 inline std::string read_whole_file(const std::string& path) {
     const FileOps& ops = FileOps::real();
-    FileHandle f = open_file(ops, path, O_RDONLY);
+    FileHandle f = open_regular_file(ops, path, O_RDONLY);
     if (!f) {
         if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "file '" + path + "' not found");
         throw io_error("opening", path, errno);

@@ -7,6 +7,7 @@
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/error.hpp>
 
+#include <fcntl.h>
 #include <sys/file.h>
 
 #include <algorithm>
@@ -36,5 +37,25 @@ inline void lock_exclusive(const FileOps& ops, int fd, std::chrono::milliseconds
         if (pause < std::chrono::milliseconds(50)) pause *= 2;
     }
 }
+
+/// An exclusive flock on a folder, held while the object lives; waits for other holders. A
+/// repository holds it on its root while it checks that a session id is free and gives the new
+/// file its name, so that two processes creating one id cannot both succeed.
+class FolderLock {
+public:
+    FolderLock(const FileOps& ops, const std::string& folder) {
+        int fd = -1;
+        do {
+            fd = ops.open(folder.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0);
+        } while (fd < 0 && errno == EINTR);
+        if (fd < 0) throw io_error("opening folder", folder, errno);
+        fd_ = FileHandle(ops, fd);
+        while (ops.flock(fd, LOCK_EX) != 0)
+            if (errno != EINTR) throw io_error("locking folder", folder, errno);
+    }
+
+private:
+    FileHandle fd_;
+};
 
 }  // namespace agentcore::detail

@@ -16,6 +16,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -147,6 +148,34 @@ inline FileHandle open_file(const FileOps& ops, const std::string& path, int fla
     }
 }
 
+/// What a file that is not a regular file is, for error messages.
+inline const char* special_file_kind(mode_t mode) noexcept {
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    if (S_ISDIR(mode)) return "a folder";
+    return "a special file";
+}
+
+/// open_file for a file that must be a regular file (only regular files are sessions): opened
+/// with O_NONBLOCK, so that a FIFO or a device in its place never blocks the open, checked with
+/// fstat, then made blocking again. Returns an invalid handle with errno set when the open
+/// fails; throws `storage` naming `what`, the path and the kind of file when it is not regular.
+inline FileHandle open_regular_file(const FileOps& ops, const std::string& path, int flags,
+                                    std::string_view what = "file") {
+    FileHandle fd = open_file(ops, path, flags | O_NONBLOCK);
+    if (!fd) return fd;
+    struct stat st {};
+    if (ops.fstat(fd.get(), &st) != 0) throw io_error("stat of", path, errno);
+    if (!S_ISREG(st.st_mode))
+        throw SessionError(ErrorCode::storage, std::string(what) + " '" + path + "' is not a regular file (" +
+                                                   special_file_kind(st.st_mode) + "); refused");
+    const int fl = ::fcntl(fd.get(), F_GETFL);
+    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) throw io_error("opening", path, errno);
+    return fd;
+}
+
 /// Writes all of `data` at `offset` in one loop of pwrite calls. Returns 0, or the errno of the
 /// failure (a write that makes no progress counts as ENOSPC).
 inline int pwrite_all(const FileOps& ops, int fd, std::string_view data, std::uint64_t offset) noexcept {
@@ -217,14 +246,37 @@ inline std::uint64_t file_size(const FileOps& ops, int fd, std::string_view path
     return static_cast<std::uint64_t>(st.st_size);
 }
 
+/// Whether a file open as `fd` is still the one at `path`.
+enum class FileAtPath { same, gone, replaced };
+
+/// Compares the open file with what `path` names now (device and inode; the path's last
+/// component is not followed).
+inline FileAtPath file_at_path(const FileOps& ops, int fd, const std::string& path) {
+    struct stat mine {};
+    struct stat there {};
+    if (ops.fstat(fd, &mine) != 0) throw io_error("stat of", path, errno);
+    if (ops.lstat(path.c_str(), &there) != 0) {
+        if (errno == ENOENT) return FileAtPath::gone;
+        throw io_error("stat of", path, errno);
+    }
+    return mine.st_dev == there.st_dev && mine.st_ino == there.st_ino ? FileAtPath::same : FileAtPath::replaced;
+}
+
 /// Creates a folder with mode 0700; an existing folder is fine (a symlink or file in its place
 /// is not). Creates missing parents too, and syncs the parent of each folder it creates.
 inline void make_folders(const FileOps& ops, const std::string& path) {
     if (path.empty()) return;
     struct stat st {};
+    auto refuse = [&] {
+        if (S_ISLNK(st.st_mode))
+            throw SessionError(ErrorCode::storage, "'" + path +
+                                                       "' is a symbolic link; refused: session folders are used "
+                                                       "without following links");
+        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+    };
     if (ops.lstat(path.c_str(), &st) == 0) {
         if (S_ISDIR(st.st_mode)) return;
-        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+        refuse();
     }
     const std::string parent = parent_folder(path);
     if (parent != path && parent != "." && parent != "/") make_folders(ops, parent);
@@ -234,30 +286,80 @@ inline void make_folders(const FileOps& ops, const std::string& path) {
     } else if (errno != EEXIST) {
         throw io_error("creating folder", path, errno);
     }
-    if (ops.lstat(path.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
-        throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
+    if (ops.lstat(path.c_str(), &st) != 0) throw io_error("stat of", path, errno);
+    if (!S_ISDIR(st.st_mode)) refuse();
 }
 
-/// A read-only private mapping of the first `size` bytes of a file; unmapped on destruction.
+/// A read-only view of the first `size` bytes of a file; released on destruction.
+///
+/// The first `mapped` bytes (rounded down to a page) are a private mapping of the file; the rest
+/// is read with pread into private memory beside it, so that the view is one contiguous buffer.
+/// A page of a file mapping that a writer cuts off (ftruncate) kills the process that touches it
+/// with SIGBUS: only the part no writer can cut may be mapped. A file found shorter than `size`
+/// while its rest is read gives a shorter view.
 class FileMapping {
 public:
     FileMapping() = default;
-    FileMapping(const FileOps& ops, int fd, std::size_t size, std::string_view path) : ops_(&ops) {
+    FileMapping(const FileOps& ops, int fd, std::size_t size, std::string_view path)
+        : FileMapping(ops, fd, size, size, path) {}
+    FileMapping(const FileOps& ops, int fd, std::size_t size, std::size_t mapped, std::string_view path)
+        : ops_(&ops) {
         if (size == 0) return;
-        void* p = ops.mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+        const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        mapped = std::min(mapped, size);
+        if (mapped < size) mapped = mapped / page * page;
+        if (mapped == size) {
+            void* p = ops.mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+            if (p == MAP_FAILED) throw io_error("mapping", path, errno);
+            data_ = static_cast<char*>(p);
+            size_ = length_ = mapped_ = size;
+            ops.madvise(p, size, MADV_SEQUENTIAL);
+            return;
+        }
+        const std::size_t length = (size + page - 1) / page * page;
+        void* p = ops.mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) throw io_error("mapping", path, errno);
-        data_ = static_cast<const char*>(p);
-        size_ = size;
-        ops.madvise(p, size, MADV_SEQUENTIAL);
+        data_ = static_cast<char*>(p);
+        length_ = length;
+        if (mapped > 0) {
+            if (ops.mmap(p, mapped, PROT_READ, MAP_PRIVATE | MAP_FIXED, fd, 0) == MAP_FAILED) {
+                const int err = errno;
+                reset();
+                throw io_error("mapping", path, err);
+            }
+            ops.madvise(p, mapped, MADV_SEQUENTIAL);
+        }
+        mapped_ = mapped;
+        std::size_t done = mapped;
+        while (done < size) {
+            const ssize_t n = ops.pread(fd, data_ + done, size - done, static_cast<off_t>(done));
+            if (n < 0) {
+                if (errno == EINTR) continue;
+                const int err = errno;
+                reset();
+                throw io_error("reading", path, err);
+            }
+            if (n == 0) break;  // cut meanwhile
+            done += static_cast<std::size_t>(n);
+        }
+        size_ = done;
     }
     FileMapping(FileMapping&& o) noexcept
-        : ops_(o.ops_), data_(std::exchange(o.data_, nullptr)), size_(std::exchange(o.size_, 0)) {}
+        : ops_(o.ops_),
+          data_(std::exchange(o.data_, nullptr)),
+          size_(std::exchange(o.size_, 0)),
+          length_(std::exchange(o.length_, 0)),
+          mapped_(std::exchange(o.mapped_, 0)),
+          released_(std::exchange(o.released_, 0)) {}
     FileMapping& operator=(FileMapping&& o) noexcept {
         if (this != &o) {
             reset();
             ops_ = o.ops_;
             data_ = std::exchange(o.data_, nullptr);
             size_ = std::exchange(o.size_, 0);
+            length_ = std::exchange(o.length_, 0);
+            mapped_ = std::exchange(o.mapped_, 0);
+            released_ = std::exchange(o.released_, 0);
         }
         return *this;
     }
@@ -267,31 +369,34 @@ public:
 
     [[nodiscard]] std::string_view view() const noexcept { return {data_, size_}; }
 
-    /// Drops the pages of [0, end) from this process's memory (they stay in the page cache and
-    /// fault back in if touched), so that scanning a big file does not hold all of it.
+    /// Drops the mapped file pages of [0, end) from this process's memory (they stay in the page
+    /// cache and fault back in if touched), so that scanning a big file does not hold all of it.
+    /// The copied part is kept: it has no file behind it to fault back from.
     void release_before(std::size_t end) noexcept {
         if (data_ == nullptr) return;
         const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        end = end / page * page;
+        end = std::min(end, mapped_) / page * page;
         if (end > released_) {
-            // NOLINTNEXTLINE(cppcoreguidelines-pro-type-const-cast): madvise takes a void*
-            ops_->madvise(const_cast<char*>(data_) + released_, end - released_, MADV_DONTNEED);
+            ops_->madvise(data_ + released_, end - released_, MADV_DONTNEED);
             released_ = end;
         }
     }
 
     void reset() noexcept {
-        if (data_ != nullptr && ops_ != nullptr)
-            ops_->munmap(const_cast<char*>(data_), size_);  // NOLINT(cppcoreguidelines-pro-type-const-cast)
+        if (data_ != nullptr && ops_ != nullptr) ops_->munmap(data_, length_);
         data_ = nullptr;
         size_ = 0;
+        length_ = 0;
+        mapped_ = 0;
         released_ = 0;
     }
 
 private:
     const FileOps* ops_ = nullptr;
-    const char* data_ = nullptr;
-    std::size_t size_ = 0;
+    char* data_ = nullptr;
+    std::size_t size_ = 0;    ///< bytes in the view
+    std::size_t length_ = 0;  ///< bytes reserved (a whole number of pages, or the mapping's size)
+    std::size_t mapped_ = 0;  ///< bytes at the start that map the file
     std::size_t released_ = 0;
 };
 
