@@ -408,11 +408,9 @@ private:
         if (!usage_raw.empty() && usage_raw != "null") {
             try {
                 usage = fast_usage(usage_raw);
-                if (!usage) usage = usage_from_json(Json::parse(usage_raw.begin(), usage_raw.end()), dialect_);
+                if (!usage) usage = usage_from_json(detail::parse_line(usage_raw, ErrorCode::invalid_entry, "usage"), dialect_);
             } catch (const SessionError& e) {
                 return detail_of(e);
-            } catch (const Json::exception&) {
-                return "field 'usage': not valid JSON";
             }
         }
         make_room();

@@ -24,6 +24,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -301,9 +302,8 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
             continue;
         }
         Json json;
-        try {
-            json = Json::parse(body.begin(), body.end());
-        } catch (const Json::parse_error& e) {
+        std::string error;
+        if (!detail::parse_json(body, json, error)) {
             if (last) {
                 out.report.notes.push_back({PiMigrationKind::torn_last_line, line.number, {},
                                             "incomplete last line of " + std::to_string(line.length) +
@@ -311,8 +311,7 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
                 continue;
             }
             throw SessionError(have_header ? ErrorCode::invalid_entry : ErrorCode::invalid_session,
-                               std::string(name) + ":" + std::to_string(line.number) + ": invalid JSON at byte " +
-                                   std::to_string(e.byte));
+                               std::string(name) + ":" + std::to_string(line.number) + ": invalid JSON: " + error);
         }
         if (!have_header) {
             out.header = std::move(json);

@@ -6,6 +6,7 @@
 // decision about when to compact. A context's size comes from what the provider last reported
 // (the newest valid assistant usage) plus estimates of the messages after it.
 
+#include <agentcore/detail/codec_nesting.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/messages.hpp>
@@ -40,8 +41,11 @@ inline std::int64_t count_chars(std::string_view text) noexcept {
     return n;
 }
 
-// JSON as written on the wire; invalid UTF-8 in a string is replaced rather than thrown on.
+// JSON as written on the wire; invalid UTF-8 in a string is replaced rather than thrown on. A
+// value nested deeper than the library's limit (which no reader hands out) is counted by its
+// first levels only: dump() recurses.
 inline std::string dump_json(const Json& value) {
+    if (!nests_within(value, max_json_depth)) return "[deeply nested JSON]";
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
