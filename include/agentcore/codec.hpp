@@ -9,7 +9,7 @@
 // (invalid_session for the header) naming the field path and the entry id, never a value.
 //
 // Every text is parsed with the scanner's rules (json_scan.hpp): the same lines as the JSONL
-// storage's open accepts, nothing after
+// storage's open accepts, lone surrogates included (held as WTF-8 in strings), nothing after
 // the value (not even a NUL byte), at most max_json_depth levels of nesting. The writers
 // refuse values nested deeper (invalid_entry naming the entry and field) before copying them,
 // so no input of any depth recurses without bound.
@@ -41,8 +41,8 @@ inline constexpr int current_session_version = 3;
 /// Compact JSON, written as JavaScript's JSON.stringify writes it: no spaces, numbers in their
 /// shortest form, a double with an integral value without a fraction ("0", not "0.0").
 ///
-/// Throws SessionError(invalid_entry) naming the field for a string that is not valid UTF-8, and
-/// for a value nested deeper than max_json_depth.
+/// Throws SessionError(invalid_entry) naming the field for a string that is neither valid UTF-8
+/// nor a lone surrogate held as WTF-8, and for a value nested deeper than max_json_depth.
 /// Complexity: linear in the size of the output.
 inline std::string dump_json(const Json& value) {
     std::string out;
@@ -118,7 +118,7 @@ inline SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
 
 /// One compact JSON line for the entry, without the trailing newline.
 /// Throws SessionError(invalid_entry) naming the entry and the field: a string that is not
-/// valid UTF-8, a value nested too deep.
+/// valid UTF-8 (nor a lone surrogate, see json_scan.hpp), a value nested too deep.
 inline std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
     detail::ReadContext ctx;
     ctx.subject = "entry";

@@ -4,7 +4,8 @@
 // Written by hand rather than with nlohmann's dump() because the two disagree on numbers:
 // nlohmann writes 0.0 and 1.5e-05 where JavaScript writes 0 and 0.000015, and pi's files are
 // written by JavaScript. Strings are escaped as both do (", \, \b \f \n \r \t, other control
-// characters as \u00xx) and must be valid UTF-8, or the line could not be read back.
+// characters as \u00xx) and must be valid UTF-8, or the line could not be read back. A lone
+// surrogate held as WTF-8 (see json_scan.hpp) is written as the `\udXXX` escape it was read from.
 // Values nested deeper than max_json_depth are refused, so that every line written reads back.
 
 #include <agentcore/detail/codec_read.hpp>
@@ -97,8 +98,18 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexc
     return 0;
 }
 
-/// Appends `s` as a JSON string. Throws invalid_entry (naming `path`) when `s` is not valid
-/// UTF-8.
+/// The code point of a lone surrogate held as WTF-8 at s[i] (ED A0..BF 80..BF), or 0 when
+/// there is none there.
+inline unsigned wtf8_surrogate_at(std::string_view s, std::size_t i) noexcept {
+    if (i + 2 >= s.size() || static_cast<unsigned char>(s[i]) != 0xED) return 0;
+    const auto b1 = static_cast<unsigned char>(s[i + 1]);
+    const auto b2 = static_cast<unsigned char>(s[i + 2]);
+    if (b1 < 0xA0 || b1 > 0xBF || (b2 & 0xC0U) != 0x80U) return 0;
+    return 0xD000U | ((b1 & 0x3FU) << 6) | (b2 & 0x3FU);
+}
+
+/// Appends `s` as a JSON string. Throws invalid_entry (naming `path`) when `s` is neither valid
+/// UTF-8 nor WTF-8: a surrogate pair must be one four-byte sequence, never two halves.
 inline void append_json_string(std::string& out, std::string_view s, const ReadContext& ctx = {},
                                const FieldPath& path = {}, bool key = false) {
     static constexpr char hex[] = "0123456789abcdef";
@@ -113,10 +124,21 @@ inline void append_json_string(std::string& out, std::string_view s, const ReadC
         }
         if (c >= 0x80) {
             const std::size_t len = utf8_sequence_length(s, i);
-            if (len == 0)
+            if (len != 0) {
+                i += len;
+                continue;
+            }
+            const unsigned surrogate = wtf8_surrogate_at(s, i);
+            const bool pair_in_halves =
+                surrogate >= 0xD800 && surrogate <= 0xDBFF && wtf8_surrogate_at(s, i + 3) >= 0xDC00;
+            if (surrogate == 0 || pair_in_halves)
                 ctx.fail(path, std::string(key ? "a key" : "a string") + " is not valid UTF-8 (byte " +
                                    std::to_string(i) + " of the " + (key ? "key" : "string") + ")");
-            i += len;
+            out.append(s.data() + run, i - run);
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out += hex[(surrogate >> shift) & 0xFU];
+            i += 3;
+            run = i;
             continue;
         }
         out.append(s.data() + run, i - run);

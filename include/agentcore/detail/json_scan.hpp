@@ -12,9 +12,15 @@
 //
 // The scanner is also the gate of every other reader: parse_json() validates a text with it
 // before building a DOM, so that the codec, the open path and load_session_file accept the same
-// lines. Its rules are nlohmann's, with one deliberate exception:
+// lines. Its rules are nlohmann's, with two deliberate exceptions:
 // - nesting is limited to max_json_depth containers (the writer refuses deeper values, so every
-//   line the library writes reads back, and no reader recurses without bound).
+//   line the library writes reads back, and no reader recurses without bound);
+// - a lone UTF-16 surrogate escape (`"\ud83d"`, written by JavaScript when it slices a string
+//   between the two halves of an emoji) is accepted, as JavaScript's JSON.parse accepts it. In
+//   the decoded std::string it is held as WTF-8: the surrogate's code point encoded like any
+//   other three-byte sequence (U+D83D is ED A0 BD). A surrogate pair is always one four-byte
+//   sequence. The writer turns such bytes back into the `\udXXX` escape (lowercase hex, as
+//   JSON.stringify writes it), so the line round-trips byte for byte.
 
 #include <agentcore/json.hpp>
 
@@ -325,14 +331,9 @@ private:
             case 'u': {
                 unsigned cp = 0;
                 if (!read_hex4(cp)) return false;
-                if (cp >= 0xDC00 && cp <= 0xDFFF) return bad("lone low surrogate in \\u escape");
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return bad("lone high surrogate in \\u escape");
-                    p_ += 2;
-                    unsigned low = 0;
-                    if (!read_hex4(low)) return false;
-                    if (low < 0xDC00 || low > 0xDFFF) return bad("lone high surrogate in \\u escape");
-                }
+                // A lone surrogate (high without a low after it, or a low alone) is accepted, as
+                // JavaScript accepts it; the escape that follows a lone high one is read on its own.
+                (void)cp;
                 return true;
             }
             default: --p_; return bad("invalid escape");
@@ -435,13 +436,12 @@ public:
                     unsigned cp = 0;
                     if (!hex4(i + 1, cp)) return false;
                     i += 4;
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        unsigned low = 0;
-                        if (i + 2 >= raw.size() || raw[i + 1] != '\\' || raw[i + 2] != 'u' || !hex4(i + 3, low))
-                            return false;
+                    unsigned low = 0;
+                    if (cp >= 0xD800 && cp <= 0xDBFF && i + 2 < raw.size() && raw[i + 1] == '\\' &&
+                        raw[i + 2] == 'u' && hex4(i + 3, low) && low >= 0xDC00 && low <= 0xDFFF) {
                         i += 6;
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    }
+                    }  // else a lone surrogate: three WTF-8 bytes, below
                     if (cp < 0x80) {
                         out.push_back(static_cast<char>(cp));
                     } else if (cp < 0x800) {
