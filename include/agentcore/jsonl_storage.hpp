@@ -3,8 +3,10 @@
 //
 // Opening does not decode payloads. The file is mapped, its lines are found with memchr, each
 // line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
-// text of `type`, `id`, the parent id and the usage fields; only labels, session_info and leaf
-// entries (which change the bookkeeping) are decoded at open. Every other entry is decoded by
+// text of `type`, `id`, the parent id and the usage fields, and the codec's field rules are
+// checked on the raw text (codec_check.hpp), so that a line the open accepts always decodes
+// later; only labels, session_info and leaf entries (which change the bookkeeping) are decoded
+// at open. Every other entry is decoded by
 // the codec when it is first read; it stays decoded while a handle to it lives, and the newest
 // decoded entries stay cached up to a budget of line bytes (decoded_cache_bytes).
 //
@@ -15,6 +17,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/codec_check.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
@@ -365,11 +368,22 @@ private:
         if (scanned.id.empty()) return "field 'id': missing";
         if (!detail::JsonScanner::string_value(scanned.id, id_scratch, id)) return "field 'id': expected a string";
         if (id.empty()) return "field 'id': empty";
+        const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
+        std::string_view parent_raw = scanned.parent_id;
+        if (!bookkeeping) {
+            // The codec's field rules on the raw text: a line that opens decodes when it is read.
+            try {
+                const detail::CheckedEntry checked = detail::check_entry_fields(text, type, dialect_);
+                if (!checked.unknown_parent.empty()) parent_raw = checked.unknown_parent;
+            } catch (const SessionError& e) {
+                return detail_of(e);
+            }
+        }
         const std::string_view parent_key = dialect_ == Dialect::pi ? "parentId" : "parent_id";
         std::optional<std::string_view> parent;
-        if (!scanned.parent_id.empty() && scanned.parent_id != "null") {
+        if (!parent_raw.empty() && parent_raw != "null") {
             std::string_view p;
-            if (!detail::JsonScanner::string_value(scanned.parent_id, parent_scratch, p))
+            if (!detail::JsonScanner::string_value(parent_raw, parent_scratch, p))
                 return "field '" + std::string(parent_key) + "': expected a string or null";
             parent = p;
         }
@@ -381,7 +395,6 @@ private:
             return "entry '" + detail::printable_id(id) + "' names parent '" + detail::printable_id(*parent) +
                    "', which does not appear on an earlier line";
 
-        const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
         if (bookkeeping) {
             if (index_.contains(id)) return duplicate();
             EntryHandle handle;
@@ -457,11 +470,6 @@ private:
         if (slots_.size() == slots_.capacity()) slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
     }
 
-    static bool blank(std::string_view text) noexcept {
-        return std::all_of(text.begin(), text.end(),
-                           [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
-    }
-
     // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
     // dropped bytes and publishes them.
     void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
@@ -516,7 +524,7 @@ private:
                 next_release = line.offset + release_step;
             }
             const std::string_view text = reader.text(line);
-            if (blank(text)) {
+            if (detail::blank_line(text)) {
                 last_terminated = line.terminated;
                 good_end = line.end;
                 continue;

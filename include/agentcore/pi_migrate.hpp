@@ -111,6 +111,9 @@ struct SessionLines {
     std::vector<Json> entries;
     std::vector<std::size_t> line_numbers;  ///< 1-based line of each entry; empty when not from a file
     PiMigrationReport report;               ///< what reading and migrating found
+    /// The last entry is the text's last line and has no newline: an append that may not have
+    /// finished. A reader that refuses it treats it as a torn tail, as the JSONL storage does.
+    bool last_entry_unterminated = false;
 };
 
 namespace detail {
@@ -280,8 +283,8 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
     return out;
 }
 
-/// Splits the text of a session file into JSON lines (SPEC §6): line 1 is the header; empty
-/// lines are skipped (reported); a last line that does not parse (with or without its newline)
+/// Splits the text of a session file into JSON lines (SPEC §6): line 1 is the header; blank
+/// lines (spaces, tabs, carriage returns) are skipped (reported); a last line that does not parse (with or without its newline)
 /// is the remains of an unacknowledged append and is ignored (reported), as the JSONL storage
 /// does; a last line that parses but lacks its newline is kept. Nothing is migrated (see
 /// migrate_session_lines).
@@ -296,7 +299,7 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
     while (reader.next(line)) {
         const std::string_view body = reader.text(line);
         const bool last = line.end >= text.size();
-        if (detail::trim(body).empty()) {
+        if (detail::blank_line(body)) {
             if (!last || line.terminated)
                 out.report.notes.push_back({PiMigrationKind::blank_line, line.number, {}, "empty line skipped"});
             continue;
@@ -319,6 +322,7 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
         } else {
             out.entries.push_back(std::move(json));
             out.line_numbers.push_back(line.number);
+            out.last_entry_unterminated = last && !line.terminated;
         }
     }
     if (!have_header)
@@ -327,6 +331,16 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
 }
 
 namespace detail {
+
+/// Drops the last entry when it is the remains of an unfinished append (unterminated, and
+/// refused by the codec or the tree), as the JSONL storage's open does; reports it.
+inline void drop_torn_last_entry(SessionLines& lines, const SessionError& why) {
+    lines.report.notes.push_back({PiMigrationKind::torn_last_line, lines.line_numbers.back(), {},
+                                  std::string("incomplete last line ignored: ") + why.what()});
+    lines.entries.pop_back();
+    lines.line_numbers.pop_back();
+    lines.last_entry_unterminated = false;
+}
 
 /// The whole content of a file. Throws not_found when it does not exist, storage otherwise.
 inline std::string read_whole_file(const std::string& path) {
@@ -401,6 +415,7 @@ inline SessionLines read_session_lines(const std::string& path,
     parsed.report.notes.insert(parsed.report.notes.end(), migrated.report.notes.begin(),
                                migrated.report.notes.end());
     migrated.report.notes = std::move(parsed.report.notes);
+    migrated.last_entry_unterminated = parsed.last_entry_unterminated;
     return migrated;
 }
 
@@ -444,6 +459,10 @@ inline UpgradeResult upgrade_file(const std::string& path, const Environment& en
         try {
             check.append_entry(entry_from_json(lines.entries[i], dialect));
         } catch (const SessionError& e) {
+            if (i + 1 == lines.entries.size() && lines.last_entry_unterminated) {
+                detail::drop_torn_last_entry(lines, e);
+                break;
+            }
             throw SessionError(e.code(), path + ":" + std::to_string(lines.line_numbers[i]) + ": " + e.what());
         }
     }
