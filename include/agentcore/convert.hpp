@@ -11,8 +11,8 @@
 //   2. An optional field written as `null` is written absent (readers accept both), e.g.
 //      `"details":null`, `"parentSession":null`, `"label":null`, `"name":null`.
 //   3. An empty header `metadata` object is not written in the pi dialect.
-//   4. `fromHook` is always written on compactions and branch summaries (`false` when pi left
-//      it out: pi's appendCompaction/branchWithSummary omit it unless the caller passes it).
+//   4. (none: `fromHook`, `display` and `isError` are written back exactly as read — absent
+//      when pi left them out, as its appendCompaction/branchWithSummary do without fromHook.)
 //   5. Blank lines and a torn last line (an unacknowledged append) are not copied.
 //   6. Modelled fields are written in pi's own order (the order of pi's SessionManager);
 //      fields agentcore does not model keep their order and come after them.

@@ -222,7 +222,7 @@ public:
             string(s[tool_call_id], path / keys::tool_call_id(d_));
             string(s[tool_name], path / keys::tool_name(d_));
             blocks(s[content_key], path / "content");
-            boolean(s[is_error], path / keys::is_error(d_));
+            optional_boolean(s[is_error], path / keys::is_error(d_));
             integer(s[timestamp], path / "timestamp");
         } else if (r == roles::bash_execution(d_)) {
             string(s[command], path / "command");
@@ -236,7 +236,7 @@ public:
         } else if (r == "custom") {
             string(s[custom_type], path / keys::custom_type(d_));
             content(s[content_key], path / "content");
-            boolean(s[display], path / "display");
+            optional_boolean(s[display], path / "display");
             integer(s[timestamp], path / "timestamp");
         } else if (r == roles::branch_summary(d_)) {
             string(s[summary], path / "summary");
@@ -383,7 +383,7 @@ inline CheckedEntry check_entry_fields(std::string_view line, std::string_view t
     } else if (type == CustomMessageEntry::type) {
         check.string(s[custom_type], root / keys::custom_type(d));
         check.content(s[content], root / "content");
-        check.boolean(s[display], root / "display");
+        check.optional_boolean(s[display], root / "display");
     }
     return out;
 }
