@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -338,14 +339,19 @@ private:
         if (slot.pinned) return slot.pinned;
         if (slot.held) return slot.held;
         if (auto cached = slot.cache.lock()) return cached;
-        std::string text(static_cast<std::size_t>(slot.length), '\0');
-        if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
-            throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
         EntryHandle handle;
         try {
+            std::string text(static_cast<std::size_t>(slot.length), '\0');
+            if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
+                throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
             handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
         } catch (const SessionError& e) {
+            if (e.code() == ErrorCode::storage) throw;
             fail_line(e.code(), slot.line, detail_of(e));
+        } catch (const std::bad_alloc&) {
+            // A line too large for this process's memory: the file is fine, the reader is not.
+            fail_line(ErrorCode::storage, slot.line,
+                      "not enough memory to read the entry (" + std::to_string(slot.length) + " bytes)");
         }
         slot.cache = handle;
         hold_decoded(pos, handle);
@@ -402,6 +408,9 @@ private:
                 handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
             } catch (const SessionError& e) {
                 return detail_of(e);
+            } catch (const std::bad_alloc&) {
+                fail_line(ErrorCode::storage, line_no,
+                          "not enough memory to read the entry (" + std::to_string(text.size()) + " bytes)");
             }
             if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
                 if (leaf->target_id && !index_.contains(*leaf->target_id))

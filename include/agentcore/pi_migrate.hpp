@@ -35,6 +35,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -306,7 +307,15 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
         }
         Json json;
         std::string error;
-        if (!detail::parse_json(body, json, error)) {
+        bool parsed = false;
+        try {
+            parsed = detail::parse_json(body, json, error);
+        } catch (const std::bad_alloc&) {
+            throw SessionError(ErrorCode::storage, std::string(name) + ":" + std::to_string(line.number) +
+                                                       ": not enough memory to read the line (" +
+                                                       std::to_string(line.length) + " bytes)");
+        }
+        if (!parsed) {
             if (last) {
                 out.report.notes.push_back({PiMigrationKind::torn_last_line, line.number, {},
                                             "incomplete last line of " + std::to_string(line.length) +
@@ -351,7 +360,13 @@ inline std::string read_whole_file(const std::string& path) {
         throw io_error("opening", path, errno);
     }
     const std::uint64_t size = file_size(ops, f.get(), path);
-    std::string content(static_cast<std::size_t>(size), '\0');
+    std::string content;
+    try {
+        content.resize(static_cast<std::size_t>(size));
+    } catch (const std::bad_alloc&) {
+        throw SessionError(ErrorCode::storage, "file '" + path + "': not enough memory to read its " +
+                                                   std::to_string(size) + " bytes");
+    }
     if (size > 0) {
         if (const int err = pread_all(ops, f.get(), content.data(), content.size(), 0))
             throw io_error("reading", path, err);
