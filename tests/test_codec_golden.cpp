@@ -425,9 +425,10 @@ TEST_CASE("readers accept null for every optional field and a missing parent as 
     CHECK(c.details.is_null());
     CHECK_FALSE(c.usage.has_value());
     CHECK_FALSE(c.from_hook);
-    // Absent optionals are omitted when written; from_hook and the parent are always written.
+    // Absent optionals are omitted when written (from_hook too, as it was read); the parent is
+    // always written.
     CHECK(encode_entry(compaction, Dialect::pi) ==
-          R"({"type":"compaction","id":"c1","parentId":null,"timestamp":"t","summary":"s","tokensBefore":5,"fromHook":false})");
+          R"({"type":"compaction","id":"c1","parentId":null,"timestamp":"t","summary":"s","tokensBefore":5})");
 
     const auto bash = decode_entry(
         R"({"type":"message","id":"b1","parent_id":null,"timestamp":"t","message":{"role":"bash_execution","command":"x","output":"","exit_code":null,"cancelled":false,"truncated":false,"full_output_path":null,"exclude_from_context":null,"timestamp":1}})",

@@ -572,17 +572,21 @@ TEST_CASE("a 50 MB line is written, opened and read back", "[jsonl]") {
     CHECK(text_of(std::get<MessageEntry>(*e).message).size() == big.size());
 }
 
-TEST_CASE("an ill-typed field is reported when the entry is read, naming file and line", "[jsonl]") {
+TEST_CASE("an ill-typed field is reported when the file is opened, naming file and line", "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     write_file(path, encode_header(test_header(), Dialect::native) + "\n" +
-                         R"({"type":"model_change","id":"m1","parent_id":null,"timestamp":"t","provider":5,"model_id":"x"})" "\n");
-    auto r = open_file_read_only(path);
-    CHECK(r.storage().entry_count() == 1);
-    const std::string message = error_message_of([&] { get_entry(r, "m1"); });
-    CHECK(error_code_of([&] { get_entry(r, "m1"); }) == ErrorCode::invalid_entry);
+                         R"({"type":"model_change","id":"m1","parent_id":null,"timestamp":"t","provider":5,"model_id":"x"})" "\n" +
+                         R"({"type":"model_change","id":"m2","parent_id":null,"timestamp":"t","provider":"p","model_id":"x"})" "\n");
+    const std::string message = error_message_of([&] { open_file_read_only(path); });
+    CHECK(error_code_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
     CHECK(message.find(path + "' line 2") != std::string::npos);
     CHECK(message.find("provider") != std::string::npos);
+    JsonlStorageOptions lenient = jsonl_options();
+    lenient.lenient = true;
+    auto r = open_file_read_only(path, lenient);
+    CHECK(r.storage().entry_count() == 1);
+    CHECK(get_entry(r, "m2") != nullptr);
 }
 
 TEST_CASE("an entry of an unknown type is a node of the tree and is written back unchanged", "[jsonl]") {

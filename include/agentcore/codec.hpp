@@ -7,11 +7,19 @@
 // dialect (the order pi's own writer uses, for the pi dialect), then the extras. A line written
 // by pi therefore reads and writes back byte for byte. Errors are SessionError(invalid_entry)
 // (invalid_session for the header) naming the field path and the entry id, never a value.
+//
+// Every text is parsed with the scanner's rules (json_scan.hpp): the same lines as the JSONL
+// storage's open accepts, lone surrogates included (held as WTF-8 in strings), nothing after
+// the value (not even a NUL byte), at most max_json_depth levels of nesting. The writers
+// refuse values nested deeper (invalid_entry naming the entry and field) before copying them,
+// so no input of any depth recurses without bound.
 
 #include <agentcore/detail/codec_entries.hpp>
 #include <agentcore/detail/codec_messages.hpp>
+#include <agentcore/detail/codec_nesting.hpp>
 #include <agentcore/detail/codec_read.hpp>
 #include <agentcore/detail/codec_write.hpp>
+#include <agentcore/detail/json_scan.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/json.hpp>
@@ -23,6 +31,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <variant>
 
 namespace agentcore {
 
@@ -32,7 +41,8 @@ inline constexpr int current_session_version = 3;
 /// Compact JSON, written as JavaScript's JSON.stringify writes it: no spaces, numbers in their
 /// shortest form, a double with an integral value without a fraction ("0", not "0.0").
 ///
-/// Throws SessionError(invalid_entry) for a string that is not valid UTF-8.
+/// Throws SessionError(invalid_entry) naming the field for a string that is neither valid UTF-8
+/// nor a lone surrogate held as WTF-8, and for a value nested deeper than max_json_depth.
 /// Complexity: linear in the size of the output.
 inline std::string dump_json(const Json& value) {
     std::string out;
@@ -44,7 +54,11 @@ inline std::string dump_json(const Json& value) {
 // Usage, content blocks, messages
 
 /// A usage object (token counts and cost) in the dialect's spelling.
-inline Json usage_to_json(const Usage& usage, Dialect dialect) { return detail::write_usage(usage, dialect); }
+/// Throws SessionError(invalid_entry) for extras nested deeper than max_json_depth.
+inline Json usage_to_json(const Usage& usage, Dialect dialect) {
+    detail::NestingCheck(detail::ReadContext{}).usage(usage, 1, detail::FieldPath{});
+    return detail::write_usage(usage, dialect);
+}
 
 /// Reads a usage object. Throws SessionError(invalid_entry) naming the field.
 inline Usage usage_from_json(Json&& json, Dialect dialect) {
@@ -53,7 +67,9 @@ inline Usage usage_from_json(Json&& json, Dialect dialect) {
 inline Usage usage_from_json(const Json& json, Dialect dialect) { return usage_from_json(Json(json), dialect); }
 
 /// A content block in the dialect's spelling; an opaque block as it was read.
+/// Throws SessionError(invalid_entry) for a value nested deeper than max_json_depth.
 inline Json content_block_to_json(const ContentBlock& block, Dialect dialect) {
+    detail::NestingCheck(detail::ReadContext{}).block(block, 1, detail::FieldPath{});
     return detail::write_block(block, dialect);
 }
 
@@ -66,7 +82,9 @@ inline ContentBlock content_block_from_json(const Json& json, Dialect dialect) {
 }
 
 /// A message in the dialect's spelling; an opaque message as it was read.
+/// Throws SessionError(invalid_entry) for a value nested deeper than max_json_depth.
 inline Json message_to_json(const AgentMessage& message, Dialect dialect) {
+    detail::NestingCheck(detail::ReadContext{}).message(message, 1, detail::FieldPath{});
     return detail::write_message(message, dialect);
 }
 
@@ -83,7 +101,10 @@ inline AgentMessage message_from_json(const Json& json, Dialect dialect) {
 
 /// An entry as a JSON object: type, id, parent (null for a root), timestamp, the payload, the
 /// extras. pi's custom and custom_message entries put the payload before id (as pi does).
+/// Throws SessionError(invalid_entry) naming the entry and field for a value whose line would
+/// nest deeper than max_json_depth.
 inline Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
+    detail::check_entry_nesting(entry);
     return detail::write_entry(entry, dialect);
 }
 
@@ -96,28 +117,34 @@ inline SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
 }
 
 /// One compact JSON line for the entry, without the trailing newline.
+/// Throws SessionError(invalid_entry) naming the entry and the field: a string that is not
+/// valid UTF-8 (nor a lone surrogate, see json_scan.hpp), a value nested too deep.
 inline std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
-    return dump_json(entry_to_json(entry, dialect));
+    detail::ReadContext ctx;
+    ctx.subject = "entry";
+    const std::string& id = std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
+    ctx.entry_id = &id;
+    detail::NestingCheck(ctx).entry(entry);
+    std::string out;
+    detail::append_json(out, detail::write_entry(entry, dialect), 0, ctx, detail::FieldPath{});
+    return out;
 }
 
 namespace detail {
-/// Parses one line; a parse error names the byte offset only (nlohmann's message quotes the
-/// input, which may be conversation text).
+/// Parses one line with the scanner's rules (json_scan.hpp); an error names the column and the
+/// reason, never the text (it may be conversation text).
 inline Json parse_line(std::string_view line, ErrorCode code, std::string_view subject) {
-    try {
-        return Json::parse(line.begin(), line.end());
-    } catch (const Json::parse_error& e) {
-        throw SessionError(code, std::string(subject) + ": invalid JSON at byte " + std::to_string(e.byte));
-    } catch (const Json::out_of_range&) {
-        // A number too large for a double (nlohmann's error 406 quotes it: no text here).
-        throw SessionError(code, std::string(subject) + ": a number is out of range");
-    }
+    Json out;
+    std::string error;
+    if (!parse_json(line, out, error)) throw SessionError(code, std::string(subject) + ": invalid JSON: " + error);
+    return out;
 }
 }  // namespace detail
 
 /// Parses one line (with or without its newline) and reads the entry in it.
-/// Throws SessionError(invalid_entry): unparseable JSON (naming the byte offset), or an entry
-/// that breaks the format (naming the field).
+/// Throws SessionError(invalid_entry): unparseable JSON (naming the column and the reason, e.g.
+/// nesting deeper than max_json_depth or text after the object), or an entry that breaks the
+/// format (naming the field).
 inline SessionTreeEntry decode_entry(std::string_view line, Dialect dialect) {
     return entry_from_json(detail::parse_line(line, ErrorCode::invalid_entry, "entry"), dialect);
 }
@@ -135,6 +162,10 @@ inline Dialect detect_dialect(const Json& header) {
 /// (null when none), metadata ({} when empty), extras. pi: type, version, id, timestamp, cwd,
 /// parentSession when set, metadata when not empty, extras.
 inline Json header_to_json(const SessionHeader& header, Dialect dialect) {
+    detail::ReadContext ctx;
+    ctx.code = ErrorCode::invalid_session;
+    ctx.subject = "session header";
+    detail::NestingCheck(ctx).header(header);
     detail::ObjectBuilder o;
     o.add("type", SessionHeader::type);
     o.add("version", header.version);

@@ -11,8 +11,8 @@
 //   2. An optional field written as `null` is written absent (readers accept both), e.g.
 //      `"details":null`, `"parentSession":null`, `"label":null`, `"name":null`.
 //   3. An empty header `metadata` object is not written in the pi dialect.
-//   4. `fromHook` is always written on compactions and branch summaries (`false` when pi left
-//      it out: pi's appendCompaction/branchWithSummary omit it unless the caller passes it).
+//   4. (none: `fromHook`, `display` and `isError` are written back exactly as read — absent
+//      when pi left them out, as its appendCompaction/branchWithSummary do without fromHook.)
 //   5. Blank lines and a torn last line (an unacknowledged append) are not copied.
 //   6. Modelled fields are written in pi's own order (the order of pi's SessionManager);
 //      fields agentcore does not model keep their order and come after them.
@@ -52,6 +52,11 @@ struct LoadedSession {
 /// v1/v2 are upgraded in memory (the file is not changed). The storage uses `environment` for
 /// the ids of later appends and for v1 ids.
 ///
+/// Accepts the same v3 files as JsonlSessionStorage::open_read_only: a last line without its
+/// newline that does not decode, or breaks the tree, is an unfinished append, ignored and
+/// reported (torn_last_line). pi's own recoveries (pi_migrate.hpp) come on top: older formats,
+/// and an entry that names itself as parent, read as a root.
+///
 /// Throws: not_found (no file); storage (I/O); invalid_session (header, version); invalid_entry
 /// naming the file and line (a bad line in the middle, an entry the codec rejects, a parent
 /// that is not on an earlier line); already_exists (a duplicate id, naming file and line).
@@ -68,6 +73,11 @@ inline LoadedSession load_session_file(const std::string& path,
         try {
             loaded.storage.append_entry(entry_from_json(std::move(lines.entries[i]), dialect));
         } catch (const SessionError& e) {
+            if (i + 1 == lines.entries.size() && lines.last_entry_unterminated) {
+                detail::drop_torn_last_entry(lines, e);
+                loaded.report.notes.push_back(lines.report.notes.back());
+                break;
+            }
             throw e.wrapped(where, ErrorLocation{.file = path, .line = lines.line_numbers[i]});
         }
     }

@@ -60,6 +60,10 @@ struct CompactionEntry : EntryBase {
     Json details;  ///< null when absent
     std::optional<Usage> usage;
     bool from_hook = false;
+    /// True when this was read from a line without `from_hook` (pi's SessionManager leaves it
+    /// out unless its caller passes it): it is then left out when written, unless `from_hook`
+    /// is true, so the line round-trips. New entries write it, as pi's agent does.
+    bool from_hook_omitted = false;
 };
 
 /// The conversation came back from a branch; `from_id` is an entry id or "root".
@@ -70,6 +74,10 @@ struct BranchSummaryEntry : EntryBase {
     Json details;  ///< null when absent
     std::optional<Usage> usage;
     bool from_hook = false;
+    /// True when this was read from a line without `from_hook` (pi's SessionManager leaves it
+    /// out unless its caller passes it): it is then left out when written, unless `from_hook`
+    /// is true, so the line round-trips. New entries write it, as pi's agent does.
+    bool from_hook_omitted = false;
 };
 
 /// Application data that is not part of the context unless a projector makes it so.
@@ -86,6 +94,9 @@ struct CustomMessageEntry : EntryBase {
     Content content;
     Json details;  ///< null when absent
     bool display = false;
+    /// True when this was read from a line without `display` (pi reads that as false): it is
+    /// then left out when written, unless `display` is true, so the line round-trips.
+    bool display_omitted = false;
 };
 
 /// A label on an entry; an absent label clears it.

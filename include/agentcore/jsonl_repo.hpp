@@ -357,6 +357,7 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
                                            const ForkOptions& options = {}) {
     // Both ids are checked before any file is touched.
     if (options.session_id) check_session_id(*options.session_id);
+    if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source_path = repo.find_path(source_id);
     if (!source_path)
         throw SessionError(ErrorCode::not_found, "session '" + std::string(source_id) + "' not found",

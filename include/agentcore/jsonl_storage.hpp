@@ -4,8 +4,10 @@
 // Opening does not decode payloads. The file is mapped (a read-only open maps only the part no
 // writer can cut any more and reads its last lines, see uncuttable_prefix), its lines are found with memchr, each
 // line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
-// text of `type`, `id`, the parent id and the usage fields; only labels, session_info and leaf
-// entries (which change the bookkeeping) are decoded at open. Every other entry is decoded by
+// text of `type`, `id`, the parent id and the usage fields, and the codec's field rules are
+// checked on the raw text (codec_check.hpp), so that a line the open accepts always decodes
+// later; only labels, session_info and leaf entries (which change the bookkeeping) are decoded
+// at open. Every other entry is decoded by
 // the codec when it is first read; it stays decoded while a handle to it lives, and the newest
 // decoded entries stay cached up to a budget of line bytes (decoded_cache_bytes).
 //
@@ -16,6 +18,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/codec_check.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
@@ -38,6 +41,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -374,14 +378,19 @@ private:
         if (slot.pinned) return slot.pinned;
         if (slot.held) return slot.held;
         if (auto cached = slot.cache.lock()) return cached;
-        std::string text(static_cast<std::size_t>(slot.length), '\0');
-        if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
-            throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
         EntryHandle handle;
         try {
+            std::string text(static_cast<std::size_t>(slot.length), '\0');
+            if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
+                throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
             handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
         } catch (const SessionError& e) {
+            if (e.code() == ErrorCode::storage) throw;
             fail_line(e.code(), slot.line, detail_of(e), e.location());
+        } catch (const std::bad_alloc&) {
+            // A line too large for this process's memory: the file is fine, the reader is not.
+            fail_line(ErrorCode::storage, slot.line,
+                      "not enough memory to read the entry (" + std::to_string(slot.length) + " bytes)");
         }
         slot.cache = handle;
         hold_decoded(pos, handle);
@@ -404,11 +413,22 @@ private:
         if (scanned.id.empty()) return "field 'id': missing";
         if (!detail::JsonScanner::string_value(scanned.id, id_scratch, id)) return "field 'id': expected a string";
         if (id.empty()) return "field 'id': empty";
+        const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
+        std::string_view parent_raw = scanned.parent_id;
+        if (!bookkeeping) {
+            // The codec's field rules on the raw text: a line that opens decodes when it is read.
+            try {
+                const detail::CheckedEntry checked = detail::check_entry_fields(text, type, dialect_);
+                if (!checked.unknown_parent.empty()) parent_raw = checked.unknown_parent;
+            } catch (const SessionError& e) {
+                return detail_of(e);
+            }
+        }
         const std::string_view parent_key = dialect_ == Dialect::pi ? "parentId" : "parent_id";
         std::optional<std::string_view> parent;
-        if (!scanned.parent_id.empty() && scanned.parent_id != "null") {
+        if (!parent_raw.empty() && parent_raw != "null") {
             std::string_view p;
-            if (!detail::JsonScanner::string_value(scanned.parent_id, parent_scratch, p))
+            if (!detail::JsonScanner::string_value(parent_raw, parent_scratch, p))
                 return "field '" + std::string(parent_key) + "': expected a string or null";
             parent = p;
         }
@@ -420,7 +440,6 @@ private:
             return "entry '" + detail::printable_id(id) + "' names parent '" + detail::printable_id(*parent) +
                    "', which does not appear on an earlier line";
 
-        const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
         if (bookkeeping) {
             if (index_.contains(id)) return duplicate();
             EntryHandle handle;
@@ -428,6 +447,9 @@ private:
                 handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
             } catch (const SessionError& e) {
                 return detail_of(e);
+            } catch (const std::bad_alloc&) {
+                fail_line(ErrorCode::storage, line_no,
+                          "not enough memory to read the entry (" + std::to_string(text.size()) + " bytes)");
             }
             if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
                 if (leaf->target_id && !index_.contains(*leaf->target_id))
@@ -447,11 +469,9 @@ private:
         if (!usage_raw.empty() && usage_raw != "null") {
             try {
                 usage = fast_usage(usage_raw);
-                if (!usage) usage = usage_from_json(Json::parse(usage_raw.begin(), usage_raw.end()), dialect_);
+                if (!usage) usage = usage_from_json(detail::parse_line(usage_raw, ErrorCode::invalid_entry, "usage"), dialect_);
             } catch (const SessionError& e) {
                 return detail_of(e);
-            } catch (const Json::exception&) {
-                return "field 'usage': not valid JSON";
             }
         }
         make_room();
@@ -498,11 +518,6 @@ private:
         if (slots_.size() == slots_.capacity()) slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
     }
 
-    static bool blank(std::string_view text) noexcept {
-        return std::all_of(text.begin(), text.end(),
-                           [](char c) { return c == ' ' || c == '\t' || c == '\r'; });
-    }
-
     // True when a line is one JSON object (a last line that is not is a torn tail).
     bool parses(std::string_view text) const {
         detail::ScannedEntry unused;
@@ -543,7 +558,7 @@ private:
             if (detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), *previous) != 0) return 0;
             text.pop_back();  // its newline
             if (!text.empty() && text.back() == '\r') text.pop_back();
-            if (blank(text) || parses(text)) return stable;
+            if (detail::blank_line(text) || parses(text)) return stable;
             stable = *previous;
         }
         return 0;
@@ -628,7 +643,7 @@ private:
                 next_release = line.offset + release_step;
             }
             const std::string_view text = reader.text(line);
-            if (blank(text)) {
+            if (detail::blank_line(text)) {
                 last_terminated = line.terminated;
                 good_end = line.end;
                 continue;

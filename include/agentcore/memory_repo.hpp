@@ -102,6 +102,7 @@ inline void remove(InMemorySessionRepo& repo, std::string_view id) {
 /// inherited unless given. The source is not changed. Unknown source: not_found.
 inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::string_view source_id,
                                               const ForkOptions& options = {}) {
+    if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source = open(repo, source_id);
     const SessionHeader& from = source.storage().metadata();
     auto entries = prepare_fork_entries(get_entries_to_fork(source.storage(), options));

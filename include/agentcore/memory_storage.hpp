@@ -2,6 +2,7 @@
 // InMemorySessionStorage: a session kept in memory only — for tests, fixtures and short-lived
 // sessions (SPEC §5).
 
+#include <agentcore/detail/codec_nesting.hpp>
 #include <agentcore/detail/tree_index.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -13,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -28,7 +30,9 @@ public:
     /// An empty session with the given header, clock and randomness.
     explicit InMemorySessionStorage(Metadata metadata = {},
                                     Environment environment = Environment::system())
-        : metadata_(std::move(metadata)), environment_(std::move(environment)) {}
+        : metadata_(std::move(metadata)), environment_(std::move(environment)) {
+        if constexpr (std::is_same_v<Metadata, SessionHeader>) detail::check_header_nesting(metadata_);
+    }
 
     [[nodiscard]] const Metadata& metadata() const noexcept { return metadata_; }
     [[nodiscard]] const Environment& environment() const noexcept { return environment_; }
@@ -55,9 +59,11 @@ public:
     }
 
     /// Appends an entry. Throws already_exists for a taken id and invalid_entry for a parent (or
-    /// leaf target) that does not exist; nothing changes then.
+    /// leaf target) that does not exist, or for a value nested deeper than max_json_depth (as
+    /// every storage refuses it: its line could not be read back); nothing changes then.
     void append_entry(SessionTreeEntry entry) {
         index_.check_append(entry);
+        detail::check_entry_nesting(entry);
         entries_.push_back(std::make_shared<const SessionTreeEntry>(std::move(entry)));
         try {
             index_.record(*entries_.back());

@@ -116,6 +116,9 @@ struct ToolResultMessage {
     bool is_error = false;
     std::int64_t timestamp = 0;
     Json extra{};
+    /// True when this was read from a line without `is_error` (pi reads that as false): it is
+    /// then left out when written, unless `is_error` is true, so the line round-trips.
+    bool is_error_omitted = false;
 };
 
 /// A shell command the user ran directly.
@@ -139,6 +142,9 @@ struct CustomMessage {
     Json details{};  ///< null when absent
     std::int64_t timestamp = 0;
     Json extra{};
+    /// True when this was read from a line without `display` (pi reads that as false): it is
+    /// then left out when written, unless `display` is true, so the line round-trips.
+    bool display_omitted = false;
 };
 
 /// The summary of a branch the conversation came back from.

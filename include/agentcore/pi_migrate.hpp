@@ -24,6 +24,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -34,6 +35,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -110,6 +112,9 @@ struct SessionLines {
     std::vector<Json> entries;
     std::vector<std::size_t> line_numbers;  ///< 1-based line of each entry; empty when not from a file
     PiMigrationReport report;               ///< what reading and migrating found
+    /// The last entry is the text's last line and has no newline: an append that may not have
+    /// finished. A reader that refuses it treats it as a torn tail, as the JSONL storage does.
+    bool last_entry_unterminated = false;
 };
 
 namespace detail {
@@ -279,8 +284,8 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
     return out;
 }
 
-/// Splits the text of a session file into JSON lines (SPEC §6): line 1 is the header; empty
-/// lines are skipped (reported); a last line that does not parse (with or without its newline)
+/// Splits the text of a session file into JSON lines (SPEC §6): line 1 is the header; blank
+/// lines (spaces, tabs, carriage returns) are skipped (reported); a last line that does not parse (with or without its newline)
 /// is the remains of an unacknowledged append and is ignored (reported), as the JSONL storage
 /// does; a last line that parses but lacks its newline is kept. Nothing is migrated (see
 /// migrate_session_lines).
@@ -295,15 +300,22 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
     while (reader.next(line)) {
         const std::string_view body = reader.text(line);
         const bool last = line.end >= text.size();
-        if (detail::trim(body).empty()) {
+        if (detail::blank_line(body)) {
             if (!last || line.terminated)
                 out.report.notes.push_back({PiMigrationKind::blank_line, line.number, {}, "empty line skipped"});
             continue;
         }
         Json json;
+        std::string error;
+        bool parsed = false;
         try {
-            json = Json::parse(body.begin(), body.end());
-        } catch (const Json::parse_error& e) {
+            parsed = detail::parse_json(body, json, error);
+        } catch (const std::bad_alloc&) {
+            throw SessionError(ErrorCode::storage, std::string(name) + ":" + std::to_string(line.number) +
+                                                       ": not enough memory to read the line (" +
+                                                       std::to_string(line.length) + " bytes)");
+        }
+        if (!parsed) {
             if (last) {
                 out.report.notes.push_back({PiMigrationKind::torn_last_line, line.number, {},
                                             "incomplete last line of " + std::to_string(line.length) +
@@ -311,8 +323,7 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
                 continue;
             }
             throw SessionError(have_header ? ErrorCode::invalid_entry : ErrorCode::invalid_session,
-                               std::string(name) + ":" + std::to_string(line.number) + ": invalid JSON at byte " +
-                                   std::to_string(e.byte));
+                               std::string(name) + ":" + std::to_string(line.number) + ": invalid JSON: " + error);
         }
         if (!have_header) {
             out.header = std::move(json);
@@ -320,6 +331,7 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
         } else {
             out.entries.push_back(std::move(json));
             out.line_numbers.push_back(line.number);
+            out.last_entry_unterminated = last && !line.terminated;
         }
     }
     if (!have_header)
@@ -328,6 +340,16 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
 }
 
 namespace detail {
+
+/// Drops the last entry when it is the remains of an unfinished append (unterminated, and
+/// refused by the codec or the tree), as the JSONL storage's open does; reports it.
+inline void drop_torn_last_entry(SessionLines& lines, const SessionError& why) {
+    lines.report.notes.push_back({PiMigrationKind::torn_last_line, lines.line_numbers.back(), {},
+                                  std::string("incomplete last line ignored: ") + why.what()});
+    lines.entries.pop_back();
+    lines.line_numbers.pop_back();
+    lines.last_entry_unterminated = false;
+}
 
 /// The whole content of a file. Throws not_found when it does not exist, storage otherwise.
 inline std::string read_whole_file(const std::string& path) {
@@ -338,7 +360,13 @@ inline std::string read_whole_file(const std::string& path) {
         throw io_error("opening", path, errno);
     }
     const std::uint64_t size = file_size(ops, f.get(), path);
-    std::string content(static_cast<std::size_t>(size), '\0');
+    std::string content;
+    try {
+        content.resize(static_cast<std::size_t>(size));
+    } catch (const std::bad_alloc&) {
+        throw SessionError(ErrorCode::storage, "file '" + path + "': not enough memory to read its " +
+                                                   std::to_string(size) + " bytes");
+    }
     if (size > 0) {
         if (const int err = pread_all(ops, f.get(), content.data(), content.size(), 0))
             throw io_error("reading", path, err);
@@ -402,6 +430,7 @@ inline SessionLines read_session_lines(const std::string& path,
     parsed.report.notes.insert(parsed.report.notes.end(), migrated.report.notes.begin(),
                                migrated.report.notes.end());
     migrated.report.notes = std::move(parsed.report.notes);
+    migrated.last_entry_unterminated = parsed.last_entry_unterminated;
     return migrated;
 }
 
@@ -445,6 +474,10 @@ inline UpgradeResult upgrade_file(const std::string& path, const Environment& en
         try {
             check.append_entry(entry_from_json(lines.entries[i], dialect));
         } catch (const SessionError& e) {
+            if (i + 1 == lines.entries.size() && lines.last_entry_unterminated) {
+                detail::drop_torn_last_entry(lines, e);
+                break;
+            }
             throw e.wrapped(path + ":" + std::to_string(lines.line_numbers[i]) + ": ",
                             ErrorLocation{.file = path, .line = lines.line_numbers[i]});
         }

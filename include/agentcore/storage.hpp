@@ -2,6 +2,7 @@
 // The SessionStorage concept: what a storage provides (SPEC §5), and the pieces every storage
 // shares (stats accumulation, the path walk).
 
+#include <agentcore/detail/saturate.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -26,11 +27,14 @@ struct SessionStats {
     std::int64_t total_tokens = 0;     ///< sum of input + output + cache_read + cache_write
     double cost_total = 0;             ///< sum of cost.total
 
-    /// Adds one usage record.
+    /// Adds one usage record. Token sums saturate at INT64_MAX (INT64_MIN for the negative
+    /// counts a damaged file may hold) instead of wrapping: a sum at the bound means "at least".
     void add_usage(const Usage& u) noexcept {
-        cached_tokens += u.cache_read;
-        uncached_tokens += u.input + u.cache_write;
-        total_tokens += u.input + u.output + u.cache_read + u.cache_write;
+        using detail::saturating_add;
+        cached_tokens = saturating_add(cached_tokens, u.cache_read);
+        uncached_tokens = saturating_add(uncached_tokens, saturating_add(u.input, u.cache_write));
+        total_tokens = saturating_add(
+            total_tokens, saturating_add(saturating_add(u.input, u.output), saturating_add(u.cache_read, u.cache_write)));
         cost_total += u.cost.total;
     }
 

@@ -4,8 +4,11 @@
 // The library never sees a tokenizer: it estimates. A message costs about one token per four
 // characters (rounded up), which overestimates for English prose and code — the safe side for a
 // decision about when to compact. A context's size comes from what the provider last reported
-// (the newest valid assistant usage) plus estimates of the messages after it.
+// (the newest valid assistant usage) plus estimates of the messages after it. Every sum
+// saturates at INT64_MAX instead of wrapping (token counts in a file may be hostile).
 
+#include <agentcore/detail/codec_nesting.hpp>
+#include <agentcore/detail/saturate.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/messages.hpp>
@@ -13,6 +16,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,8 +44,11 @@ inline std::int64_t count_chars(std::string_view text) noexcept {
     return n;
 }
 
-// JSON as written on the wire; invalid UTF-8 in a string is replaced rather than thrown on.
+// JSON as written on the wire; invalid UTF-8 in a string is replaced rather than thrown on. A
+// value nested deeper than the library's limit (which no reader hands out) is counted by its
+// first levels only: dump() recurses.
 inline std::string dump_json(const Json& value) {
+    if (!nests_within(value, max_json_depth)) return "[deeply nested JSON]";
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
@@ -50,7 +57,11 @@ struct TextCost {
     std::int64_t images = 0;
 
     [[nodiscard]] std::int64_t tokens() const noexcept {
-        return (chars + chars_per_token - 1) / chars_per_token + images * image_token_estimate;
+        const std::int64_t image_tokens =
+            images > std::numeric_limits<std::int64_t>::max() / image_token_estimate
+                ? std::numeric_limits<std::int64_t>::max()
+                : images * image_token_estimate;
+        return saturating_add(chars / chars_per_token + (chars % chars_per_token != 0 ? 1 : 0), image_tokens);
     }
 };
 
@@ -124,8 +135,9 @@ inline std::int64_t estimate_tokens(const AgentMessage& message) {
 /// it, else input + output + cache_read + cache_write.
 /// Example: {input 10, output 20, cache_read 30, cache_write 40, total 0} → 100.
 inline std::int64_t usage_context_tokens(const Usage& usage) noexcept {
+    using detail::saturating_add;
     if (usage.total_tokens > 0) return usage.total_tokens;
-    return usage.input + usage.output + usage.cache_read + usage.cache_write;
+    return saturating_add(saturating_add(usage.input, usage.output), saturating_add(usage.cache_read, usage.cache_write));
 }
 
 /// The usage of an assistant message that can be trusted as a context size: none for other
@@ -177,8 +189,8 @@ ContextTokenEstimate estimate_context_tokens(const Messages& messages) {
         }
     }
     for (std::size_t i = first_trailing; i < messages.size(); ++i)
-        out.trailing_tokens += estimate_tokens(detail::deref(messages[i]));
-    out.tokens = out.usage_tokens + out.trailing_tokens;
+        out.trailing_tokens = detail::saturating_add(out.trailing_tokens, estimate_tokens(detail::deref(messages[i])));
+    out.tokens = detail::saturating_add(out.usage_tokens, out.trailing_tokens);
     return out;
 }
 

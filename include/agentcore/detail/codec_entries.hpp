@@ -138,6 +138,7 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
         e.retained_tail = read_optional_messages(s[7], d, ctx, root / keys::retained_tail(d));
         e.details = take_json(s[8]);
         e.usage = read_optional_usage(s[9], d, ctx, root / "usage");
+        e.from_hook_omitted = absent(s[10]);
         e.from_hook = read_optional_bool(s[10], ctx, root / keys::from_hook(d)).value_or(false);
         return e;
     }
@@ -150,6 +151,7 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
         e.summary = take_string(s[5], ctx, root / "summary");
         e.details = take_json(s[6]);
         e.usage = read_optional_usage(s[7], d, ctx, root / "usage");
+        e.from_hook_omitted = absent(s[8]);
         e.from_hook = read_optional_bool(s[8], ctx, root / keys::from_hook(d)).value_or(false);
         return e;
     }
@@ -167,7 +169,8 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
         e.custom_type = take_string(s[4], ctx, root / keys::custom_type(d));
         e.content = read_content(s[5], d, ctx, root / "content");
         e.details = take_json(s[6]);
-        e.display = read_bool(s[7], ctx, root / "display");
+        e.display_omitted = absent(s[7]);
+        e.display = read_optional_bool(s[7], ctx, root / "display").value_or(false);
         return e;
     }
     if (type == LabelEntry::type) {
@@ -285,11 +288,11 @@ inline Json write_entry(const SessionTreeEntry& entry, Dialect d) {
                         o.add("custom_type", e.custom_type);
                         o.add("content", write_content(e.content, d));
                         if (!e.details.is_null()) o.add("details", e.details);
-                        o.add("display", e.display);
+                        if (e.display || !e.display_omitted) o.add("display", e.display);
                     } else {
                         o.add("customType", e.custom_type);
                         o.add("content", write_content(e.content, d));
-                        o.add("display", e.display);
+                        if (e.display || !e.display_omitted) o.add("display", e.display);
                         if (!e.details.is_null()) o.add("details", e.details);
                         write_base(o, e, d);
                     }
@@ -317,13 +320,13 @@ inline Json write_entry(const SessionTreeEntry& entry, Dialect d) {
                         }
                         if (!e.details.is_null()) o.add("details", e.details);
                         if (e.usage) o.add("usage", write_usage(*e.usage, d));
-                        o.add(keys::from_hook(d), e.from_hook);
+                        if (e.from_hook || !e.from_hook_omitted) o.add(keys::from_hook(d), e.from_hook);
                     } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
                         o.add(keys::from_id(d), e.from_id);
                         o.add("summary", e.summary);
                         if (!e.details.is_null()) o.add("details", e.details);
                         if (e.usage) o.add("usage", write_usage(*e.usage, d));
-                        o.add(keys::from_hook(d), e.from_hook);
+                        if (e.from_hook || !e.from_hook_omitted) o.add(keys::from_hook(d), e.from_hook);
                     } else if constexpr (std::is_same_v<T, LabelEntry>) {
                         o.add(keys::target_id(d), e.target_id);
                         if (e.label) o.add("label", *e.label);

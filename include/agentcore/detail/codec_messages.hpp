@@ -269,7 +269,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
         m.tool_name = take_string(s[2], ctx, path / keys::tool_name(d));
         m.content = read_blocks(s[3], d, ctx, path / "content");
         m.details = take_json(s[4]);
-        m.is_error = read_bool(s[5], ctx, path / keys::is_error(d));
+        m.is_error_omitted = absent(s[5]);
+        m.is_error = read_optional_bool(s[5], ctx, path / keys::is_error(d)).value_or(false);
         m.timestamp = read_int(s[6], ctx, path / "timestamp");
         m.extra = std::move(extra);
         return m;
@@ -303,7 +304,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
         CustomMessage m;
         m.custom_type = take_string(s[1], ctx, path / keys::custom_type(d));
         m.content = read_content(s[2], d, ctx, path / "content");
-        m.display = read_bool(s[3], ctx, path / "display");
+        m.display_omitted = absent(s[3]);
+        m.display = read_optional_bool(s[3], ctx, path / "display").value_or(false);
         m.details = take_json(s[4]);
         m.timestamp = read_int(s[5], ctx, path / "timestamp");
         m.extra = std::move(extra);
@@ -460,7 +462,7 @@ inline Json write_message(const AgentMessage& message, Dialect d) {
                     o.add(keys::tool_name(d), m.tool_name);
                     o.add("content", write_blocks(m.content, d));
                     if (!m.details.is_null()) o.add("details", m.details);
-                    o.add(keys::is_error(d), m.is_error);
+                    if (m.is_error || !m.is_error_omitted) o.add(keys::is_error(d), m.is_error);
                     o.add("timestamp", m.timestamp);
                 } else if constexpr (std::is_same_v<T, BashExecutionMessage>) {
                     o.add("role", roles::bash_execution(d));
@@ -482,7 +484,7 @@ inline Json write_message(const AgentMessage& message, Dialect d) {
                     o.add("role", "custom");
                     o.add(keys::custom_type(d), m.custom_type);
                     o.add("content", write_content(m.content, d));
-                    o.add("display", m.display);
+                    if (m.display || !m.display_omitted) o.add("display", m.display);
                     if (!m.details.is_null()) o.add("details", m.details);
                     o.add("timestamp", m.timestamp);
                 } else if constexpr (std::is_same_v<T, BranchSummaryMessage>) {

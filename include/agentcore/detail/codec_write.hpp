@@ -4,8 +4,12 @@
 // Written by hand rather than with nlohmann's dump() because the two disagree on numbers:
 // nlohmann writes 0.0 and 1.5e-05 where JavaScript writes 0 and 0.000015, and pi's files are
 // written by JavaScript. Strings are escaped as both do (", \, \b \f \n \r \t, other control
-// characters as \u00xx) and must be valid UTF-8, or the line could not be read back.
+// characters as \u00xx) and must be valid UTF-8, or the line could not be read back. A lone
+// surrogate held as WTF-8 (see json_scan.hpp) is written as the `\udXXX` escape it was read from.
+// Values nested deeper than max_json_depth are refused, so that every line written reads back.
 
+#include <agentcore/detail/codec_read.hpp>
+#include <agentcore/detail/json_scan.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/json.hpp>
 
@@ -94,8 +98,21 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexc
     return 0;
 }
 
-/// Appends `s` as a JSON string. Throws invalid_entry when `s` is not valid UTF-8.
-inline void append_json_string(std::string& out, std::string_view s) {
+/// The code point of a lone surrogate held as WTF-8 at s[i] (ED A0..BF 80..BF), or 0 when
+/// there is none there.
+inline unsigned wtf8_surrogate_at(std::string_view s, std::size_t i) noexcept {
+    if (i + 2 >= s.size() || static_cast<unsigned char>(s[i]) != 0xED) return 0;
+    const auto b1 = static_cast<unsigned char>(s[i + 1]);
+    const auto b2 = static_cast<unsigned char>(s[i + 2]);
+    if (b1 < 0xA0 || b1 > 0xBF || (b2 & 0xC0U) != 0x80U) return 0;
+    return 0xD000U | ((b1 & 0x3FU) << 6) | (b2 & 0x3FU);
+}
+
+/// Appends `s` as a JSON string. Throws invalid_entry (naming `path`) when `s` is neither valid
+/// UTF-8 nor WTF-8: a surrogate pair must be one four-byte sequence, never two halves.
+inline void append_json_string(std::string& out, std::string_view s, const ReadContext& ctx = {},
+                               const FieldPath& path = {}, bool key = false) {
+    static constexpr char hex[] = "0123456789abcdef";
     out += '"';
     std::size_t run = 0;  // start of the pending run of bytes copied as they are
     std::size_t i = 0;
@@ -107,11 +124,21 @@ inline void append_json_string(std::string& out, std::string_view s) {
         }
         if (c >= 0x80) {
             const std::size_t len = utf8_sequence_length(s, i);
-            if (len == 0)
-                throw SessionError(ErrorCode::invalid_entry,
-                                   "a string is not valid UTF-8 (byte " + std::to_string(i) +
-                                       " of the string)");
-            i += len;
+            if (len != 0) {
+                i += len;
+                continue;
+            }
+            const unsigned surrogate = wtf8_surrogate_at(s, i);
+            const bool pair_in_halves =
+                surrogate >= 0xD800 && surrogate <= 0xDBFF && wtf8_surrogate_at(s, i + 3) >= 0xDC00;
+            if (surrogate == 0 || pair_in_halves)
+                ctx.fail(path, std::string(key ? "a key" : "a string") + " is not valid UTF-8 (byte " +
+                                   std::to_string(i) + " of the " + (key ? "key" : "string") + ")");
+            out.append(s.data() + run, i - run);
+            out += "\\u";
+            for (int shift = 12; shift >= 0; shift -= 4) out += hex[(surrogate >> shift) & 0xFU];
+            i += 3;
+            run = i;
             continue;
         }
         out.append(s.data() + run, i - run);
@@ -124,7 +151,6 @@ inline void append_json_string(std::string& out, std::string_view s) {
             case '\r': out += "\\r"; break;
             case '\t': out += "\\t"; break;
             default: {
-                static constexpr char hex[] = "0123456789abcdef";
                 out += "\\u00";
                 out += hex[c >> 4];
                 out += hex[c & 0xF];
@@ -136,12 +162,12 @@ inline void append_json_string(std::string& out, std::string_view s) {
     out += '"';
 }
 
-inline constexpr int max_json_depth = 4096;
-
-inline void append_json(std::string& out, const Json& value, int depth = 0) {
-    if (depth > max_json_depth)
-        throw SessionError(ErrorCode::invalid_entry,
-                           "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
+/// Appends `value` as compact JSON. `level` is how many containers enclose it; a container
+/// deeper than max_json_depth is refused (invalid_entry naming `path`).
+inline void append_json(std::string& out, const Json& value, int level = 0, const ReadContext& ctx = {},
+                        const FieldPath& path = {}) {
+    if ((value.is_object() || value.is_array()) && level + 1 > max_json_depth)
+        ctx.fail(path, "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
     char buf[32];
     switch (value.type()) {
         case Json::value_t::null: out += "null"; return;
@@ -157,14 +183,13 @@ inline void append_json(std::string& out, const Json& value, int depth = 0) {
             return;
         }
         case Json::value_t::number_float: append_js_number(out, value.get<double>()); return;
-        case Json::value_t::string: append_json_string(out, value.get_ref<const std::string&>()); return;
+        case Json::value_t::string: append_json_string(out, value.get_ref<const std::string&>(), ctx, path); return;
         case Json::value_t::array: {
             out += '[';
-            bool first = true;
-            for (const auto& element : value.get_ref<const Json::array_t&>()) {
-                if (!first) out += ',';
-                first = false;
-                append_json(out, element, depth + 1);
+            const auto& items = value.get_ref<const Json::array_t&>();
+            for (std::size_t i = 0; i < items.size(); ++i) {
+                if (i != 0) out += ',';
+                append_json(out, items[i], level + 1, ctx, path[i]);
             }
             out += ']';
             return;
@@ -175,9 +200,10 @@ inline void append_json(std::string& out, const Json& value, int depth = 0) {
             for (const auto& field : value.get_ref<const Json::object_t&>()) {
                 if (!first) out += ',';
                 first = false;
-                append_json_string(out, field.first);
+                const FieldPath child = path / field.first;
+                append_json_string(out, field.first, ctx, child, true);
                 out += ':';
-                append_json(out, field.second, depth + 1);
+                append_json(out, field.second, level + 1, ctx, child);
             }
             out += '}';
             return;

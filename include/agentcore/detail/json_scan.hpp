@@ -9,9 +9,22 @@
 //
 // Hand-written rather than a dependency: the library depends on nlohmann/json alone, and the
 // scanner is a few hundred lines that only need to be fast on strings (8 bytes per step).
+//
+// The scanner is also the gate of every other reader: parse_json() validates a text with it
+// before building a DOM, so that the codec, the open path and load_session_file accept the same
+// lines. Its rules are nlohmann's, with two deliberate exceptions:
+// - nesting is limited to max_json_depth containers (the writer refuses deeper values, so every
+//   line the library writes reads back, and no reader recurses without bound);
+// - a lone UTF-16 surrogate escape (`"\ud83d"`, written by JavaScript when it slices a string
+//   between the two halves of an emoji) is accepted, as JavaScript's JSON.parse accepts it. In
+//   the decoded std::string it is held as WTF-8: the surrogate's code point encoded like any
+//   other three-byte sequence (U+D83D is ED A0 BD). A surrogate pair is always one four-byte
+//   sequence. The writer turns such bytes back into the `\udXXX` escape (lowercase hex, as
+//   JSON.stringify writes it), so the line round-trips byte for byte.
 
 #include <agentcore/json.hpp>
 
+#include <array>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -21,6 +34,11 @@
 #include <system_error>
 
 namespace agentcore::detail {
+
+/// How many containers (objects and arrays) deep a JSON value may nest: an entry line's top
+/// object is level 1. One limit for every reader and writer of the library: deeper input is
+/// refused (invalid_entry), never read with unbounded recursion.
+inline constexpr int max_json_depth = 512;
 
 /// The raw JSON text of the fields the open path needs from an entry line (empty: absent).
 struct ScannedEntry {
@@ -34,7 +52,7 @@ struct ScannedEntry {
 
 class JsonScanner {
 public:
-    static constexpr int max_depth = 512;
+    static constexpr int max_depth = max_json_depth;
 
     /// Checks that `line` is one JSON object (whitespace around it allowed) with valid UTF-8,
     /// and fills `out`. On failure returns false and sets `error` to a reason that names a
@@ -44,7 +62,13 @@ public:
         out = {};
         s.skip_ws();
         if (s.p_ == s.end_ || *s.p_ != '{') return s.fail(error, "not a JSON object");
-        if (!s.parse_object(1, Level::top, &out)) return s.fail(error, s.reason_);
+        if (!s.parse_object(1, Level::top, &out)) {
+            s.fail(error, s.reason_);
+            // The entry, when its id came before the fault (it usually comes second).
+            if (out.id.size() >= 2 && out.id.front() == '"' && out.id.find('\\') == std::string_view::npos)
+                error = "entry '" + shown(out.id.substr(1, out.id.size() - 2)) + "': " + error;
+            return false;
+        }
         s.skip_ws();
         if (s.p_ != s.end_) return s.fail(error, "unexpected text after the JSON object");
         return true;
@@ -54,7 +78,7 @@ public:
     static bool validate(std::string_view text, std::string& error) {
         JsonScanner s(text, Dialect::native);
         s.skip_ws();
-        if (!s.parse_value(1)) return s.fail(error, s.reason_);
+        if (!s.parse_value(0)) return s.fail(error, s.reason_);  // a top-level container is level 1
         s.skip_ws();
         if (s.p_ != s.end_) return s.fail(error, "unexpected text after the JSON value");
         return true;
@@ -66,9 +90,30 @@ private:
     JsonScanner(std::string_view text, Dialect dialect) noexcept
         : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), dialect_(dialect) {}
 
+    // Text from the line shown in a message: printable ASCII only, at most 64 characters.
+    static std::string shown(std::string_view text) {
+        std::string out;
+        for (char c : text.substr(0, 64)) out += (c >= 0x20 && c < 0x7f && c != '\'') ? c : '?';
+        if (text.size() > 64) out += "...";
+        return out;
+    }
+
     bool fail(std::string& error, const char* reason) const {
-        error = std::string(reason != nullptr ? reason : "invalid JSON") + " at column " +
-                std::to_string(static_cast<std::size_t>(p_ - begin_) + 1);
+        error = reason != nullptr ? reason : "invalid JSON";
+        if (path_depth_ > 0) {
+            std::string path;
+            for (int i = 1; i <= path_depth_; ++i) {
+                const PathStep& step = path_[static_cast<std::size_t>(i)];
+                if (step.index != no_index) {
+                    path += '[' + std::to_string(step.index) + ']';
+                } else {
+                    if (!path.empty()) path += '.';
+                    path += shown(std::string_view(step.key, step.key_size));
+                }
+            }
+            error += " in field '" + path + "'";
+        }
+        error += " at column " + std::to_string(static_cast<std::size_t>(p_ - begin_) + 1);
         return false;
     }
 
@@ -158,9 +203,12 @@ private:
             ++p_;
             return true;
         }
-        for (;;) {
+        for (std::size_t index = 0;; ++index) {
             skip_ws();
+            path_[static_cast<std::size_t>(depth)] = PathStep{nullptr, 0, index};
+            path_depth_ = depth;
             if (!parse_value(depth)) return false;
+            path_depth_ = depth - 1;
             skip_ws();
             if (p_ == end_) return bad("unexpected end of line");
             if (*p_ == ',') {
@@ -197,6 +245,8 @@ private:
             if (!parse_string()) return false;
             const std::string_view key(key_begin, static_cast<std::size_t>(p_ - 1 - key_begin));
             const bool escaped = key.find('\\') != std::string_view::npos;
+            path_[static_cast<std::size_t>(depth)] = PathStep{key.data(), key.size(), no_index};
+            path_depth_ = depth;
             skip_ws();
             if (p_ == end_ || *p_ != ':') return bad("expected ':'");
             ++p_;
@@ -224,6 +274,7 @@ private:
                 return false;
             }
             if (target != nullptr) *target = std::string_view(value_begin, static_cast<std::size_t>(p_ - value_begin));
+            path_depth_ = depth - 1;
             skip_ws();
             if (p_ == end_) return bad("unexpected end of line");
             if (*p_ == ',') {
@@ -280,14 +331,9 @@ private:
             case 'u': {
                 unsigned cp = 0;
                 if (!read_hex4(cp)) return false;
-                if (cp >= 0xDC00 && cp <= 0xDFFF) return bad("lone low surrogate in \\u escape");
-                if (cp >= 0xD800 && cp <= 0xDBFF) {
-                    if (end_ - p_ < 2 || p_[0] != '\\' || p_[1] != 'u') return bad("lone high surrogate in \\u escape");
-                    p_ += 2;
-                    unsigned low = 0;
-                    if (!read_hex4(low)) return false;
-                    if (low < 0xDC00 || low > 0xDFFF) return bad("lone high surrogate in \\u escape");
-                }
+                // A lone surrogate (high without a low after it, or a low alone) is accepted, as
+                // JavaScript accepts it; the escape that follows a lone high one is read on its own.
+                (void)cp;
                 return true;
             }
             default: --p_; return bad("invalid escape");
@@ -345,6 +391,17 @@ private:
     }
 
 public:
+    /// The closing quote of a string whose text starts at `p` (just after its opening quote), in
+    /// text already validated; `end` when there is none. Steps over plain bytes 8 at a time.
+    static const char* string_end(const char* p, const char* end) noexcept {
+        for (;;) {
+            while (end - p >= 8 && plain8(p)) p += 8;
+            while (p != end && *p != '"' && *p != '\\') ++p;
+            if (p == end || *p == '"') return p;
+            p += end - p >= 2 ? 2 : 1;  // an escape: its second byte is never the closing quote
+        }
+    }
+
     /// Decodes the text between a JSON string's quotes (already validated) into UTF-8.
     static bool unescape(std::string_view raw, std::string& out) {
         out.clear();
@@ -379,13 +436,12 @@ public:
                     unsigned cp = 0;
                     if (!hex4(i + 1, cp)) return false;
                     i += 4;
-                    if (cp >= 0xD800 && cp <= 0xDBFF) {
-                        unsigned low = 0;
-                        if (i + 2 >= raw.size() || raw[i + 1] != '\\' || raw[i + 2] != 'u' || !hex4(i + 3, low))
-                            return false;
+                    unsigned low = 0;
+                    if (cp >= 0xD800 && cp <= 0xDBFF && i + 2 < raw.size() && raw[i + 1] == '\\' &&
+                        raw[i + 2] == 'u' && hex4(i + 3, low) && low >= 0xDC00 && low <= 0xDFFF) {
                         i += 6;
                         cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
-                    }
+                    }  // else a lone surrogate: three WTF-8 bytes, below
                     if (cp < 0x80) {
                         out.push_back(static_cast<char>(cp));
                     } else if (cp < 0x800) {
@@ -433,8 +489,7 @@ public:
             while (p != end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
         };
         auto skip_string = [&] {
-            ++p;
-            while (p != end && *p != '"') p += (*p == '\\') ? 2 : 1;
+            p = string_end(p + 1, end);
             if (p != end) ++p;
         };
         auto skip_value = [&] {
@@ -483,11 +538,137 @@ public:
     }
 
 private:
+    // Where the scanner is, for error messages: the key or index at each level.
+    static constexpr std::size_t no_index = static_cast<std::size_t>(-1);
+    // Trivial, so that the scanner's path array costs nothing until it is written.
+    struct PathStep {
+        const char* key;
+        std::size_t key_size;
+        std::size_t index;
+    };
+
     const char* begin_;
     const char* p_;
     const char* end_;
     Dialect dialect_;
     const char* reason_ = nullptr;
+    std::array<PathStep, static_cast<std::size_t>(max_json_depth) + 1> path_;  // [1, path_depth_] are set
+    int path_depth_ = 0;
 };
+
+/// The number a JSON number's text (already validated) holds, as nlohmann's parser makes it: an
+/// integer without fraction or exponent is unsigned when it is not negative, signed when it is,
+/// and a double when it does not fit 64 bits; anything else is a double (one too small for a
+/// double reads as zero; one too large was refused by the scanner).
+inline Json json_number(std::string_view text) {
+    const char* first = text.data();
+    const char* last = first + text.size();
+    if (text.find_first_of(".eE") == std::string_view::npos) {
+        if (text.front() == '-') {
+            std::int64_t v = 0;
+            const auto r = std::from_chars(first, last, v);
+            if (r.ec == std::errc() && r.ptr == last) return Json(v);
+        } else {
+            std::uint64_t v = 0;
+            const auto r = std::from_chars(first, last, v);
+            if (r.ec == std::errc() && r.ptr == last) return Json(v);
+        }
+    }
+    double d = 0;
+    const auto r = std::from_chars(first, last, d);
+    if (r.ec == std::errc::result_out_of_range) d = text.front() == '-' ? -0.0 : 0.0;
+    return Json(d);
+}
+
+/// Parses one JSON value with the scanner's rules (see the top of this header): the text is
+/// validated first, so that no reader of the library accepts what another refuses, and then
+/// built into a DOM. On failure returns false and sets `error` to a reason naming a column.
+///
+/// Complexity: linear in the text; recursion is bounded by max_json_depth.
+inline bool parse_json(std::string_view text, Json& out, std::string& error) {
+    if (!JsonScanner::validate(text, error)) return false;
+    struct Builder {
+        const char* p;
+        const char* end;
+        std::string scratch;
+
+        void ws() noexcept {
+            while (p != end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
+        }
+        std::string_view raw_string() noexcept {
+            const char* begin = ++p;
+            p = JsonScanner::string_end(p, end);
+            const std::string_view raw(begin, static_cast<std::size_t>(p - begin));
+            ++p;
+            return raw;
+        }
+        std::string string() {
+            const std::string_view raw = raw_string();
+            if (raw.find('\\') == std::string_view::npos) return std::string(raw);
+            JsonScanner::unescape(raw, scratch);
+            return scratch;
+        }
+        void value(Json& v) {
+            switch (*p) {
+                case '{': {
+                    v = Json::object();
+                    auto& fields = v.get_ref<Json::object_t&>();
+                    ++p;
+                    ws();
+                    if (*p == '}') {
+                        ++p;
+                        return;
+                    }
+                    for (;;) {
+                        ws();
+                        std::string key = string();
+                        ws();
+                        ++p;  // ':'
+                        ws();
+                        // A repeated key keeps its first place and takes the last value, as in
+                        // nlohmann's parser.
+                        value(fields.emplace(std::move(key), Json()).first->second);
+                        ws();
+                        if (*p++ == '}') return;
+                    }
+                }
+                case '[': {
+                    v = Json::array();
+                    auto& items = v.get_ref<Json::array_t&>();
+                    ++p;
+                    ws();
+                    if (*p == ']') {
+                        ++p;
+                        return;
+                    }
+                    for (;;) {
+                        ws();
+                        items.emplace_back();
+                        value(items.back());
+                        ws();
+                        if (*p++ == ']') return;
+                    }
+                }
+                case '"': v = string(); return;
+                case 't': p += 4; v = true; return;
+                case 'f': p += 5; v = false; return;
+                case 'n': p += 4; v = nullptr; return;
+                default: {
+                    const char* begin = p;
+                    while (p != end && (is_number_char(*p))) ++p;
+                    v = json_number(std::string_view(begin, static_cast<std::size_t>(p - begin)));
+                }
+            }
+        }
+        static bool is_number_char(char c) noexcept {
+            return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+        }
+    };
+    Builder b{text.data(), text.data() + text.size(), {}};
+    b.ws();
+    out = Json();
+    b.value(out);
+    return true;
+}
 
 }  // namespace agentcore::detail

@@ -18,6 +18,13 @@ struct LineSpan {
     std::size_t number = 0;   ///< 1-based line number
 };
 
+/// True for a line of spaces, tabs and carriage returns only: every reader skips it.
+inline bool blank_line(std::string_view text) noexcept {
+    for (char c : text)
+        if (c != ' ' && c != '\t' && c != '\r') return false;
+    return true;
+}
+
 /// Walks the lines of a buffer with memchr.
 class LineReader {
 public:
