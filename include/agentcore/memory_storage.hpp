@@ -2,7 +2,7 @@
 // InMemorySessionStorage: a session kept in memory only — for tests, fixtures and short-lived
 // sessions (SPEC §5).
 
-#include <agentcore/detail/tree_index.hpp>
+#include <agentcore/tree_index.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
