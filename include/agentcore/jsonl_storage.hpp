@@ -23,7 +23,7 @@
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
-#include <agentcore/detail/tree_index.hpp>
+#include <agentcore/tree_index.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>

@@ -3,7 +3,7 @@
 // sessions (SPEC §5).
 
 #include <agentcore/detail/codec_nesting.hpp>
-#include <agentcore/detail/tree_index.hpp>
+#include <agentcore/tree_index.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
