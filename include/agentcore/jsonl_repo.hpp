@@ -280,4 +280,6 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
         JsonlSessionStorage::create(std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
+static_assert(SessionRepository<JsonlSessionRepo>);
+
 }  // namespace agentcore

@@ -81,8 +81,9 @@ inline SessionList list(const InMemorySessionRepo& repo, const ListOptions& opti
     return out;
 }
 
-/// Removes a session; removing an unknown id does nothing.
+/// Removes a session; removing an unknown id does nothing. An invalid id: invalid_session.
 inline void remove(InMemorySessionRepo& repo, std::string_view id) {
+    check_session_id(id);
     auto it = repo.sessions_.find(id);
     if (it != repo.sessions_.end()) repo.sessions_.erase(it);
 }
@@ -105,5 +106,7 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
 }
+
+static_assert(SessionRepository<InMemorySessionRepo>);
 
 }  // namespace agentcore

@@ -6,13 +6,16 @@
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
+#include <agentcore/storage.hpp>
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -62,6 +65,30 @@ struct SessionList {
     std::vector<ListProblem> problems;
     std::optional<ListCursor> next;
 };
+
+/// What a session repository provides (SPEC §4.10), as free functions found by argument-
+/// dependent lookup. Every built-in repository models it; so may an application's own.
+///
+/// Required (r: R&, cr: const R&, id: std::string_view):
+/// - R::storage_type (a SessionStorage) and R::session_type (Session<R::storage_type>)
+/// - create(r, CreateOptions) -> session_type           a taken id: already_exists
+/// - open(r, id) -> session_type                         for writing; unknown: not_found
+/// - open_read_only(cr, id) -> session_type              appends throw `storage`
+/// - list(cr, ListOptions) -> SessionList                newest first, by cwd, paged
+/// - remove(r, id)                                       idempotent
+/// - fork(r, id, ForkOptions) -> session_type            SPEC §4.9
+template <class R>
+concept SessionRepository =
+    SessionStorage<typename R::storage_type> &&
+    requires(R& r, const R& cr, std::string_view id, CreateOptions c, ListOptions l, ForkOptions f) {
+        typename R::session_type;
+        { create(r, c) } -> std::same_as<typename R::session_type>;
+        { open(r, id) } -> std::same_as<typename R::session_type>;
+        { open_read_only(cr, id) } -> std::same_as<typename R::session_type>;
+        { list(cr, l) } -> std::same_as<SessionList>;
+        remove(r, id);
+        { fork(r, id, f) } -> std::same_as<typename R::session_type>;
+    };
 
 namespace detail {
 

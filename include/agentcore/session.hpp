@@ -10,6 +10,7 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
+#include <agentcore/indexed_storage.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/jsonl_repo.hpp>
@@ -17,8 +18,10 @@
 #include <agentcore/memory_repo.hpp>
 #include <agentcore/memory_storage.hpp>
 #include <agentcore/messages.hpp>
+#include <agentcore/repo.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
 #include <agentcore/tokens.hpp>
+#include <agentcore/tree_index.hpp>
 #include <agentcore/verify.hpp>
 #include <agentcore/version.hpp>
