@@ -4,6 +4,9 @@ include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
 install(TARGETS agentcore agentcore_testing EXPORT agentcoreTargets FILE_SET HEADERS)
+if(TARGET agentcore_sqlite)
+    install(TARGETS agentcore_sqlite EXPORT agentcoreTargets FILE_SET HEADERS)
+endif()
 install(EXPORT agentcoreTargets NAMESPACE agentcore:: DESTINATION ${CMAKE_INSTALL_DATADIR}/agentcore/cmake)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/agentcoreConfig.cmake.in
     ${CMAKE_CURRENT_BINARY_DIR}/agentcoreConfig.cmake

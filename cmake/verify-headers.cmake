@@ -7,6 +7,11 @@ if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.24)
     set_property(TARGET agentcore PROPERTY VERIFY_INTERFACE_HEADER_SETS ON)
     add_custom_target(agentcore_verify_headers ALL)
     add_dependencies(agentcore_verify_headers agentcore_verify_interface_header_sets)
+    # The SQLite headers are checked against their own target, only where SQLite was found.
+    if(TARGET agentcore_sqlite)
+        set_property(TARGET agentcore_sqlite PROPERTY VERIFY_INTERFACE_HEADER_SETS ON)
+        add_dependencies(agentcore_verify_headers agentcore_sqlite_verify_interface_header_sets)
+    endif()
 else()
     # Older CMake: the same check by hand, one generated source per header.
     set(_agentcore_verify_sources)

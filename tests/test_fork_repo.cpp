@@ -71,17 +71,17 @@ TEST_CASE("the repository creates, opens, lists newest first, and removes idempo
     append_message(s1, user("hello"));
     auto again = open(repo, "one");
     CHECK(again.storage().entry_count() == 1);  // the same storage
-    auto all = list(repo);
+    auto all = list(repo).sessions;
     REQUIRE(all.size() == 2);
-    CHECK(all[0].id == "two");
-    CHECK(all[1].id == "one");
-    auto only_a = list(repo, ListOptions{std::string("/a")});
+    CHECK(all[0].header.id == "two");
+    CHECK(all[1].header.id == "one");
+    auto only_a = list(repo, ListOptions{std::string("/a")}).sessions;
     REQUIRE(only_a.size() == 1);
-    CHECK(only_a[0].id == "one");
+    CHECK(only_a[0].header.id == "one");
     CHECK(s2.storage().metadata().metadata == Json{{"k", 1}});
     remove(repo, "one");
     remove(repo, "one");
-    CHECK(list(repo).size() == 1);
+    CHECK(list(repo).sessions.size() == 1);
     CHECK(error_of([&] { open(repo, "one"); }) == ErrorCode::not_found);
 }
 
@@ -99,7 +99,7 @@ TEST_CASE("creating a taken id is already_exists; an invalid id is invalid_sessi
     create(repo, {std::string("one"), "", Json::object(), std::nullopt});
     CHECK(error_of([&] { create(repo, {std::string("one"), "", Json::object(), std::nullopt}); }) == ErrorCode::already_exists);
     CHECK(error_of([&] { create(repo, {std::string("../x"), "", Json::object(), std::nullopt}); }) == ErrorCode::invalid_session);
-    CHECK(list(repo).size() == 1);
+    CHECK(list(repo).sessions.size() == 1);
 }
 
 TEST_CASE("fork copies the entries with the same ids into a new session and leaves the source alone [SPEC 4.9]", "[fork][repo]") {
@@ -154,7 +154,7 @@ TEST_CASE("fork of an unknown source is not_found; of a bad target invalid_fork_
     ForkOptions o;
     o.entry_id = b;
     CHECK(error_of([&] { fork(repo, "src", o); }) == ErrorCode::invalid_fork_target);
-    CHECK(list(repo).size() == 1);
+    CHECK(list(repo).sessions.size() == 1);
 }
 
 TEST_CASE("a whole-tree fork keeps branches, leaf entries and the source's leaf [SPEC 4.9]", "[fork][repo]") {

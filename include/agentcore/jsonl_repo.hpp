@@ -15,7 +15,7 @@
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/jsonl_storage.hpp>
-#include <agentcore/memory_repo.hpp>
+#include <agentcore/repo.hpp>
 #include <agentcore/session_ops.hpp>
 
 #include <dirent.h>
@@ -35,26 +35,6 @@
 #include <vector>
 
 namespace agentcore {
-
-/// A session file found by list.
-struct SessionListing {
-    SessionHeader header;
-    std::string path;
-    Dialect dialect = Dialect::native;
-    std::uint64_t file_size = 0;
-};
-
-/// A file list skipped (it stays where it is).
-struct ListProblem {
-    std::string path;
-    std::string reason;
-};
-
-/// What list returns: the sessions, newest first, and the files it could not read.
-struct SessionList {
-    std::vector<SessionListing> sessions;
-    std::vector<ListProblem> problems;
-};
 
 /// A repository of JSONL session files under one root folder.
 class JsonlSessionRepo {
@@ -216,19 +196,13 @@ inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& 
 /// the same moment, exactly one succeeds and the others get already_exists.
 inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
     const JsonlStorageOptions& so = repo.options();
-    std::string id = options.id ? *options.id : make_uuid_v7(so.environment);
-    check_session_id(id);
+    SessionHeader header = detail::new_header(std::move(options), so.environment);
+    const std::string id = header.id;
     if (repo.find_path(id))
         throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
                            ErrorLocation{.session = id});
     const auto& ops = detail::ops_or_real(so.file_ops);
-    detail::prepare_session_folder(repo, ops, options.cwd);
-    SessionHeader header;
-    header.id = id;
-    header.timestamp = format_timestamp(so.environment.now_ms());
-    header.cwd = std::move(options.cwd);
-    header.parent_session = std::move(options.parent_session);
-    header.metadata = options.metadata.is_null() ? Json::object() : std::move(options.metadata);
+    detail::prepare_session_folder(repo, ops, header.cwd);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
                        JsonlSessionRepo::file_name(header.timestamp, id);
     return detail::make_session(detail::create_session_file(repo, id, std::move(path), std::move(header), so));
@@ -251,7 +225,8 @@ inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& rep
     return detail::make_session(JsonlSessionStorage::open_read_only(std::move(*path), repo.options()));
 }
 
-/// The sessions, newest first (by creation time), optionally of one working directory. Reads
+/// The sessions, newest first (by creation time) unless the options say otherwise, optionally
+/// of one working directory, paged by the options' limit and cursor. Reads
 /// only each file's first line (at most 1 MiB); a file whose header is invalid is skipped and
 /// reported in `problems`, never changed.
 inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) {
@@ -284,10 +259,7 @@ inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options
     } else {
         repo.for_each_session_file(visit);
     }
-    std::stable_sort(out.sessions.begin(), out.sessions.end(), [](const SessionListing& a, const SessionListing& b) {
-        return a.header.timestamp != b.header.timestamp ? a.header.timestamp > b.header.timestamp
-                                                        : a.header.id > b.header.id;
-    });
+    detail::page_listing(out, options);
     return out;
 }
 
@@ -365,17 +337,11 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
     JsonlStorageOptions so = repo.options();
     const JsonlSessionStorage source = JsonlSessionStorage::open_read_only(*source_path, so);
     auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
-    std::string id = options.session_id ? *options.session_id : make_uuid_v7(so.environment);
-    check_session_id(id);
-    if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
+    SessionHeader header = detail::fork_header(source.metadata(), options, so.environment, *source_path);
+    const std::string id = header.id;
+    if (repo.find_path(id))
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
                            ErrorLocation{.session = id});
-    const SessionHeader& from = source.metadata();
-    SessionHeader header;
-    header.id = id;
-    header.timestamp = format_timestamp(so.environment.now_ms());
-    header.cwd = options.cwd ? *options.cwd : from.cwd;
-    header.parent_session = *source_path;
-    header.metadata = options.metadata ? *options.metadata : from.metadata;
     const auto& ops = detail::ops_or_real(so.file_ops);
     detail::prepare_session_folder(repo, ops, header.cwd);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
@@ -384,5 +350,7 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
     return detail::make_session(
         detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
+
+static_assert(SessionRepository<JsonlSessionRepo>);
 
 }  // namespace agentcore

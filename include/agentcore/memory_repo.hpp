@@ -6,6 +6,7 @@
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/memory_storage.hpp>
+#include <agentcore/repo.hpp>
 #include <agentcore/session_ops.hpp>
 
 #include <algorithm>
@@ -17,19 +18,6 @@
 #include <vector>
 
 namespace agentcore {
-
-/// How to create a session.
-struct CreateOptions {
-    std::optional<std::string> id{};  ///< default: a UUIDv7; must be a valid session id
-    std::string cwd{};
-    Json metadata = Json::object();
-    std::optional<std::string> parent_session{};
-};
-
-/// Which sessions list returns.
-struct ListOptions {
-    std::optional<std::string> cwd{};  ///< only sessions of this working directory
-};
 
 /// A repository of in-memory sessions; sessions opened from it share their storage.
 class InMemorySessionRepo {
@@ -45,7 +33,8 @@ public:
 private:
     friend session_type create(InMemorySessionRepo&, CreateOptions);
     friend session_type open(InMemorySessionRepo&, std::string_view);
-    friend std::vector<SessionHeader> list(const InMemorySessionRepo&, const ListOptions&);
+    friend session_type open_read_only(const InMemorySessionRepo&, std::string_view);
+    friend SessionList list(const InMemorySessionRepo&, const ListOptions&);
     friend void remove(InMemorySessionRepo&, std::string_view);
     friend session_type fork(InMemorySessionRepo&, std::string_view, const ForkOptions&);
 
@@ -55,19 +44,13 @@ private:
 
 /// Creates an empty session. A taken id: already_exists; an invalid id: invalid_session.
 inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo, CreateOptions options = {}) {
-    std::string id = options.id ? *options.id : make_uuid_v7(repo.environment_);
-    check_session_id(id);
-    if (repo.sessions_.count(id) != 0)
-        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
-                           ErrorLocation{.session = id});
-    SessionHeader header;
-    header.id = id;
-    header.timestamp = format_timestamp(repo.environment_.now_ms());
-    header.cwd = std::move(options.cwd);
-    header.parent_session = std::move(options.parent_session);
-    header.metadata = options.metadata.is_null() ? Json::object() : std::move(options.metadata);
+    SessionHeader header = detail::new_header(std::move(options), repo.environment_);
+    if (repo.sessions_.count(header.id) != 0)
+        throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
+                           ErrorLocation{.session = header.id});
+    std::string id = header.id;
     auto storage = std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
-    repo.sessions_.emplace(id, storage);
+    repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
 }
 
@@ -80,19 +63,29 @@ inline InMemorySessionRepo::session_type open(InMemorySessionRepo& repo, std::st
     return InMemorySessionRepo::session_type(it->second);
 }
 
-/// The sessions' headers, newest first, optionally for one working directory.
-inline std::vector<SessionHeader> list(const InMemorySessionRepo& repo, const ListOptions& options = {}) {
-    std::vector<SessionHeader> out;
+/// Opens a snapshot of a session for reading: it shares the entries stored so far and refuses
+/// appends (`storage`). Unknown id: not_found.
+inline InMemorySessionRepo::session_type open_read_only(const InMemorySessionRepo& repo, std::string_view id) {
+    auto it = repo.sessions_.find(id);
+    if (it == repo.sessions_.end())
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
+    return InMemorySessionRepo::session_type(it->second->read_only_copy());
+}
+
+/// The sessions, newest first (by creation time, then id) unless the options say otherwise,
+/// optionally of one working directory, paged by the options' limit and cursor.
+inline SessionList list(const InMemorySessionRepo& repo, const ListOptions& options = {}) {
+    SessionList out;
     for (const auto& [id, storage] : repo.sessions_)
-        if (!options.cwd || storage->metadata().cwd == *options.cwd) out.push_back(storage->metadata());
-    std::stable_sort(out.begin(), out.end(), [](const SessionHeader& a, const SessionHeader& b) {
-        return a.timestamp != b.timestamp ? a.timestamp > b.timestamp : a.id > b.id;
-    });
+        if (!options.cwd || storage->metadata().cwd == *options.cwd)
+            out.sessions.push_back(SessionListing{storage->metadata(), {}, Dialect::native, 0});
+    detail::page_listing(out, options);
     return out;
 }
 
-/// Removes a session; removing an unknown id does nothing.
+/// Removes a session; removing an unknown id does nothing. An invalid id: invalid_session.
 inline void remove(InMemorySessionRepo& repo, std::string_view id) {
+    check_session_id(id);
     auto it = repo.sessions_.find(id);
     if (it != repo.sessions_.end()) repo.sessions_.erase(it);
 }
@@ -104,24 +97,20 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
                                               const ForkOptions& options = {}) {
     if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source = open(repo, source_id);
-    const SessionHeader& from = source.storage().metadata();
     auto entries = prepare_fork_entries(get_entries_to_fork(source.storage(), options));
-    std::string id = options.session_id ? *options.session_id : make_uuid_v7(repo.environment_);
-    check_session_id(id);
-    if (repo.sessions_.count(id) != 0)
-        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
-                           ErrorLocation{.session = id});
-    SessionHeader header;
-    header.id = id;
-    header.timestamp = format_timestamp(repo.environment_.now_ms());
-    header.cwd = options.cwd ? *options.cwd : from.cwd;
-    header.parent_session = from.id;
-    header.metadata = options.metadata ? *options.metadata : from.metadata;
+    SessionHeader header =
+        detail::fork_header(source.storage().metadata(), options, repo.environment_, std::string(source_id));
+    if (repo.sessions_.count(header.id) != 0)
+        throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
+                           ErrorLocation{.session = header.id});
+    std::string id = header.id;
     // Built completely before it is published: a failure leaves the repository unchanged.
     auto storage = std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
     for (auto& e : entries) storage->append_entry(std::move(e));
-    repo.sessions_.emplace(id, storage);
+    repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
 }
+
+static_assert(SessionRepository<InMemorySessionRepo>);
 
 }  // namespace agentcore

@@ -3,116 +3,62 @@
 // sessions (SPEC §5).
 
 #include <agentcore/detail/codec_nesting.hpp>
-#include <agentcore/tree_index.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
+#include <agentcore/indexed_storage.hpp>
 #include <agentcore/storage.hpp>
 
-#include <algorithm>
-#include <memory>
-#include <optional>
+#include <cstddef>
 #include <string>
-#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace agentcore {
 
-/// A session storage that keeps its entries in memory.
+/// A session storage that keeps its entries in memory: IndexedStorage over a vector of handles.
 ///
 /// `Metadata` is the header type; an application may derive its own from SessionHeader.
 /// Complexity: append amortised O(1), lookup by id O(1), path O(depth), stats O(1).
 template <class Metadata = SessionHeader>
-class InMemorySessionStorage {
+class InMemorySessionStorage : public IndexedStorage<InMemorySessionStorage<Metadata>, Metadata> {
+    using Base = IndexedStorage<InMemorySessionStorage<Metadata>, Metadata>;
+    friend Base;
+
 public:
     /// An empty session with the given header, clock and randomness.
     explicit InMemorySessionStorage(Metadata metadata = {},
                                     Environment environment = Environment::system())
-        : metadata_(std::move(metadata)), environment_(std::move(environment)) {
-        if constexpr (std::is_same_v<Metadata, SessionHeader>) detail::check_header_nesting(metadata_);
+        : Base(std::move(metadata), std::move(environment)) {
+        if constexpr (std::is_same_v<Metadata, SessionHeader>) detail::check_header_nesting(this->metadata());
     }
 
-    [[nodiscard]] const Metadata& metadata() const noexcept { return metadata_; }
-    [[nodiscard]] const Environment& environment() const noexcept { return environment_; }
-
-    [[nodiscard]] std::optional<std::string> get_leaf_id() const { return index_.leaf(); }
-
-    /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
-    /// Throws not_found for an unknown target.
-    void set_leaf_id(std::optional<std::string> target) {
-        if (target && !index_.contains(*target))
-            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found",
-                               ErrorLocation{.entry_id = *target});
-        LeafEntry leaf;
-        leaf.id = create_entry_id();
-        leaf.parent_id = index_.leaf();
-        leaf.timestamp = format_timestamp(environment_.now_ms());
-        leaf.target_id = std::move(target);
-        append_entry(std::move(leaf));
+    /// A copy of this session as it is now that refuses appends (`storage`); it shares the
+    /// (immutable) entries. Complexity: O(entries) handle copies.
+    [[nodiscard]] InMemorySessionStorage read_only_copy() const {
+        InMemorySessionStorage copy = *this;
+        copy.read_only_ = true;
+        return copy;
     }
 
-    /// A fresh entry id, unique within this session.
-    [[nodiscard]] std::string create_entry_id() const {
-        return make_entry_id(environment_, [this](const std::string& id) { return index_.contains(id); });
-    }
-
-    /// Appends an entry. Throws already_exists for a taken id and invalid_entry for a parent (or
-    /// leaf target) that does not exist, or for a value nested deeper than max_json_depth (as
-    /// every storage refuses it: its line could not be read back); nothing changes then.
-    void append_entry(SessionTreeEntry entry) {
-        index_.check_append(entry);
-        detail::check_entry_nesting(entry);
-        entries_.push_back(std::make_shared<const SessionTreeEntry>(std::move(entry)));
-        try {
-            index_.record(*entries_.back());
-        } catch (...) {
-            entries_.pop_back();  // all-or-nothing: an index that could not grow keeps no entry
-            throw;
-        }
-    }
-
-    [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
-        auto pos = index_.position(id);
-        return pos ? entries_[*pos] : nullptr;
-    }
-
-    [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
-        const auto& positions = index_.positions_of_type(type);
-        std::vector<EntryHandle> out;
-        out.reserve(positions.size());
-        for (std::size_t p : positions) out.push_back(entries_[p]);
-        return out;
-    }
-
-    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
-    [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
-
-    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
-        std::optional<std::string_view> start) const {
-        return detail::walk_to_root_or_compaction(start, entries_.size(),
-                                                  [this](std::string_view id) { return get_entry(id); });
-    }
-
-    [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
-        if (query.after >= entries_.size()) return {};
-        const std::size_t n = std::min(query.limit, entries_.size() - query.after);
-        const auto first = entries_.begin() + static_cast<std::ptrdiff_t>(query.after);
-        return {first, first + static_cast<std::ptrdiff_t>(n)};
-    }
-
-    [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }
-    [[nodiscard]] std::size_t entry_count() const noexcept { return entries_.size(); }
+    [[nodiscard]] bool read_only() const noexcept { return read_only_; }
 
     /// Every entry, in append order.
     [[nodiscard]] const std::vector<EntryHandle>& entries() const noexcept { return entries_; }
 
 private:
-    Metadata metadata_;
-    Environment environment_;
+    void persist(const EntryHandle& entry) {
+        if (read_only_)
+            throw SessionError(ErrorCode::storage,
+                               "session '" + this->metadata().id + "' is open read-only");
+        entries_.push_back(entry);
+    }
+    void unpersist_last() noexcept { entries_.pop_back(); }
+    [[nodiscard]] EntryHandle load(std::size_t position) const { return entries_[position]; }
+
     std::vector<EntryHandle> entries_;
-    detail::TreeIndex index_;
+    bool read_only_ = false;
 };
 
 static_assert(SessionStorage<InMemorySessionStorage<>>);

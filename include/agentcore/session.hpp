@@ -14,6 +14,7 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
+#include <agentcore/indexed_storage.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/jsonl_repo.hpp>
@@ -22,8 +23,10 @@
 #include <agentcore/memory_storage.hpp>
 #include <agentcore/messages.hpp>
 #include <agentcore/pi_migrate.hpp>
+#include <agentcore/repo.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
 #include <agentcore/tokens.hpp>
+#include <agentcore/tree_index.hpp>
 #include <agentcore/verify.hpp>
 #include <agentcore/version.hpp>

@@ -1,6 +1,9 @@
 #pragma once
 // Bookkeeping every storage keeps beside its entries: id → position, the leaf, labels, the name,
 // entries by type and the stats. Updated on append, so that each of these reads is O(1).
+//
+// Public: a storage of an application's own (see indexed_storage.hpp) builds on it. The types
+// live in agentcore::detail for 0.1's sake and are named in agentcore at the end of this file.
 
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -133,3 +136,43 @@ private:
 };
 
 }  // namespace agentcore::detail
+
+namespace agentcore {
+
+using detail::StringHash;
+using detail::StringMap;
+using detail::TreeIndex;
+
+/// True for the entry types that change the bookkeeping beyond id, type and usage (label,
+/// session_info, leaf): a storage that indexes entries without decoding them (TreeIndex::
+/// record_undecoded) must decode these and pass them to TreeIndex::record.
+[[nodiscard]] inline bool needs_decoding(std::string_view type) noexcept {
+    return type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
+}
+
+/// The path walk of SPEC §4.4 (detail::walk_to_root_or_compaction) over ancestors a storage has
+/// fetched itself, for instance with one query: `fetched` holds the start entry and some of its
+/// ancestors, in any order. When the walk needs an entry that is not among them, `fetch_more(id)`
+/// is asked for that entry and the ancestors after it (an empty result: it does not exist).
+/// The stop rule is the walk's own, so every storage shares one statement of it.
+///
+/// Complexity: O(path) lookups plus what fetch_more costs.
+template <class FetchMore>
+std::vector<EntryHandle> walk_fetched_ancestors(std::optional<std::string_view> start, std::size_t bound,
+                                                std::vector<EntryHandle> fetched, FetchMore&& fetch_more) {
+    StringMap<EntryHandle> by_id;
+    auto add = [&](std::vector<EntryHandle>&& batch) {
+        for (auto& e : batch)
+            if (e) by_id.emplace(id_of(*e), std::move(e));
+    };
+    add(std::move(fetched));
+    return detail::walk_to_root_or_compaction(start, bound, [&](std::string_view id) -> EntryHandle {
+        auto it = by_id.find(id);
+        if (it != by_id.end()) return it->second;
+        add(fetch_more(id));
+        it = by_id.find(id);
+        return it == by_id.end() ? nullptr : it->second;
+    });
+}
+
+}  // namespace agentcore

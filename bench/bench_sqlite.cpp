@@ -1,0 +1,300 @@
+// The SQLite storage's figures, each beside its target: appends against a bare INSERT + COMMIT
+// of the same row with the same pragmas; open + build_context of a leaf ~1,000 deep at 10,000
+// and 100,000 entries (beside the JSONL open of the same session); list; fork; import; and the
+// type-erased repository against the concrete type.
+//
+// Usage: bench_sqlite [--quick] [folder]   (build with the release preset; --quick: small sizes)
+
+#include <agentcore/any_repo.hpp>
+#include <agentcore/session.hpp>
+#include <agentcore/sqlite/sqlite_repo.hpp>
+
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace agentcore;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+
+double median_ms(int runs, const std::function<void()>& f) {
+    std::vector<double> v;
+    for (int i = 0; i < runs; ++i) {
+        const auto t = Clock::now();
+        f();
+        v.push_back(ms_since(t));
+    }
+    std::sort(v.begin(), v.end());
+    return v[v.size() / 2];
+}
+
+void figure(const char* what, double value, const char* unit, const std::string& target, bool met) {
+    std::printf("%-62s %12.3f %-6s target %-22s %s\n", what, value, unit, target.c_str(), met ? "met" : "NOT MET");
+}
+
+AgentMessage user(int i) { return UserMessage{"question number " + std::to_string(i) + " about the code base", i, {}}; }
+
+AgentMessage assistant(int i) {
+    AssistantMessage m;
+    m.content.push_back(TextContent{"an answer of moderate length, number " + std::to_string(i) +
+                                        ", explaining what the function does and why",
+                                    {}});
+    m.provider = "anthropic";
+    m.model = "claude";
+    m.usage.input = 100;
+    m.usage.output = 20;
+    m.usage.cost.total = 0.001;
+    return m;
+}
+
+// `chains` independent chains of `depth` messages: the last chain's leaf is `depth` deep.
+std::vector<SessionTreeEntry> chains(int count, int depth) {
+    std::vector<SessionTreeEntry> out;
+    out.reserve(static_cast<std::size_t>(count * depth));
+    char id[16];
+    for (int c = 0; c < count; ++c) {
+        for (int d = 0; d < depth; ++d) {
+            MessageEntry e;
+            std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(c * depth + d + 1));
+            e.id = id;
+            if (d > 0) {
+                std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(c * depth + d));
+                e.parent_id = std::string(id);
+            }
+            e.timestamp = "2026-12-02T07:43:23.123Z";
+            e.message = d % 2 == 0 ? user(d) : assistant(d);
+            out.emplace_back(std::move(e));
+        }
+    }
+    return out;
+}
+
+SessionHeader header(std::string id, std::string cwd = "/bench") {
+    SessionHeader h;
+    h.id = std::move(id);
+    h.timestamp = "2026-12-02T07:43:23.123Z";
+    h.cwd = std::move(cwd);
+    return h;
+}
+
+// The bare transaction the append is compared with: the same row into the same table.
+double bare_insert_ms(const std::string& db_path, bool durable, int n) {
+    sqlite3* db = nullptr;
+    sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
+    sqlite3_exec(db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES ('bare', 'x', '/', 0, '{}')",
+                 nullptr, nullptr, nullptr);
+    sqlite3_stmt* ins = nullptr;
+    sqlite3_prepare_v3(db,
+                       "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line)"
+                       " VALUES ('bare', ?1, ?2, ?3, 'message', NULL, NULL, ?4)",
+                       -1, SQLITE_PREPARE_PERSISTENT, &ins, nullptr);
+    const MessageEntry sample = [] {
+        MessageEntry e;
+        e.id = "abcdef01";
+        e.parent_id = std::string("abcdef00");
+        e.timestamp = "2026-12-02T07:43:23.123Z";
+        e.message = UserMessage{"hello", 1, {}};
+        return e;
+    }();
+    const std::string line = encode_entry(sample, Dialect::native);
+    const auto t = Clock::now();
+    for (int i = 1; i <= n; ++i) {
+        sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
+        char id[16];
+        std::snprintf(id, sizeof id, "%08x", static_cast<unsigned>(i));
+        sqlite3_bind_int64(ins, 1, i);
+        sqlite3_bind_text(ins, 2, id, -1, SQLITE_TRANSIENT);
+        if (i > 1)
+            sqlite3_bind_int64(ins, 3, i - 1);
+        else
+            sqlite3_bind_null(ins, 3);
+        sqlite3_bind_text(ins, 4, line.data(), static_cast<int>(line.size()), SQLITE_STATIC);
+        sqlite3_step(ins);
+        sqlite3_reset(ins);
+        sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr);
+    }
+    const double per = ms_since(t) / n;
+    sqlite3_finalize(ins);
+    sqlite3_close_v2(db);
+    return per;
+}
+
+double append_ms(const std::string& db_path, bool durable, int n) {
+    SqliteStorageOptions o;
+    o.durability = durable ? Durability::durable : Durability::os_buffered;
+    SqliteSessionRepo repo(db_path, o);
+    auto s = create(repo, CreateOptions{durable ? std::string("app-full") : std::string("app-normal"), "/", Json::object(), std::nullopt});
+    const auto t = Clock::now();
+    for (int i = 0; i < n; ++i) append_message(s, UserMessage{"hello", 1, {}});
+    return ms_since(t) / n;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    bool quick = false;
+    std::string folder = "bench-sqlite-" + std::to_string(::getpid());
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        if (a == "--quick")
+            quick = true;
+        else
+            folder = a;
+    }
+    std::filesystem::remove_all(folder);
+    std::filesystem::create_directories(folder);
+    std::printf("SQLite %s; %s sizes; folder %s\n\n", sqlite3_libversion(), quick ? "quick" : "full", folder.c_str());
+
+    // Appends, each against the bare transaction of the same row, same pragmas, same run.
+    for (const bool durable : {true, false}) {
+        const int n = quick ? 50 : (durable ? 500 : 5000);
+        const std::string db = folder + (durable ? "/append-full.db" : "/append-normal.db");
+        const double ours = append_ms(db, durable, n);
+        const double bare = bare_insert_ms(db, durable, n);
+        char what[96];
+        std::snprintf(what, sizeof what, "append, synchronous=%s (ms per append)", durable ? "FULL" : "NORMAL");
+        figure(what, ours, "ms", "", true);
+        std::snprintf(what, sizeof what, "  bare INSERT + COMMIT, synchronous=%s (ms)", durable ? "FULL" : "NORMAL");
+        figure(what, bare, "ms", "", true);
+        std::snprintf(what, sizeof what, "  append / bare, synchronous=%s", durable ? "FULL" : "NORMAL");
+        figure(what, ours / bare, "x", "<= 1.2x", ours / bare <= 1.2);
+    }
+
+    // Open + build_context of a leaf ~1,000 deep, at two session sizes, beside JSONL.
+    const int depth = 1000;
+    std::vector<std::pair<int, std::string>> sizes = {{10'000, "10k"}, {100'000, "100k"}};
+    if (quick) sizes = {{2'000, "2k"}, {5'000, "5k"}};
+    double copy_mb_s = 0;
+    for (const auto& [entries, label] : sizes) {
+        const std::string db = folder + "/deep-" + label + ".db";
+        const std::string file = folder + "/deep-" + label + ".jsonl";
+        auto rows = chains(entries / depth, depth);
+        {
+            JsonlStorageOptions jo;
+            jo.durability = Durability::os_buffered;
+            (void)JsonlSessionStorage::create(file, header("deep"), jo, rows);
+        }
+        SqliteStorageOptions so;
+        so.durability = Durability::os_buffered;
+        const auto t = Clock::now();
+        (void)SqliteSessionStorage::create(db, header("deep"), so, std::move(rows));
+        const double import_ms = ms_since(t);
+        copy_mb_s = static_cast<double>(std::filesystem::file_size(file)) / 1e6 / (import_ms / 1000);
+        std::size_t messages = 0;
+        const double sqlite_ms = median_ms(9, [&] {
+            Session<SqliteSessionStorage> s(SqliteSessionStorage::open_read_only(db, "deep", so));
+            messages = build_context(s).messages.size();
+        });
+        const double jsonl_ms = median_ms(5, [&] {
+            Session<JsonlSessionStorage> s(JsonlSessionStorage::open_read_only(file));
+            messages = std::max(messages, build_context(s).messages.size());
+        });
+        std::string what = "open + build_context, leaf " + std::to_string(depth) + " deep, " + label + " entries (ms)";
+        figure(what.c_str(), sqlite_ms, "ms", "<= 20 ms", sqlite_ms <= 20);
+        what = "  the same session as JSONL: open + build_context (ms)";
+        figure(what.c_str(), jsonl_ms, "ms", "(for comparison)", true);
+        what = "  import into SQLite (SqliteSessionStorage::create), " + label + " (MB/s)";
+        figure(what.c_str(), copy_mb_s, "MB/s", ">= 50 MB/s (copy)", copy_mb_s >= 50);
+    }
+
+    // list: 1,000 sessions; one cwd among 10,000.
+    {
+        SqliteStorageOptions so;
+        so.durability = Durability::os_buffered;
+        const std::string db = folder + "/list.db";
+        const int total = quick ? 2000 : 10'000;
+        {
+            SqliteSessionRepo repo(db, so);
+            sqlite3_exec(repo.database().handle(), "BEGIN", nullptr, nullptr, nullptr);
+            for (int i = 0; i < total; ++i) {
+                SessionHeader h = header("l" + std::to_string(i), "/project/" + std::to_string(i % 100));
+                h.timestamp = format_timestamp(1'700'000'000'000 + i);
+                repo.database()
+                    .statement("INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, 0, ?4)")
+                    .bind(1, h.id)
+                    .bind(2, h.timestamp)
+                    .bind(3, h.cwd)
+                    .bind(4, encode_header(h, Dialect::native))
+                    .run();
+            }
+            sqlite3_exec(repo.database().handle(), "COMMIT", nullptr, nullptr, nullptr);
+        }
+        SqliteSessionRepo repo(db, so);
+        ListOptions thousand;
+        thousand.limit = 1000;
+        std::size_t n = 0;
+        const double list_ms = median_ms(15, [&] { n = list(repo, thousand).sessions.size(); });
+        figure("list of 1,000 sessions, newest first (ms)", list_ms, "ms", "<= 10 ms", list_ms <= 10 && n == 1000);
+        ListOptions one;
+        one.cwd = "/project/42";
+        const double cwd_ms = median_ms(15, [&] { n = list(repo, one).sessions.size(); });
+        std::string what = "list of one cwd among " + std::to_string(total) + " sessions (ms)";
+        figure(what.c_str(), cwd_ms, "ms", "<= 5 ms", cwd_ms <= 5);
+    }
+
+    // fork of a 1,000-entry path.
+    {
+        SqliteStorageOptions so;
+        const std::string db = folder + "/deep-" + sizes.back().second + ".db";
+        SqliteSessionRepo repo(db, so);
+        int k = 0;
+        char leaf[16];
+        std::snprintf(leaf, sizeof leaf, "%08x", static_cast<unsigned>(sizes.back().first));
+        const double fork_ms = median_ms(5, [&] {
+            ForkOptions f;
+            f.entry_id = std::string(leaf);
+            f.position = ForkPosition::at;
+            f.session_id = "fork" + std::to_string(k++);
+            (void)fork(repo, "deep", f);
+        });
+        figure("fork of a 1,000-entry path, durable (ms)", fork_ms, "ms", "<= 20 ms", fork_ms <= 20);
+    }
+
+    // The type-erased repository against the concrete type, on build_context (warm).
+    {
+        SqliteStorageOptions so;
+        const std::string db = folder + "/deep-" + sizes.front().second + ".db";
+        auto concrete = Session<SqliteSessionStorage>(SqliteSessionStorage::open_read_only(db, "deep", so));
+        auto erased = erase_session(concrete);
+        InMemorySessionRepo memory;
+        auto mem = create(memory, CreateOptions{std::string("m"), "/", Json::object(), std::nullopt});
+        for (auto& e : chains(1, depth)) mem.storage().append_entry(std::move(e));
+        auto mem_erased = erase_session(mem);
+        const int reps = quick ? 50 : 400;
+        auto many = [&](auto& s) {
+            return [&s, reps] {
+                for (int i = 0; i < reps; ++i) (void)build_context(s);
+            };
+        };
+        (void)build_context(concrete);  // warm the decoded-entry cache
+        double a = 0, b = 0, c = 0, d = 0;
+        for (int round = 0; round < 3; ++round) {  // interleaved, best of three each
+            const double ca = median_ms(3, many(concrete)), cb = median_ms(3, many(erased));
+            const double cc = median_ms(3, many(mem)), cd = median_ms(3, many(mem_erased));
+            a = round == 0 ? ca : std::min(a, ca);
+            b = round == 0 ? cb : std::min(b, cb);
+            c = round == 0 ? cc : std::min(c, cc);
+            d = round == 0 ? cd : std::min(d, cd);
+        }
+        figure("build_context, SQLite, concrete (ms per build)", a / reps, "ms", "", true);
+        figure("build_context, SQLite, type-erased (ms per build)", b / reps, "ms", "", true);
+        figure("  type-erased / concrete, SQLite", b / a, "x", "<= 1.05x", b / a <= 1.05);
+        figure("build_context, memory, concrete (ms per build)", c / reps, "ms", "", true);
+        figure("build_context, memory, type-erased (ms per build)", d / reps, "ms", "", true);
+        figure("  type-erased / concrete, memory", d / c, "x", "<= 1.05x", d / c <= 1.05);
+    }
+    std::filesystem::remove_all(folder);
+    return 0;
+}

@@ -1,0 +1,104 @@
+#pragma once
+// The SQLite schema of agentcore's sessions, its versions and its migrations (SPEC §9).
+//
+// One database file holds every session of a repository. `sessions` keeps one row per session:
+// the header as the codec wrote it (unknown fields kept), and what must be O(1) to read — the
+// next append position, the leaf, the name and the stats — updated in each append's transaction.
+// `entries` keeps each entry's line as the codec wrote it, so that an export gives the bytes of
+// a JSONL file, plus the columns the queries need (seq, id, parent, type, label target).
+
+#include <agentcore/error.hpp>
+#include <agentcore/sqlite/detail/db.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <iterator>
+#include <string>
+
+namespace agentcore::detail::sqlite {
+
+/// Each migration takes the schema from the version before it to its own (index + 1).
+inline constexpr const char* migrations[] = {
+    // 1: sessions and entries.
+    "CREATE TABLE sessions ("
+    " id TEXT PRIMARY KEY, created TEXT NOT NULL, cwd TEXT NOT NULL, dialect INTEGER NOT NULL,"
+    " header TEXT NOT NULL, next_seq INTEGER NOT NULL DEFAULT 1, leaf_id TEXT, name TEXT,"
+    " message_count INTEGER NOT NULL DEFAULT 0, cached_tokens INTEGER NOT NULL DEFAULT 0,"
+    " uncached_tokens INTEGER NOT NULL DEFAULT 0, total_tokens INTEGER NOT NULL DEFAULT 0,"
+    " cost_total REAL NOT NULL DEFAULT 0) STRICT;"
+    "CREATE INDEX sessions_by_time ON sessions (created, id);"
+    "CREATE TABLE entries ("
+    " session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE, seq INTEGER NOT NULL,"
+    " id TEXT NOT NULL, parent_seq INTEGER, type TEXT NOT NULL, target_id TEXT, label TEXT,"
+    " line TEXT NOT NULL, PRIMARY KEY (session_id, seq), UNIQUE (session_id, id),"
+    " CHECK (parent_seq < seq)) STRICT, WITHOUT ROWID;"
+    "CREATE INDEX entries_by_type ON entries (session_id, type, seq);",
+    // 2: listing by working directory and labels by target without a scan.
+    "CREATE INDEX sessions_by_cwd ON sessions (cwd, created, id);"
+    "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label';",
+};
+
+/// The schema version this library writes.
+inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::size(migrations));
+
+inline std::int64_t stored_schema_version(Database& db) {
+    auto& has = db.statement(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agentcore_schema_migrations'");
+    Reset h(has);
+    has.step();
+    if (has.int64(0) == 0) {
+        auto& any = db.statement("SELECT count(*) FROM sqlite_master");
+        Reset a(any);
+        any.step();
+        if (any.int64(0) != 0)
+            throw SessionError(ErrorCode::invalid_session,
+                               "database '" + db.path() + "' holds tables but no agentcore schema");
+        return 0;
+    }
+    auto& v = db.statement("SELECT coalesce(max(version), 0) FROM agentcore_schema_migrations");
+    Reset r(v);
+    v.step();
+    return v.int64(0);
+}
+
+/// Readies a connection: checks the schema version (a newer one: invalid_session, nothing
+/// changed), sets WAL mode and the durability level, and for a writable connection creates or
+/// migrates the schema in one IMMEDIATE transaction (concurrent openers serialise on it).
+/// A file that is not a database: invalid_session, untouched.
+inline void prepare(Database& db, bool writable, bool durable) {
+    db.exec("PRAGMA foreign_keys = ON", "configuring");
+    std::int64_t version = stored_schema_version(db);  // the first read: fails on a non-database
+    auto newer = [&](std::int64_t v) {
+        return SessionError(ErrorCode::invalid_session,
+                            "database '" + db.path() + "' has schema version " + std::to_string(v) +
+                                ", newer than this library's " + std::to_string(schema_version));
+    };
+    if (version > schema_version) throw newer(version);
+    if (!writable) {
+        if (version < schema_version)
+            throw SessionError(ErrorCode::invalid_session,
+                               "database '" + db.path() + "' has schema version " + std::to_string(version) +
+                                   "; open it for writing once to migrate it to " +
+                                   std::to_string(schema_version));
+        return;
+    }
+    db.exec("PRAGMA journal_mode = WAL", "switching to WAL mode");
+    db.exec(durable ? "PRAGMA synchronous = FULL" : "PRAGMA synchronous = NORMAL", "configuring");
+    if (version == schema_version) return;
+    Transaction tx(db);
+    version = stored_schema_version(db);  // another process may have migrated meanwhile
+    if (version > schema_version) throw newer(version);
+    if (version == 0)
+        db.exec("CREATE TABLE agentcore_schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT",
+                "creating the schema of");
+    for (std::int64_t v = version; v < schema_version; ++v) {
+        db.exec(migrations[v], "migrating the schema of");
+        db.statement("INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ'))")
+            .bind(1, v + 1)
+            .run();
+    }
+    tx.commit();
+    db.forget_statements();
+}
+
+}  // namespace agentcore::detail::sqlite

@@ -1,0 +1,165 @@
+#pragma once
+// SqliteSessionRepo: every session of a repository in one SQLite database file (SPEC §4.10,
+// §9). Needs the target agentcore::sqlite; the umbrella header does not include it.
+
+#include <agentcore/any_repo.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/fork.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/repo.hpp>
+#include <agentcore/session_ops.hpp>
+#include <agentcore/sqlite/sqlite_storage.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace agentcore {
+
+/// A repository of sessions in one SQLite database (created, mode 0600 in a 0700 folder, when
+/// missing; its schema created or migrated on open).
+class SqliteSessionRepo {
+public:
+    using storage_type = SqliteSessionStorage;
+    using session_type = Session<SqliteSessionStorage>;
+
+    /// Opens (or creates) the database at `path`. Not a database, or a newer schema:
+    /// invalid_session, the file untouched; a symbolic link: storage.
+    explicit SqliteSessionRepo(std::string path, SqliteStorageOptions options = {})
+        : path_(std::move(path)), options_(std::move(options)) {
+        db_ = detail::sqlite::open_database(path_, true, false, options_);
+    }
+
+    [[nodiscard]] const std::string& path() const noexcept { return path_; }
+    [[nodiscard]] const SqliteStorageOptions& options() const noexcept { return options_; }
+    [[nodiscard]] SqliteStorageOptions& options() noexcept { return options_; }
+    /// The repository's own connection (listing, removing).
+    [[nodiscard]] detail::sqlite::Database& database() const noexcept { return *db_; }
+
+private:
+    std::string path_;
+    SqliteStorageOptions options_;
+    std::unique_ptr<detail::sqlite::Database> db_;
+};
+
+namespace detail::sqlite {
+
+inline SqliteSessionRepo::session_type make_session(SqliteSessionStorage storage) {
+    return SqliteSessionRepo::session_type(std::make_shared<SqliteSessionStorage>(std::move(storage)));
+}
+
+// The listing statements: [cwd given][oldest first][after a cursor]; keyset paging over the
+// indexes (cwd, created, id) and (created, id).
+inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
+    static const char* const sql[8] = {
+        "SELECT header, dialect FROM sessions ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE (created, id) < (?2, ?3) ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions ORDER BY created, id LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE (created, id) > (?2, ?3) ORDER BY created, id LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) < (?2, ?3)"
+        " ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created, id LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) > (?2, ?3) ORDER BY created, id LIMIT ?4",
+    };
+    return sql[(cwd ? 4 : 0) + (oldest_first ? 2 : 0) + (after ? 1 : 0)];
+}
+
+}  // namespace detail::sqlite
+
+/// Creates an empty session and returns it open for writing. A taken id: already_exists; an
+/// invalid id: invalid_session.
+inline SqliteSessionRepo::session_type create(SqliteSessionRepo& repo, CreateOptions options = {}) {
+    SessionHeader header = detail::new_header(std::move(options), repo.options().environment);
+    return detail::sqlite::make_session(SqliteSessionStorage::create(repo.path(), std::move(header), repo.options()));
+}
+
+/// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
+/// invalid_session; another writer: locked.
+inline SqliteSessionRepo::session_type open(SqliteSessionRepo& repo, std::string_view id) {
+    return detail::sqlite::make_session(SqliteSessionStorage::open(repo.path(), id, repo.options()));
+}
+
+/// Opens a session for reading only: no lock, nothing written.
+inline SqliteSessionRepo::session_type open_read_only(const SqliteSessionRepo& repo, std::string_view id) {
+    return detail::sqlite::make_session(SqliteSessionStorage::open_read_only(repo.path(), id, repo.options()));
+}
+
+/// The sessions, newest first (by creation time, then id) unless the options say otherwise,
+/// optionally of one working directory. Complexity: O(the page): keyset paging over an index.
+inline SessionList list(const SqliteSessionRepo& repo, const ListOptions& options = {}) {
+    auto& db = repo.database();
+    auto& q = db.statement(detail::sqlite::list_sql(options.cwd.has_value(), !options.newest_first,
+                                                    options.after.has_value()));
+    detail::sqlite::Reset reset(q);
+    if (options.cwd) q.bind(1, *options.cwd);
+    if (options.after) q.bind(2, options.after->created).bind(3, options.after->id);
+    const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max() - 1);
+    const bool bounded = options.limit < max;
+    q.bind(4, bounded ? static_cast<std::int64_t>(options.limit) + 1 : std::int64_t{-1});
+    SessionList out;
+    while (q.step()) {
+        if (bounded && out.sessions.size() == options.limit) {
+            const auto& last = out.sessions.back().header;
+            out.next = ListCursor{last.timestamp, last.id};
+            break;
+        }
+        SessionListing listing;
+        try {
+            listing.header = decode_header(q.text(0));
+        } catch (const SessionError& e) {
+            out.problems.push_back(ListProblem{repo.path(), detail::sqlite::detail_of(e)});
+            continue;
+        }
+        listing.dialect = q.int64(1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+        listing.path = repo.path();
+        out.sessions.push_back(std::move(listing));
+    }
+    return out;
+}
+
+/// Removes a session and its entries in one statement; an unknown id does nothing. An invalid
+/// id: invalid_session. A writer that still has it open gets `storage` on its next append.
+inline void remove(SqliteSessionRepo& repo, std::string_view id) {
+    check_session_id(id);
+    auto& db = repo.database();
+    detail::sqlite::Transaction tx(db);
+    db.statement("DELETE FROM sessions WHERE id = ?1").bind(1, id).run();
+    tx.commit();
+}
+
+/// Forks a session (SPEC §4.9) in one transaction: the entries of get_entries_to_fork with the
+/// same ids, parent_session = the source's id, cwd and metadata inherited unless given, the
+/// source's dialect. Unknown source: not_found; taken new id: already_exists. The source is
+/// read without its lock and not changed.
+inline SqliteSessionRepo::session_type fork(SqliteSessionRepo& repo, std::string_view source_id,
+                                            const ForkOptions& options = {}) {
+    if (options.session_id) check_session_id(*options.session_id);
+    const SqliteSessionStorage source = SqliteSessionStorage::open_read_only(repo.path(), source_id, repo.options());
+    auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
+    SessionHeader header =
+        detail::fork_header(source.metadata(), options, repo.options().environment, std::string(source_id));
+    SqliteStorageOptions so = repo.options();
+    so.dialect = source.dialect();
+    return detail::sqlite::make_session(
+        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), std::move(entries)));
+}
+
+static_assert(SessionRepository<SqliteSessionRepo>);
+
+namespace detail::sqlite {
+
+/// Registers "sqlite:PATH" with open_repository wherever this header is included.
+inline const bool scheme_registered = register_repository_scheme("sqlite", [](std::string_view rest) {
+    if (rest.empty())
+        throw SessionError(ErrorCode::invalid_session, "repository URL 'sqlite:': no database path after the colon");
+    return AnyRepository(SqliteSessionRepo(std::string(rest)), "sqlite:" + std::string(rest));
+});
+
+}  // namespace detail::sqlite
+
+}  // namespace agentcore

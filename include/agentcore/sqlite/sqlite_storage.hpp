@@ -1,0 +1,546 @@
+#pragma once
+// SqliteSessionStorage: one session kept in an SQLite database that holds a repository's
+// sessions (SPEC §9). Needs the target agentcore::sqlite (SQLite 3.37 or newer); the umbrella
+// header does not include it.
+//
+// Every read is bounded by what it returns: the leaf, name and stats come from the session's
+// row (kept in each append's transaction), an entry by id or a label is one indexed lookup, and
+// the path of SPEC §4.4 is walked over ancestors fetched in batches by a recursive query, so
+// building the context of a leaf costs O(its path), never a load of the session. Decoded
+// entries are cached by position (they are immutable).
+//
+// An append is one IMMEDIATE transaction that checks the session's next position against what
+// this storage expects, so a writer that bypassed the session lock is caught; it commits (with
+// synchronous=FULL by default) before anything in memory changes. One writer per session: a
+// flock on `<database>.locks/<session id>.lock`, released when the storage is destroyed or its
+// process dies.
+//
+// Not thread-safe: one storage is used by one thread at a time.
+
+#include <agentcore/codec.hpp>
+#include <agentcore/detail/file_lock.hpp>
+#include <agentcore/detail/file_ops.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/sqlite/detail/db.hpp>
+#include <agentcore/sqlite/detail/schema.hpp>
+#include <agentcore/storage.hpp>
+#include <agentcore/tree_index.hpp>
+
+#include <fcntl.h>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace agentcore {
+
+/// How an SQLite storage (and repository) opens its database and writes.
+struct SqliteStorageOptions {
+    /// durable: synchronous=FULL (an acknowledged append survives power loss); os_buffered:
+    /// synchronous=NORMAL (it survives a crash of the process).
+    Durability durability = Durability::durable;
+    /// How long a writing open waits for another writer of the same session (zero: `locked` at once).
+    std::chrono::milliseconds lock_wait{0};
+    /// How long a statement waits for another connection's lock on the database (appends of
+    /// other sessions, a migration); beyond it: `locked`.
+    std::chrono::milliseconds busy_wait{5000};
+    /// The dialect of the lines of new sessions; a session keeps its own.
+    Dialect dialect = Dialect::native;
+    /// Clock and randomness (entry ids, timestamps).
+    Environment environment = Environment::system();
+    /// How many decoded entries stay cached after the last handle to them is gone.
+    std::size_t decoded_cache_entries = 100000;
+};
+
+namespace detail::sqlite {
+
+// The detail of a library error, without its "[agentcore.<code>] " prefix.
+inline std::string detail_of(const SessionError& e) {
+    std::string_view what = e.what();
+    const auto close = what.find("] ");
+    return std::string(close == std::string_view::npos ? what : what.substr(close + 2));
+}
+
+/// Opens a repository's database file: creates it (mode 0600, its folder 0700) when asked,
+/// refuses symbolic links, and readies the schema.
+inline std::unique_ptr<Database> open_database(const std::string& path, bool create, bool read_only,
+                                               const SqliteStorageOptions& options) {
+    const FileOps& ops = FileOps::real();
+    if (create && !read_only) {
+        make_folders(ops, parent_folder(path));
+        // Created here with its mode, not by SQLite under the process umask; the -wal and -shm
+        // files take the database's mode.
+        FileHandle fd = open_file(ops, path, O_RDWR | O_CREAT);
+        if (!fd) throw io_error("creating database", path, errno);
+    } else {
+        FileHandle fd = open_file(ops, path, O_RDONLY);
+        if (!fd) {
+            if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "database '" + path + "' not found");
+            throw io_error("opening database", path, errno);
+        }
+    }
+    auto db = std::make_unique<Database>(path, false, read_only, options.busy_wait);
+    prepare(*db, !read_only, options.durability == Durability::durable);
+    return db;
+}
+
+/// The folder of the session lock files of a database.
+inline std::string lock_folder(const std::string& database) { return database + ".locks"; }
+
+/// Takes the writer lock of one session (SPEC §9: dies with its process).
+inline FileHandle lock_session(const std::string& database, const std::string& id, std::chrono::milliseconds wait) {
+    const FileOps& ops = FileOps::real();
+    const std::string folder = lock_folder(database);
+    make_folders(ops, folder);
+    const std::string path = folder + "/" + id + ".lock";
+    FileHandle fd = open_file(ops, path, O_RDWR | O_CREAT);
+    if (!fd) throw io_error("opening the lock file", path, errno);
+    try {
+        lock_exclusive(ops, fd.get(), wait, path);
+    } catch (const SessionError& e) {
+        if (e.code() != ErrorCode::locked) throw;
+        throw SessionError(ErrorCode::locked,
+                           "session '" + id + "' in database '" + database + "' is open for writing elsewhere");
+    }
+    return fd;
+}
+
+/// The stored columns of one entry, derived from the entry.
+struct EntryRow {
+    std::optional<std::string> target;  ///< label and leaf entries
+    std::optional<std::string> label;   ///< label entries: the trimmed label, none when it clears
+};
+
+inline EntryRow row_of(const SessionTreeEntry& entry) {
+    EntryRow row;
+    if (const auto* l = std::get_if<LabelEntry>(&entry)) {
+        row.target = l->target_id;
+        const std::string_view text = l->label ? trim(*l->label) : std::string_view{};
+        if (!text.empty()) row.label = std::string(text);
+    } else if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
+        row.target = leaf->target_id;
+    }
+    return row;
+}
+
+inline constexpr const char* insert_entry_sql =
+    "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
+inline constexpr const char* update_session_sql =
+    "UPDATE sessions SET next_seq = ?2, leaf_id = ?3, name = ?4, message_count = ?5, cached_tokens = ?6,"
+    " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1";
+inline constexpr const char* find_seq_sql = "SELECT seq FROM entries WHERE session_id = ?1 AND id = ?2";
+
+/// What a session's row says, besides its header.
+struct SessionState {
+    std::int64_t next_seq = 1;
+    std::optional<std::string> leaf;
+    std::optional<std::string> name;
+    SessionStats stats;
+};
+
+inline void write_state(Database& db, const std::string& id, const SessionState& s) {
+    db.statement(update_session_sql)
+        .bind(1, id)
+        .bind(2, s.next_seq)
+        .bind_optional(3, s.leaf)
+        .bind_optional(4, s.name)
+        .bind(5, static_cast<std::int64_t>(s.stats.message_count))
+        .bind(6, s.stats.cached_tokens)
+        .bind(7, s.stats.uncached_tokens)
+        .bind(8, s.stats.total_tokens)
+        .bind(9, s.stats.cost_total)
+        .run();
+}
+
+/// Moves `s` past one appended entry, as TreeIndex::record does (SPEC §4.2, §4.6, §4.7).
+inline void advance(SessionState& s, const SessionTreeEntry& entry) {
+    ++s.next_seq;
+    s.stats.add(entry);
+    if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
+        s.leaf = leaf->target_id;
+        return;
+    }
+    s.leaf = id_of(entry);
+    if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) {
+        const std::string_view text = info->name ? trim(*info->name) : std::string_view{};
+        s.name = text.empty() ? std::nullopt : std::optional<std::string>(text);
+    }
+}
+
+}  // namespace detail::sqlite
+
+/// A session storage over an SQLite database. Models SessionStorage.
+///
+/// Complexity: open O(1) (one row); append one transaction of O(log n) statements; get_entry,
+/// get_label O(log n); the path O(path) rows in O(log path) queries; find_entries and
+/// get_entries O(result); leaf, name, stats and entry_count O(1).
+class SqliteSessionStorage {
+public:
+    /// Creates a session holding `header` and `entries` (in order) in the database at `path`
+    /// (created when missing) in one transaction, and returns it open for writing. A taken id:
+    /// already_exists; entries that do not form a tree: already_exists / invalid_entry;
+    /// nothing is created then.
+    static SqliteSessionStorage create(const std::string& path, SessionHeader header,
+                                       SqliteStorageOptions options = {},
+                                       std::vector<SessionTreeEntry> entries = {}) {
+        check_session_id(header.id);
+        if (header.metadata.is_null()) header.metadata = Json::object();
+        SqliteSessionStorage s(std::move(options));
+        s.dialect_ = s.options_.dialect;
+        s.db_ = detail::sqlite::open_database(path, true, false, s.options_);
+        auto& db = *s.db_;
+        auto taken = [&] {
+            auto& exists = db.statement("SELECT 1 FROM sessions WHERE id = ?1");
+            detail::sqlite::Reset reset_exists(exists);
+            exists.bind(1, header.id);
+            if (exists.step())
+                throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists");
+        };
+        taken();  // before the lock: a taken id is already_exists even while its writer is busy
+        s.lock_ = detail::sqlite::lock_session(path, header.id, s.options_.lock_wait);
+        TreeIndex check;
+        detail::sqlite::Transaction tx(db);
+        taken();
+        db.statement("INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .bind(1, header.id)
+            .bind(2, header.timestamp)
+            .bind(3, header.cwd)
+            .bind(4, static_cast<std::int64_t>(s.dialect_))
+            .bind(5, encode_header(header, s.dialect_))
+            .run();
+        detail::sqlite::SessionState state;
+        for (auto& e : entries) {
+            check.check_append(e);
+            const auto& parent = parent_id_of(e);
+            std::optional<std::int64_t> parent_seq;
+            if (parent) parent_seq = static_cast<std::int64_t>(*check.position(*parent)) + 1;
+            s.insert_row(header.id, state.next_seq, e, parent_seq);
+            check.record(e);
+            detail::sqlite::advance(state, e);
+        }
+        detail::sqlite::write_state(db, header.id, state);
+        tx.commit();
+        s.header_ = std::move(header);
+        s.state_ = std::move(state);
+        return s;
+    }
+
+    /// Opens a session for writing: takes its writer lock (`locked` when another writer keeps
+    /// it after lock_wait). Missing database or session: not_found; a file that is not an
+    /// agentcore database, or a newer schema: invalid_session (the file untouched).
+    static SqliteSessionStorage open(const std::string& path, std::string_view id, SqliteStorageOptions options = {}) {
+        check_session_id(id);
+        SqliteSessionStorage s(std::move(options));
+        s.db_ = detail::sqlite::open_database(path, false, false, s.options_);
+        s.lock_ = detail::sqlite::lock_session(path, std::string(id), s.options_.lock_wait);
+        s.load(id);
+        return s;
+    }
+
+    /// Opens a session for reading: no lock, nothing written. It reads the session as it was
+    /// when opened (entries appended later by a writer are not seen). Appends throw `storage`.
+    static SqliteSessionStorage open_read_only(const std::string& path, std::string_view id,
+                                               SqliteStorageOptions options = {}) {
+        check_session_id(id);
+        SqliteSessionStorage s(std::move(options));
+        s.read_only_ = true;
+        s.db_ = detail::sqlite::open_database(path, false, true, s.options_);
+        s.load(id);
+        return s;
+    }
+
+    SqliteSessionStorage(SqliteSessionStorage&&) noexcept = default;
+    SqliteSessionStorage& operator=(SqliteSessionStorage&&) noexcept = default;
+    ~SqliteSessionStorage() = default;
+
+    // -- SessionStorage ------------------------------------------------------------------------
+
+    [[nodiscard]] const SessionHeader& metadata() const noexcept { return header_; }
+    [[nodiscard]] const Environment& environment() const noexcept { return options_.environment; }
+    [[nodiscard]] std::optional<std::string> get_leaf_id() const { return state_.leaf; }
+
+    /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
+    /// Throws not_found for an unknown target.
+    void set_leaf_id(std::optional<std::string> target) {
+        if (target && !find_seq(*target))
+            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
+        LeafEntry leaf;
+        leaf.id = create_entry_id();
+        leaf.parent_id = state_.leaf;
+        leaf.timestamp = format_timestamp(options_.environment.now_ms());
+        leaf.target_id = std::move(target);
+        append_entry(std::move(leaf));
+    }
+
+    /// A fresh entry id, unique within this session.
+    [[nodiscard]] std::string create_entry_id() const {
+        return make_entry_id(options_.environment, [this](const std::string& id) { return find_seq(id).has_value(); });
+    }
+
+    /// Appends an entry in one transaction, committed before memory changes. already_exists /
+    /// invalid_entry as for every storage; `locked` when the session's next position is not the
+    /// one this storage expects (another writer bypassed the lock) or the database stays busy;
+    /// `storage` when the database cannot be written (a full disk), when the storage is
+    /// read-only, or the session was removed. Nothing is written in any of these cases.
+    void append_entry(SessionTreeEntry entry) {
+        if (read_only_)
+            throw SessionError(ErrorCode::storage, "session '" + header_.id + "' is open read-only");
+        const EntryBase& base = base_of(entry);
+        if (base.id.empty())
+            throw SessionError(ErrorCode::invalid_entry,
+                               "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
+        std::string line = encode_entry(entry, dialect_);
+        auto& db = *db_;
+        detail::sqlite::Transaction tx(db);
+        auto& seq = db.statement("SELECT next_seq FROM sessions WHERE id = ?1");
+        detail::sqlite::Reset reset_seq(seq);
+        seq.bind(1, header_.id);
+        if (!seq.step())
+            throw SessionError(ErrorCode::storage, "session '" + header_.id + "' was removed from database '" +
+                                                       db.path() + "'");
+        const std::int64_t stored_next = seq.int64(0);
+        if (stored_next != state_.next_seq)
+            throw SessionError(ErrorCode::locked,
+                               "session '" + header_.id + "' in database '" + db.path() +
+                                   "' was written by another writer (expected entry " +
+                                   std::to_string(state_.next_seq) + ", found " + std::to_string(stored_next) +
+                                   "); reopen it");
+        if (find_seq(base.id))
+            throw SessionError(ErrorCode::already_exists, "entry id '" + base.id + "' already exists in the session");
+        std::optional<std::int64_t> parent_seq;
+        if (base.parent_id) {
+            parent_seq = find_seq(*base.parent_id);
+            if (!parent_seq)
+                throw SessionError(ErrorCode::invalid_entry, "entry '" + base.id + "' names parent '" +
+                                                                 *base.parent_id + "', which does not exist");
+        }
+        if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
+            if (leaf->target_id && !find_seq(*leaf->target_id))
+                throw SessionError(ErrorCode::invalid_entry, "leaf entry '" + base.id + "' targets '" +
+                                                                 *leaf->target_id + "', which does not exist");
+        }
+        insert_row(header_.id, state_.next_seq, entry, parent_seq, &line);
+        detail::sqlite::SessionState next = state_;
+        detail::sqlite::advance(next, entry);
+        detail::sqlite::write_state(db, header_.id, next);
+        tx.commit();
+        const std::int64_t position = state_.next_seq;
+        state_ = std::move(next);
+        remember(position, std::make_shared<const SessionTreeEntry>(std::move(entry)));
+    }
+
+    [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
+        auto& q = db_->statement("SELECT seq, line FROM entries WHERE session_id = ?1 AND id = ?2 AND seq < ?3");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id).bind(2, id).bind(3, state_.next_seq);
+        if (!q.step()) return nullptr;
+        return decode(q.int64(0), q.text(1));
+    }
+
+    [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
+        auto& q = db_->statement(
+            "SELECT seq, line FROM entries WHERE session_id = ?1 AND type = ?2 AND seq < ?3 ORDER BY seq");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id).bind(2, type).bind(3, state_.next_seq);
+        std::vector<EntryHandle> out;
+        while (q.step()) out.push_back(decode(q.int64(0), q.text(1)));
+        return out;
+    }
+
+    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
+        auto& q = db_->statement(
+            "SELECT label FROM entries WHERE session_id = ?1 AND type = 'label' AND target_id = ?2 AND seq < ?3"
+            " ORDER BY seq DESC LIMIT 1");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id).bind(2, id).bind(3, state_.next_seq);
+        if (!q.step()) return std::nullopt;
+        return q.optional_text(0);
+    }
+
+    [[nodiscard]] std::optional<std::string> get_session_name() const { return state_.name; }
+
+    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+        struct Row {
+            std::int64_t seq;
+            std::string line;
+        };
+        StringMap<Row> fetched;
+        std::int64_t batch = 64;
+        auto fetch = [&](std::string_view from) {
+            auto& q = db_->statement(
+                "WITH RECURSIVE up(seq, parent_seq, id, line, n) AS ("
+                " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND id = ?2 AND seq < ?4"
+                " UNION ALL"
+                " SELECT e.seq, e.parent_seq, e.id, e.line, up.n + 1 FROM up JOIN entries e"
+                " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?3)"
+                " SELECT seq, id, line FROM up");
+            detail::sqlite::Reset reset_q(q);
+            q.bind(1, header_.id).bind(2, from).bind(3, batch).bind(4, state_.next_seq);
+            while (q.step()) {
+                const std::int64_t s = q.int64(0);
+                Row row{s, std::string(q.text(2))};
+                fetched.emplace(std::string(q.text(1)), std::move(row));
+            }
+            if (batch < 8192) batch *= 2;
+        };
+        auto lookup = [&](std::string_view id) -> EntryHandle {
+            auto it = fetched.find(id);
+            if (it == fetched.end()) {
+                fetch(id);
+                it = fetched.find(id);
+                if (it == fetched.end()) return nullptr;
+            }
+            return decode(it->second.seq, it->second.line);
+        };
+        return detail::walk_to_root_or_compaction(start, entry_count(), lookup);
+    }
+
+    [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
+        const std::size_t count = entry_count();
+        if (query.after >= count) return {};
+        const std::size_t n = std::min(query.limit, count - query.after);
+        auto& q = db_->statement(
+            "SELECT seq, line FROM entries WHERE session_id = ?1 AND seq > ?2 AND seq < ?4 ORDER BY seq LIMIT ?3");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id)
+            .bind(2, static_cast<std::int64_t>(query.after))
+            .bind(3, static_cast<std::int64_t>(n))
+            .bind(4, state_.next_seq);
+        std::vector<EntryHandle> out;
+        out.reserve(n);
+        while (q.step()) out.push_back(decode(q.int64(0), q.text(1)));
+        return out;
+    }
+
+    [[nodiscard]] SessionStats get_session_stats() const noexcept { return state_.stats; }
+    [[nodiscard]] std::size_t entry_count() const noexcept { return static_cast<std::size_t>(state_.next_seq - 1); }
+
+    // -- The database --------------------------------------------------------------------------
+
+    [[nodiscard]] const std::string& database_path() const noexcept { return db_->path(); }
+    /// The dialect of the session's lines (what an export writes).
+    [[nodiscard]] Dialect dialect() const noexcept { return dialect_; }
+    [[nodiscard]] bool read_only() const noexcept { return read_only_; }
+    /// The connection (for tests and tools: pragmas, integrity checks).
+    [[nodiscard]] sqlite3* native_handle() const noexcept { return db_->handle(); }
+
+    /// The session as a JSONL file's text in its own dialect: the header line, then each entry's
+    /// line as stored: the bytes a JSONL storage holding the same session writes.
+    [[nodiscard]] std::string export_jsonl() const {
+        std::string out = encode_header(header_, dialect_);
+        out.push_back('\n');
+        auto& q = db_->statement("SELECT line FROM entries WHERE session_id = ?1 AND seq < ?2 ORDER BY seq");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id).bind(2, state_.next_seq);
+        while (q.step()) {
+            out.append(q.text(0));
+            out.push_back('\n');
+        }
+        return out;
+    }
+
+private:
+    explicit SqliteSessionStorage(SqliteStorageOptions options) : options_(std::move(options)) {}
+
+    void load(std::string_view id) {
+        auto& q = db_->statement(
+            "SELECT header, dialect, next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens,"
+            " total_tokens, cost_total FROM sessions WHERE id = ?1");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, id);
+        if (!q.step())
+            throw SessionError(ErrorCode::not_found,
+                               "session '" + std::string(id) + "' not found in database '" + db_->path() + "'");
+        try {
+            header_ = decode_header(q.text(0));
+        } catch (const SessionError& e) {
+            throw SessionError(ErrorCode::invalid_session, "session '" + std::string(id) + "' in database '" +
+                                                               db_->path() + "': header: " + detail::sqlite::detail_of(e));
+        }
+        const std::int64_t dialect = q.int64(1);
+        if (dialect != static_cast<std::int64_t>(Dialect::native) && dialect != static_cast<std::int64_t>(Dialect::pi))
+            throw SessionError(ErrorCode::invalid_session,
+                               "session '" + std::string(id) + "' in database '" + db_->path() + "' has an unknown dialect");
+        dialect_ = static_cast<Dialect>(dialect);
+        state_.next_seq = q.int64(2);
+        state_.leaf = q.optional_text(3);
+        state_.name = q.optional_text(4);
+        state_.stats.message_count = static_cast<std::size_t>(q.int64(5));
+        state_.stats.cached_tokens = q.int64(6);
+        state_.stats.uncached_tokens = q.int64(7);
+        state_.stats.total_tokens = q.int64(8);
+        state_.stats.cost_total = q.real(9);
+    }
+
+    [[nodiscard]] std::optional<std::int64_t> find_seq(std::string_view id) const {
+        auto& q = db_->statement(detail::sqlite::find_seq_sql);
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id).bind(2, id);
+        if (!q.step()) return std::nullopt;
+        return q.int64(0);
+    }
+
+    void insert_row(const std::string& session, std::int64_t seq, const SessionTreeEntry& entry,
+                    std::optional<std::int64_t> parent_seq, const std::string* line = nullptr) {
+        const detail::sqlite::EntryRow row = detail::sqlite::row_of(entry);
+        const std::string encoded = line ? std::string() : encode_entry(entry, dialect_);
+        db_->statement(detail::sqlite::insert_entry_sql)
+            .bind(1, session)
+            .bind(2, seq)
+            .bind(3, id_of(entry))
+            .bind_optional(4, parent_seq)
+            .bind(5, type_of(entry))
+            .bind_optional(6, row.target)
+            .bind_optional(7, row.label)
+            .bind(8, line ? std::string_view(*line) : std::string_view(encoded))
+            .run();
+    }
+
+    // The decoded entry at `seq`, from the cache or from its stored line. A line the codec
+    // cannot read: invalid_entry naming the session and the position, never the text.
+    EntryHandle decode(std::int64_t seq, std::string_view line) const {
+        auto it = cache_.find(seq);
+        if (it != cache_.end()) return it->second;
+        EntryHandle handle;
+        try {
+            handle = std::make_shared<const SessionTreeEntry>(decode_entry(line, dialect_));
+        } catch (const SessionError& e) {
+            throw SessionError(ErrorCode::invalid_entry, "session '" + header_.id + "' in database '" + db_->path() +
+                                                             "' entry " + std::to_string(seq) + ": " +
+                                                             detail::sqlite::detail_of(e));
+        }
+        remember(seq, handle);
+        return handle;
+    }
+
+    void remember(std::int64_t seq, EntryHandle handle) const {
+        if (options_.decoded_cache_entries == 0) return;
+        if (cache_.size() >= options_.decoded_cache_entries) cache_.clear();
+        cache_.emplace(seq, std::move(handle));
+    }
+
+    SqliteStorageOptions options_;
+    std::unique_ptr<detail::sqlite::Database> db_;
+    detail::FileHandle lock_;  // after db_: released first
+    SessionHeader header_;
+    Dialect dialect_ = Dialect::native;
+    bool read_only_ = false;
+    detail::sqlite::SessionState state_;
+    mutable std::unordered_map<std::int64_t, EntryHandle> cache_;
+};
+
+static_assert(SessionStorage<SqliteSessionStorage>);
+
+}  // namespace agentcore

@@ -1,0 +1,13 @@
+# The SQLite storage's tests, in a runner of their own that links agentcore::sqlite; defined only
+# where SQLite was found. Labels: unit (the conformance kit, schema, files, faults), reliability
+# (the SIGKILL loop). The long form of the kill loop: AGENTCORE_SQLITE_KILL_ROUNDS=5000.
+
+if(TARGET agentcore_sqlite)
+    file(GLOB AGENTCORE_SQLITE_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
+    add_executable(agentcore_sqlite_tests support/main.cpp ${AGENTCORE_SQLITE_TEST_SOURCES})
+    target_link_libraries(agentcore_sqlite_tests PRIVATE agentcore::sqlite agentcore_dev_flags Catch2::Catch2
+                                                        Threads::Threads)
+    target_include_directories(agentcore_sqlite_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+    catch_discover_tests(agentcore_sqlite_tests TEST_PREFIX "sqlite: "
+        PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}" LABELS "unit;sqlite")
+endif()
