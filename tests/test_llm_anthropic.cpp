@@ -12,8 +12,6 @@ using namespace agentcore::testing::llm_fixtures;
 
 namespace {
 
-nlohmann::json plain(const Json& j) { return nlohmann::json::parse(j.dump()); }
-
 llm::ModelSpec sonnet() { return llm::ModelSpec{"anthropic", "claude-sonnet-4-5", "", true, true, 64000}; }
 
 AssistantMessage stream_anthropic(const std::string& bytes, std::size_t chunk = 64) {
@@ -21,23 +19,12 @@ AssistantMessage stream_anthropic(const std::string& bytes, std::size_t chunk = 
     return stream_all(s, bytes, chunk);
 }
 
-std::string event(const std::string& type, const std::string& rest) {
-    return "event: " + type + "\ndata: {\"type\":\"" + type + "\"" + (rest.empty() ? "" : "," + rest) + "}\n\n";
-}
-
-bool has_diagnostic(const AssistantMessage& m, const std::string& type) {
-    if (!m.extra.is_object() || !m.extra.contains("diagnostics")) return false;
-    for (const auto& d : m.extra["diagnostics"])
-        if (d["type"] == type) return true;
-    return false;
-}
-
-const std::string start = event("message_start", R"("message":{"id":"msg_1","usage":{"input_tokens":10,"output_tokens":1}})");
-const std::string text_block = event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
-                               event("content_block_delta", R"("index":0,"delta":{"type":"text_delta","text":"Hi"})") +
-                               event("content_block_stop", R"("index":0)");
-const std::string end = event("message_delta", R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4})") +
-                        event("message_stop", "");
+const std::string start = sse_event("message_start", R"("message":{"id":"msg_1","usage":{"input_tokens":10,"output_tokens":1}})");
+const std::string text_block = sse_event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
+                               sse_event("content_block_delta", R"("index":0,"delta":{"type":"text_delta","text":"Hi"})") +
+                               sse_event("content_block_stop", R"("index":0)");
+const std::string end = sse_event("message_delta", R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4})") +
+                        sse_event("message_stop", "");
 
 }  // namespace
 
@@ -154,16 +141,16 @@ TEST_CASE("a streamed anthropic reply gives the same message in every chunking",
 
 TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "[llm][anthropic]") {
     SECTION("a delta for a block that was never started is ignored and reported") {
-        auto m = stream_anthropic(start + event("content_block_delta", R"("index":5,"delta":{"type":"text_delta","text":"x"})") +
+        auto m = stream_anthropic(start + sse_event("content_block_delta", R"("index":5,"delta":{"type":"text_delta","text":"x"})") +
                                   text_block + end);
         CHECK(m.stop_reason == "stop");
         CHECK(m.content.size() == 1);
         CHECK(has_diagnostic(m, "out_of_order_event"));
     }
     SECTION("unknown events and block types are ignored") {
-        auto m = stream_anthropic(start + event("future_event", R"("x":1)") +
-                                  event("content_block_start", R"("index":0,"content_block":{"type":"server_tool_use","id":"s"})") +
-                                  event("content_block_stop", R"("index":0)") + text_block + end);
+        auto m = stream_anthropic(start + sse_event("future_event", R"("x":1)") +
+                                  sse_event("content_block_start", R"("index":0,"content_block":{"type":"server_tool_use","id":"s"})") +
+                                  sse_event("content_block_stop", R"("index":0)") + text_block + end);
         CHECK(m.stop_reason == "stop");
         REQUIRE(m.content.size() == 1);
         CHECK(has_diagnostic(m, "unknown_block"));
@@ -184,16 +171,16 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         CHECK(m.error_message->rfind("malformed JSON in a 'content_block_start' event", 0) == 0);
     }
     SECTION("an error event") {
-        auto m = stream_anthropic(start + event("error", R"("error":{"type":"overloaded_error","message":"Overloaded"})"));
+        auto m = stream_anthropic(start + sse_event("error", R"("error":{"type":"overloaded_error","message":"Overloaded"})"));
         CHECK(m.error_message == "overloaded_error: Overloaded");
     }
     SECTION("tool input that is not JSON") {
         auto m = stream_anthropic(start +
-                                  event("content_block_start", R"("index":0,"content_block":{"type":"tool_use","id":"t1","name":"f","input":{}})") +
-                                  event("content_block_delta", R"("index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":tru"})") +
-                                  event("content_block_stop", R"("index":0)") +
-                                  event("message_delta", R"("delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4})") +
-                                  event("message_stop", ""));
+                                  sse_event("content_block_start", R"("index":0,"content_block":{"type":"tool_use","id":"t1","name":"f","input":{}})") +
+                                  sse_event("content_block_delta", R"("index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":tru"})") +
+                                  sse_event("content_block_stop", R"("index":0)") +
+                                  sse_event("message_delta", R"("delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4})") +
+                                  sse_event("message_stop", ""));
         const auto& call = std::get<ToolCallContent>(m.content.at(0));
         CHECK(call.arguments == Json::object());
         CHECK(call.extra["rawArguments"] == "{\"a\":tru");
@@ -201,12 +188,12 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         CHECK(m.stop_reason == "tool_use");
     }
     SECTION("missing usage, huge numbers, non-UTF-8 text") {
-        auto m = stream_anthropic(event("message_start", R"("message":{"id":"m"})") +
-                                  event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
+        auto m = stream_anthropic(sse_event("message_start", R"("message":{"id":"m"})") +
+                                  sse_event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
                                   "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\xC3(\"}}\n\n" +
-                                  event("content_block_stop", R"("index":0)") +
-                                  event("message_delta", R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1e200})") +
-                                  event("message_stop", ""));
+                                  sse_event("content_block_stop", R"("index":0)") +
+                                  sse_event("message_delta", R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1e200})") +
+                                  sse_event("message_stop", ""));
         CHECK(m.stop_reason == "stop");
         CHECK(std::get<TextContent>(m.content.at(0)).text == "\xEF\xBF\xBD(");
         CHECK(m.usage.output == llm::max_token_count);

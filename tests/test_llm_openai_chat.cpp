@@ -11,8 +11,6 @@ using namespace agentcore::testing::llm_fixtures;
 
 namespace {
 
-nlohmann::json plain(const Json& j) { return nlohmann::json::parse(j.dump()); }
-
 llm::ModelSpec gpt() { return llm::ModelSpec{"openai", "gpt-4.1", "", false, true, 32768}; }
 
 AssistantMessage stream_chat(const std::string& bytes, std::size_t chunk = 64) {
@@ -22,13 +20,6 @@ AssistantMessage stream_chat(const std::string& bytes, std::size_t chunk = 64) {
 
 std::string chunk(const std::string& choice_json) {
     return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[" + choice_json + "]}\n\n";
-}
-
-bool has_diagnostic(const AssistantMessage& m, const std::string& type) {
-    if (!m.extra.is_object() || !m.extra.contains("diagnostics")) return false;
-    for (const auto& d : m.extra["diagnostics"])
-        if (d["type"] == type) return true;
-    return false;
 }
 
 }  // namespace

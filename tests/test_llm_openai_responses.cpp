@@ -11,8 +11,6 @@ using namespace agentcore::testing::llm_fixtures;
 
 namespace {
 
-nlohmann::json plain(const Json& j) { return nlohmann::json::parse(j.dump()); }
-
 llm::ModelSpec gpt5() { return llm::ModelSpec{"openai", "gpt-5", "", true, true, 128000}; }
 
 AssistantMessage stream_responses(const std::string& bytes, std::size_t chunk = 64) {
@@ -20,19 +18,8 @@ AssistantMessage stream_responses(const std::string& bytes, std::size_t chunk = 
     return stream_all(s, bytes, chunk);
 }
 
-std::string event(const std::string& type, const std::string& rest) {
-    return "event: " + type + "\ndata: {\"type\":\"" + type + "\"" + (rest.empty() ? "" : "," + rest) + "}\n\n";
-}
-
-bool has_diagnostic(const AssistantMessage& m, const std::string& type) {
-    if (!m.extra.is_object() || !m.extra.contains("diagnostics")) return false;
-    for (const auto& d : m.extra["diagnostics"])
-        if (d["type"] == type) return true;
-    return false;
-}
-
 const std::string completed =
-    event("response.completed", R"("response":{"id":"r1","status":"completed","usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7}})");
+    sse_event("response.completed", R"("response":{"id":"r1","status":"completed","usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7}})");
 
 }  // namespace
 
@@ -129,16 +116,16 @@ TEST_CASE("a streamed responses reply gives the same message in every chunking",
 }
 
 TEST_CASE("responses streams: bad input is an error or a documented recovery", "[llm][openai_responses]") {
-    const std::string msg = event("response.output_item.added", R"("item":{"id":"m1","type":"message","content":[]})") +
-                            event("response.output_text.delta", R"("delta":"Hi")");
+    const std::string msg = sse_event("response.output_item.added", R"("item":{"id":"m1","type":"message","content":[]})") +
+                            sse_event("response.output_text.delta", R"("delta":"Hi")");
     SECTION("a delta before its item is ignored and reported") {
-        auto m = stream_responses(event("response.output_text.delta", R"("delta":"lost")") + msg + completed);
+        auto m = stream_responses(sse_event("response.output_text.delta", R"("delta":"lost")") + msg + completed);
         CHECK(m.stop_reason == "stop");
         CHECK(std::get<TextContent>(m.content.at(0)).text == "Hi");
         CHECK(has_diagnostic(m, "out_of_order_event"));
     }
     SECTION("unknown event types are ignored") {
-        auto m = stream_responses(event("response.future_thing", R"("x":1)") + msg + completed);
+        auto m = stream_responses(sse_event("response.future_thing", R"("x":1)") + msg + completed);
         CHECK(m.stop_reason == "stop");
         CHECK(m.content.size() == 1);
     }
@@ -155,15 +142,15 @@ TEST_CASE("responses streams: bad input is an error or a documented recovery", "
         CHECK(m.error_message->rfind("malformed JSON in a 'response.completed' event", 0) == 0);
     }
     SECTION("response.failed and error events") {
-        auto failed = stream_responses(msg + event("response.failed", R"("response":{"error":{"code":"server_error","message":"down"}})"));
+        auto failed = stream_responses(msg + sse_event("response.failed", R"("response":{"error":{"code":"server_error","message":"down"}})"));
         CHECK(failed.error_message == "server_error: down");
-        auto error = stream_responses(msg + event("error", R"("code":"rate_limit_exceeded","message":"slow down")"));
+        auto error = stream_responses(msg + sse_event("error", R"("code":"rate_limit_exceeded","message":"slow down")"));
         CHECK(error.error_message == "Error Code rate_limit_exceeded: slow down");
     }
     SECTION("function call arguments that are not JSON") {
-        auto m = stream_responses(event("response.output_item.added", R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""})") +
-                                  event("response.function_call_arguments.delta", R"("delta":"[1,")") +
-                                  event("response.output_item.done", R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"[1,"})") +
+        auto m = stream_responses(sse_event("response.output_item.added", R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""})") +
+                                  sse_event("response.function_call_arguments.delta", R"("delta":"[1,")") +
+                                  sse_event("response.output_item.done", R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"[1,"})") +
                                   completed);
         const auto& call = std::get<ToolCallContent>(m.content.at(0));
         CHECK(call.extra["rawArguments"] == "[1,");
@@ -171,7 +158,7 @@ TEST_CASE("responses streams: bad input is an error or a documented recovery", "
         CHECK(m.stop_reason == "tool_use");
     }
     SECTION("missing usage") {
-        auto m = stream_responses(msg + event("response.completed", R"("response":{"status":"completed"})"));
+        auto m = stream_responses(msg + sse_event("response.completed", R"("response":{"status":"completed"})"));
         CHECK(m.stop_reason == "stop");
         CHECK(has_diagnostic(m, "missing_usage"));
     }

@@ -88,6 +88,22 @@ inline Scenario scenario(const std::string& name) {
     throw std::runtime_error("no scenario " + name);
 }
 
+/// JSON without key order, for comparisons.
+inline nlohmann::json plain(const Json& j) { return nlohmann::json::parse(j.dump()); }
+
+/// True when the message reports a diagnostic of that type (extra.diagnostics).
+inline bool has_diagnostic(const AssistantMessage& m, const std::string& type) {
+    if (!m.extra.is_object() || !m.extra.contains("diagnostics")) return false;
+    for (const auto& d : m.extra["diagnostics"])
+        if (d["type"] == type) return true;
+    return false;
+}
+
+/// One SSE event of the Responses and Anthropic shape: `event: <type>` and data {"type": <type>, rest}.
+inline std::string sse_event(const std::string& type, const std::string& rest) {
+    return "event: " + type + "\ndata: {\"type\":\"" + type + "\"" + (rest.empty() ? "" : "," + rest) + "}\n\n";
+}
+
 /// Feeds a whole byte string in chunks of `chunk` bytes; returns the final message.
 inline AssistantMessage stream_all(llm::StreamAccumulator& acc, const std::string& bytes, std::size_t chunk,
                                    std::vector<llm::StreamEvent>* events = nullptr) {

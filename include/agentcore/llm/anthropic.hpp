@@ -187,8 +187,7 @@ inline ContentBlock anthropic_block(AssistantMessage& m, const Json& b, bool& kn
 /// Throws nothing but for memory exhaustion. Complexity: linear in the size of the messages.
 inline Json to_anthropic_messages(const std::vector<MessageHandle>& messages, const ModelSpec& model,
                                   const RequestOptions& options = {}) {
-    ModelSpec m = model;
-    if (m.api.empty()) m.api = std::string(anthropic_messages_api);
+    const ModelSpec m = detail::with_api(model, anthropic_messages_api);
     const detail::Prepared prepared = detail::prepare_messages(messages, m, detail::anthropic_tool_call_id);
     Json cache;
     if (options.cache_retention != CacheRetention::none) {

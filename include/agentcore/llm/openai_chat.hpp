@@ -171,13 +171,10 @@ inline Usage chat_usage(const Json* raw, const Prices& prices) {
 /// Example: `Json body = llm::to_openai_chat(context.messages, model, {.system_prompt = "..."});`
 inline Json to_openai_chat(const std::vector<MessageHandle>& messages, const ModelSpec& model,
                            const RequestOptions& options = {}) {
-    ModelSpec m = model;
-    if (m.api.empty()) m.api = std::string(openai_chat_api);
+    const ModelSpec m = detail::with_api(model, openai_chat_api);
     const detail::Prepared prepared = detail::prepare_messages(messages, m, detail::chat_tool_call_id);
     Json body{{"model", m.id}, {"messages", detail::chat_messages(prepared, m, options)}, {"stream", options.stream}};
-    if (options.session_id && options.cache_retention != CacheRetention::none)
-        body["prompt_cache_key"] = *options.session_id;
-    if (options.cache_retention == CacheRetention::long_term) body["prompt_cache_retention"] = "24h";
+    detail::add_prompt_cache_fields(body, options);
     if (options.stream) body["stream_options"] = Json{{"include_usage", true}};
     body["store"] = false;
     if (const auto max = detail::default_max_tokens(m, options); max > 0) body["max_completion_tokens"] = max;

@@ -249,13 +249,10 @@ inline void responses_finish(AssistantMessage& m, const Json& response, const Pr
 /// that are not UTF-8. Complexity: linear in the size of the messages.
 inline Json to_openai_responses(const std::vector<MessageHandle>& messages, const ModelSpec& model,
                                 const RequestOptions& options = {}) {
-    ModelSpec m = model;
-    if (m.api.empty()) m.api = std::string(openai_responses_api);
+    const ModelSpec m = detail::with_api(model, openai_responses_api);
     const detail::Prepared prepared = detail::prepare_messages(messages, m, detail::responses_tool_call_id);
     Json body{{"model", m.id}, {"input", detail::responses_input(prepared, m, options)}, {"stream", options.stream}};
-    if (options.session_id && options.cache_retention != CacheRetention::none)
-        body["prompt_cache_key"] = *options.session_id;
-    if (options.cache_retention == CacheRetention::long_term) body["prompt_cache_retention"] = "24h";
+    detail::add_prompt_cache_fields(body, options);
     body["store"] = false;
     if (const auto max = detail::default_max_tokens(m, options); max > 0) body["max_output_tokens"] = max;
     if (options.temperature) body["temperature"] = *options.temperature;

@@ -78,6 +78,20 @@ inline std::int64_t default_max_tokens(const ModelSpec& model, const RequestOpti
     return model.max_output_tokens > 0 ? std::min<std::int64_t>(model.max_output_tokens, 32000) : 0;
 }
 
+// The model with its api named (the builders fill an empty one).
+inline ModelSpec with_api(const ModelSpec& model, std::string_view api) {
+    ModelSpec m = model;
+    if (m.api.empty()) m.api = std::string(api);
+    return m;
+}
+
+// OpenAI's prompt cache fields (Chat Completions and Responses alike).
+inline void add_prompt_cache_fields(Json& body, const RequestOptions& options) {
+    if (options.session_id && options.cache_retention != CacheRetention::none)
+        body["prompt_cache_key"] = *options.session_id;
+    if (options.cache_retention == CacheRetention::long_term) body["prompt_cache_retention"] = "24h";
+}
+
 inline bool is_blank(std::string_view s) noexcept {
     return std::all_of(s.begin(), s.end(), [](char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
