@@ -170,6 +170,20 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         CHECK(m.stop_reason == "error");
         CHECK(m.error_message->rfind("malformed JSON in a 'content_block_start' event", 0) == 0);
     }
+    SECTION("an event that never ends is cut off at max_sse_event_bytes") {
+        llm::AnthropicStream s(sonnet());
+        s.feed(start + "event: content_block_delta\ndata: ");
+        const std::string chunk(1 << 20, 'x');
+        std::size_t fed = 0;
+        while (fed <= llm::max_sse_event_bytes && s.partial().stop_reason != "error") {
+            s.feed(chunk);
+            fed += chunk.size();
+        }
+        const auto m = s.finish();
+        CHECK(m.stop_reason == "error");
+        CHECK(m.error_message == "an SSE event exceeds 67108864 bytes");
+        CHECK(s.feed(end).empty());
+    }
     SECTION("an error event") {
         auto m = stream_anthropic(start + sse_event("error", R"("error":{"type":"overloaded_error","message":"Overloaded"})"));
         CHECK(m.error_message == "overloaded_error: Overloaded");

@@ -20,7 +20,7 @@
 namespace agentcore::llm {
 
 /// The most bytes a stream accumulator holds for one unfinished SSE line or event; a stream that
-/// sends more without a line break fails (stop_reason error) instead of growing without bound.
+/// sends more without ending it fails (stop_reason error) instead of growing without bound.
 inline constexpr std::size_t max_sse_event_bytes = 64u << 20;
 
 namespace detail {
@@ -140,7 +140,7 @@ public:
         if (closed_) return {};
         for (auto& e : sse_.feed(bytes)) dispatch(e);
         if (!closed_ && sse_.buffered() > max_sse_event_bytes)
-            fail("an SSE line exceeds " + std::to_string(max_sse_event_bytes) + " bytes");
+            fail("an SSE event exceeds " + std::to_string(max_sse_event_bytes) + " bytes");
         return take_events();
     }
 

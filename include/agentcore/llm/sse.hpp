@@ -30,12 +30,13 @@ struct SseEvent {
 class SseParser {
 public:
     /// Feeds bytes; returns the events they completed.
-    /// Complexity: linear in the bytes fed.
+    /// Complexity: linear in the bytes fed (a line split over many chunks is scanned once).
     std::vector<SseEvent> feed(std::string_view bytes) {
         std::vector<SseEvent> out;
         buffer_.append(bytes.data(), bytes.size());
         std::size_t start = 0;
-        for (std::size_t i = 0; i < buffer_.size(); ++i) {
+        std::size_t i = scanned_;  // bytes before it hold no line break: a long line costs O(n)
+        for (; i < buffer_.size(); ++i) {
             const char c = buffer_[i];
             if (c != '\n' && c != '\r') continue;
             if (c == '\r' && i + 1 == buffer_.size()) break;  // a "\r\n" may be split
@@ -44,6 +45,7 @@ public:
             start = i + 1;
         }
         buffer_.erase(0, start);
+        scanned_ = i - start;
         return out;
     }
 
@@ -54,6 +56,7 @@ public:
         if (!buffer_.empty()) {
             std::string rest;
             rest.swap(buffer_);
+            scanned_ = 0;
             if (!rest.empty() && rest.back() == '\r') rest.pop_back();
             line(rest, out);
         }
@@ -64,8 +67,8 @@ public:
     /// True when bytes of an unfinished line or event are held.
     [[nodiscard]] bool pending() const noexcept { return !buffer_.empty() || has_fields_; }
 
-    /// Bytes held for an unfinished line.
-    [[nodiscard]] std::size_t buffered() const noexcept { return buffer_.size(); }
+    /// Bytes held for an unfinished line or event.
+    [[nodiscard]] std::size_t buffered() const noexcept { return buffer_.size() + data_.size(); }
 
 private:
     void line(std::string_view text, std::vector<SseEvent>& out);
@@ -79,6 +82,7 @@ private:
     }
 
     std::string buffer_;
+    std::size_t scanned_ = 0;
     std::string event_;
     std::string data_;
     bool has_fields_ = false;
