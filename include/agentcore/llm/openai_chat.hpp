@@ -168,7 +168,7 @@ inline Usage chat_usage(const Json* raw, const Prices& prices) {
 /// Throws nothing but for memory exhaustion and SessionError(invalid_entry) for text that is
 /// not UTF-8 in tool arguments.
 /// Complexity: linear in the size of the messages.
-/// Example: `Json body = llm::to_openai_chat(context.messages, model, {.system_prompt = "..."});`
+/// Example: `Json body = llm::to_openai_chat(build_context(session).messages, model, options);`
 inline Json to_openai_chat(const std::vector<MessageHandle>& messages, const ModelSpec& model,
                            const RequestOptions& options = {}) {
     const ModelSpec m = detail::with_api(model, openai_chat_api);
