@@ -188,7 +188,18 @@ TEST_CASE("a damaged header byte either still reads or fails the open with inval
                 try {
                     JsonlSessionStorage::open_read_only(path, options);
                 } catch (const SessionError& e) {
-                    if (e.code() != ErrorCode::invalid_session) ++failures;
+                    // A damaged `parent_session` key turns the header into pi's: the native lines
+                    // after it then break the pi dialect's field rules, which the open checks.
+                    bool dialect_changed = false;
+                    try {
+                        Dialect d = Dialect::native;
+                        (void)decode_header(std::string_view(text).substr(0, text.find('\n')), &d);
+                        dialect_changed = d == Dialect::pi;
+                    } catch (const SessionError&) {
+                    }
+                    if (e.code() != ErrorCode::invalid_session &&
+                        !(e.code() == ErrorCode::invalid_entry && !lenient && dialect_changed))
+                        ++failures;
                 }
             }
         }
