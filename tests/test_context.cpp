@@ -108,7 +108,7 @@ TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]", "[contex
     (void)a;
 }
 
-TEST_CASE("two compactions where the older lies inside the kept range: newest first, older as a message [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE("two compactions where the older lies inside the kept range: only the newest summary [SPEC 4.5]", "[context][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_compaction(s, "old", std::nullopt, 100);
@@ -116,7 +116,30 @@ TEST_CASE("two compactions where the older lies inside the kept range: newest fi
     append_compaction(s, "new", a, 200);
     append_message(s, user("c"));
     auto ctx = build_context(s);
-    CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "compaction_summary:old", "user:b", "user:c"});
+    CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "user:b", "user:c"});
+}
+
+TEST_CASE("compacting twice in a row as pi does: the second keeps from before the first's first kept entry [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    auto b = append_message(s, assistant("b"));
+    auto c = append_message(s, user("c"));
+    append_message(s, assistant("d"));
+    append_compaction(s, "one", c, 100);
+    append_message(s, user("e"));
+    append_compaction(s, "two", b, 200);
+    append_message(s, user("f"));
+    CHECK(describe(build_context(s)) ==
+          Strings{"compaction_summary:two", "assistant:b", "user:c", "assistant:d", "user:e", "user:f"});
+}
+
+TEST_CASE("an older compaction's retained tail inside the newest's kept range adds nothing [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    append_compaction(s, "old", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{user("tail")});
+    append_message(s, user("b"));
+    append_compaction(s, "new", a, 200);
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:new", "user:a", "user:b"});
 }
 
 TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4.5]", "[context]") {

@@ -212,6 +212,34 @@ TEST_CASE("a compaction without tail or first kept entry does not stop the walk 
     CHECK(ids(get_branch(s)) == Strings{a, k, d});
 }
 
+TEST_CASE("the newest compaction decides where the path starts: an older one's first kept entry does not stop the walk [SPEC 4.4]", "[session][path][compaction]") {
+    // The shape pi's prepareCompaction writes when the user compacts twice in a row: the second
+    // compaction keeps from an entry that lies before the first one's first kept entry.
+    auto s = memory_session();
+    append_message(s, user("a"));
+    auto b = append_message(s, assistant("b"));
+    auto c = append_message(s, user("c"));
+    auto d = append_message(s, assistant("d"));
+    auto k1 = append_compaction(s, "one", c, 100);
+    auto e = append_message(s, user("e"));
+    auto k2 = append_compaction(s, "two", b, 200);
+    auto f = append_message(s, user("f"));
+    CHECK(ids(get_branch(s)) == Strings{b, c, d, k1, e, k2, f});
+    // From an entry before the newest compaction, the older one governs again.
+    CHECK(ids(get_branch(s, e)) == Strings{c, d, k1, e});
+}
+
+TEST_CASE("an older compaction with a retained tail inside the newest's kept range does not stop the walk [SPEC 4.4]", "[session][path][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    auto b = append_message(s, assistant("b"));
+    auto k1 = append_compaction(s, "one", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{});
+    auto c = append_message(s, user("c"));
+    auto k2 = append_compaction(s, "two", a, 200);
+    CHECK(ids(get_branch(s)) == Strings{a, b, k1, c, k2});
+    CHECK(ids(get_branch(s, c)) == Strings{k1, c});
+}
+
 TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC 4.4]", "[session][path][errors]") {
     // A custom storage whose data is broken: the walk must detect the missing parent.
     InMemorySessionStorage<> storage;

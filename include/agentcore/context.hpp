@@ -95,7 +95,8 @@ inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions
 /// The default transform: with no compaction on the path, the path as is; otherwise the
 /// newest compaction, then — if it has a retained tail — the entries after it; else, if it has
 /// a first kept entry, the entries before it from that entry on, then the entries after it;
-/// else just the entries after it.
+/// else just the entries after it. Older compactions among the kept entries are left out: the
+/// newest summary supersedes theirs (SPEC §4.5, as pi's buildSessionContext).
 inline std::vector<EntryHandle> default_context_entry_transform(const std::vector<EntryHandle>& path) {
     std::size_t compaction_index = path.size();
     for (std::size_t i = path.size(); i-- > 0;) {
@@ -114,7 +115,7 @@ inline std::vector<EntryHandle> default_context_entry_transform(const std::vecto
         bool kept = false;
         for (std::size_t i = 0; i < compaction_index; ++i) {
             kept = kept || id_of(*path[i]) == *compaction.first_kept_entry_id;
-            if (kept) out.push_back(path[i]);
+            if (kept && !std::holds_alternative<CompactionEntry>(*path[i])) out.push_back(path[i]);
         }
     }
     out.insert(out.end(), path.begin() + static_cast<std::ptrdiff_t>(compaction_index) + 1, path.end());

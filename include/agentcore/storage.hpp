@@ -13,7 +13,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace agentcore {
@@ -98,9 +97,12 @@ concept SessionStorage = requires(S& s, const S& cs, std::string_view id,
 
 namespace detail {
 
-/// The path walk of SPEC §4.4 over any id → entry lookup. Oldest first. Stops after including a
-/// compaction with a retained tail, the first kept entry of a compaction met on the way, or a
-/// root. `bound` (the number of entries) limits the walk so that no parent cycle can hang it.
+/// The path walk of SPEC §4.4 over any id → entry lookup. Oldest first. The first compaction
+/// met on the way (the newest on the path) decides where the path starts: the walk stops after
+/// including it when it has a retained tail, else after including the entry its
+/// first_kept_entry_id names; compactions met after it (older ones, inside its kept range) change
+/// nothing. Otherwise the walk ends at a root. `bound` (the number of entries) limits the walk so
+/// that no parent cycle can hang it.
 template <class Lookup>
 std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_view> start,
                                                     std::size_t bound, Lookup&& lookup) {
@@ -109,7 +111,8 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
     EntryHandle current = lookup(*start);
     if (!current)
         throw SessionError(ErrorCode::not_found, "entry '" + std::string(*start) + "' not found");
-    std::unordered_set<std::string> stop_at;
+    bool governed = false;  // the newest compaction has been met
+    std::optional<std::string> stop_at;
     while (current) {
         if (path.size() >= bound)
             throw SessionError(ErrorCode::invalid_session,
@@ -118,11 +121,14 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
                                    id_of(*current) + "')");
         path.push_back(current);
         const SessionTreeEntry& e = *current;
-        if (const auto* c = std::get_if<CompactionEntry>(&e)) {
-            if (c->retained_tail) break;
-            if (c->first_kept_entry_id) stop_at.insert(*c->first_kept_entry_id);
+        if (!governed) {
+            if (const auto* c = std::get_if<CompactionEntry>(&e)) {
+                governed = true;
+                if (c->retained_tail) break;
+                stop_at = c->first_kept_entry_id;
+            }
         }
-        if (stop_at.count(id_of(e)) != 0) break;
+        if (stop_at && *stop_at == id_of(e)) break;
         const auto& parent = parent_id_of(e);
         if (!parent) break;
         EntryHandle next = lookup(*parent);
