@@ -245,6 +245,12 @@ public:
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
     [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
 
+    /// The entries the state of a context built at `leaf` comes from (SPEC §4.5): O(1) on the
+    /// index, plus decoding those (at most three) entries.
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        return index_.state_entries(leaf, [this](std::size_t pos) { return materialise(pos); });
+    }
+
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
         return detail::walk_to_root_or_compaction(start, slots_.size(),
@@ -416,7 +422,12 @@ private:
             }
         }
         make_room();
-        if (!index_.record_undecoded(id, type, usage ? &*usage : nullptr)) return duplicate();
+        std::string role_scratch;
+        std::string_view role;
+        const bool assistant = type == MessageEntry::type && !scanned.message_role.empty() &&
+                               detail::JsonScanner::string_value(scanned.message_role, role_scratch, role) &&
+                               role == "assistant";
+        if (!index_.record_undecoded(id, type, parent, assistant, usage ? &*usage : nullptr)) return duplicate();
         slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, nullptr});
         return {};
     }
@@ -627,5 +638,6 @@ private:
 };
 
 static_assert(SessionStorage<JsonlSessionStorage>);
+static_assert(has_state_entries<JsonlSessionStorage>);
 
 }  // namespace agentcore

@@ -82,6 +82,11 @@ public:
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
     [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
 
+    /// The entries the state of a context built at `leaf` comes from (SPEC §4.5). O(1).
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        return index_.state_entries(leaf, [this](std::size_t pos) { return entries_[pos]; });
+    }
+
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
         return detail::walk_to_root_or_compaction(start, entries_.size(),
@@ -109,5 +114,6 @@ private:
 };
 
 static_assert(SessionStorage<InMemorySessionStorage<>>);
+static_assert(has_state_entries<InMemorySessionStorage<>>);
 
 }  // namespace agentcore
