@@ -3,6 +3,7 @@
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/jsonl_fixtures.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
@@ -153,6 +154,44 @@ TEST_CASE("move_to(none) goes before the first entry; with a summary the summary
     CHECK_FALSE(bs.parent_id);
     CHECK(bs.from_id == "root");
     CHECK(get_leaf_id(s) == *r);
+}
+
+TEST_CASE("in a pi file a leaf entry hangs under its target, in a native file under the previous leaf [SPEC 4.2]", "[session][move][pi]") {
+    ScratchDir dir;
+    for (Dialect dialect : {Dialect::native, Dialect::pi}) {
+        const auto path = dir.file(dialect == Dialect::pi ? "pi.jsonl" : "native.jsonl");
+        auto options = jsonl_options();
+        options.dialect = dialect;
+        std::string a, b, to_a, to_none;
+        {
+            auto s = create_file_session(path, options);
+            a = append_message(s, user("a"));
+            b = append_message(s, assistant("b"));
+            move_to(s, a);
+            to_a = id_of(*s.storage().find_entries("leaf").back());
+            CHECK(get_leaf_id(s) == a);
+            move_to(s, std::nullopt);
+            to_none = id_of(*s.storage().find_entries("leaf").back());
+            CHECK_FALSE(get_leaf_id(s));
+        }
+        auto r = open_file_read_only(path);
+        CHECK_FALSE(get_leaf_id(r));
+        const auto& first_move = parent_id_of(*get_entry(r, to_a));
+        const auto& second_move = parent_id_of(*get_entry(r, to_none));
+        if (dialect == Dialect::pi) {
+            CHECK(first_move == a);
+            CHECK_FALSE(second_move);
+        } else {
+            CHECK(first_move == b);
+            CHECK(second_move == a);
+        }
+        auto w = open_file_session(path);
+        auto c = append_message(w, user("c"));
+        CHECK(parent_id_of(*get_entry(w, c)) == std::nullopt);
+        move_to(w, b);
+        auto d = append_message(w, user("d"));
+        CHECK(ids(get_branch(w)) == Strings{a, b, d});
+    }
 }
 
 TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]", "[session][move][errors]") {

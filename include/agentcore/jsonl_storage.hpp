@@ -180,12 +180,18 @@ public:
 
     /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
     /// Throws not_found for an unknown target.
+    ///
+    /// In a native file the entry's parent is the previous leaf (SPEC §4.2). In a pi file it is
+    /// the target itself (none: a root): pi does not know `leaf` entries and continues from a
+    /// file's last line, so a `leaf` entry under the target leads pi down the target's branch
+    /// — its context is the target's, its next append a child on that branch — and agentcore
+    /// reads the move as it wrote it.
     void set_leaf_id(std::optional<std::string> target) {
         if (target && !index_.contains(*target))
             throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
         LeafEntry leaf;
         leaf.id = create_entry_id();
-        leaf.parent_id = index_.leaf();
+        leaf.parent_id = dialect_ == Dialect::pi ? target : index_.leaf();
         leaf.timestamp = format_timestamp(options_.environment.now_ms());
         leaf.target_id = std::move(target);
         append_entry(std::move(leaf));

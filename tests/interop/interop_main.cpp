@@ -9,11 +9,16 @@
 // 5. appends entries of every kind to copies of pi's files with agentcore (the pi dialect is
 //    kept), and to a new session it creates in the pi dialect, and has pi open them
 //    (verify_appended.mjs): pi must see the new entries, the leaf, the name, a label, and the
-//    context agentcore builds.
+//    context agentcore builds;
+// 6. alternates agentcore and pi on one pi-dialect file (pi_step.mjs): agentcore moves (with and
+//    without a summary), appends, labels, names and compacts; pi opens the file, must build the
+//    context agentcore built, and appends, labels, names, compacts and branches in turn; agentcore
+//    reads pi's work back and must build the context pi built. Both sides agree at every step.
 //
 // Usage: agentcore_interop <node> <scripts folder> <fixtures folder> <scratch folder>
 
 #include <agentcore/codec.hpp>
+#include <agentcore/compaction.hpp>
 #include <agentcore/convert.hpp>
 #include <agentcore/jsonl_storage.hpp>
 #include <agentcore/pi_migrate.hpp>
@@ -27,6 +32,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -239,6 +245,176 @@ PlainJson create_with_agentcore(const std::string& path) {
     return append_everything(session);
 }
 
+agentcore::AgentMessage assistant_text(const std::string& text) {
+    agentcore::AssistantMessage m;
+    m.content.push_back(agentcore::TextContent{text, {}});
+    m.api = "anthropic-messages";
+    m.provider = "anthropic";
+    m.model = "claude-opus-4";
+    m.stop_reason = "stop";
+    m.timestamp = 1768500000100;
+    return m;
+}
+
+using FileSession = agentcore::Session<agentcore::JsonlSessionStorage>;
+
+/// agentcore and pi taking turns on one pi-dialect file. Each agentcore turn writes, then reads
+/// the file back; pi opens it and must build the same context (and have the entries agentcore
+/// moved to on its branch), then does something of its own; agentcore reads pi's work back and
+/// must build the context pi built, with pi's leaf, labels and name.
+class Alternation {
+public:
+    Alternation(std::string node, std::filesystem::path scripts, std::filesystem::path pi_folder,
+                std::filesystem::path folder)
+        : node_(std::move(node)), scripts_(std::move(scripts)), pi_folder_(std::move(pi_folder)),
+          folder_(std::move(folder)), file_((folder_ / "alternating.jsonl").string()) {}
+
+    void play() {
+        std::filesystem::remove(file_);
+        agentcore::SessionHeader header;
+        header.id = "alternating-session";
+        header.timestamp = "2026-01-21T10:00:00.000Z";
+        header.cwd = "/work/project";
+        agentcore::JsonlStorageOptions options;
+        options.dialect = agentcore::Dialect::pi;
+        agentcore::JsonlSessionStorage::create(file_, std::move(header), std::move(options));
+        ours("first exchange", [&](FileSession& s) {
+            agentcore::append_thinking_level_change(s, "high");
+            id("u1") = agentcore::append_message(s, agentcore::user_text("First question from C++", 1768500000000));
+            id("a1") = agentcore::append_message(s, assistant_with_tool_call());
+            agentcore::ToolResultMessage result;
+            result.tool_call_id = "call_cpp";
+            result.tool_name = "bash";
+            result.content.push_back(agentcore::TextContent{"a.txt", {}});
+            result.timestamp = 1768500000001;
+            id("t1") = agentcore::append_message(s, result);
+            id("a1b") = agentcore::append_message(s, assistant_text("First answer from C++"));
+            id("u2") = agentcore::append_message(s, agentcore::user_text("Second question from C++", 1768500000002));
+            id("a2") = agentcore::append_message(s, assistant_text("Second answer from C++"));
+        });
+        pi_turn("append", "pi continues");
+
+        ours("move back without a summary", [&](FileSession& s) { agentcore::move_to(s, id("a1b")); }, {id("a1b")});
+        pi_turn("append", "pi on the branch agentcore moved to");
+
+        ours("label and name", [&](FileSession& s) {
+            agentcore::append_label(s, id("u1"), std::string("first"));
+            agentcore::append_session_name(s, "Alternating");
+        });
+        pi_turn("label", "pi-label", id("u2"));
+
+        ours("move before the first entry", [&](FileSession& s) { agentcore::move_to(s, std::nullopt); });
+        pi_turn("append", "pi starts over at the root");
+
+        ours("move to the old line, append", [&](FileSession& s) {
+            agentcore::move_to(s, id("a2"));
+            id("u3") = agentcore::append_message(s, agentcore::user_text("Third question from C++", 1768500000003));
+            id("a3") = agentcore::append_message(s, assistant_text("Third answer from C++"));
+        }, {id("a2")});
+        pi_turn("compact", "pi compacted");
+
+        ours("compact", [&](FileSession& s) {
+            agentcore::append_message(s, agentcore::user_text(std::string(400, 'q'), 1768500000004));
+            agentcore::append_message(s, assistant_text(std::string(400, 'r')));
+            auto prep = agentcore::prepare_compaction(s, agentcore::CompactionSettings{true, 16384, 120});
+            if (!prep) throw std::runtime_error("agentcore found nothing to compact");
+            agentcore::compact(s, *prep, [](const agentcore::SummaryRequest&) {
+                return agentcore::SummaryResult{"agentcore compacted", std::nullopt};
+            });
+        });
+        pi_turn("branch", "pi branches from the C++ question", id("u3"));
+
+        ours("move with a summary", [&](FileSession& s) {
+            agentcore::move_to(s, id("a3"), agentcore::BranchSummaryInput{"agentcore left a branch", {}, {}, false});
+        }, {id("a3")});
+        pi_turn("settings", "");
+
+        ours("two moves in a row, then settings", [&](FileSession& s) {
+            agentcore::move_to(s, id("u3"));
+            agentcore::move_to(s, id("a1"));
+            agentcore::append_model_change(s, "openai", "gpt-5");
+        }, {id("a1")});
+        pi_turn("branchWithSummary", "pi left the C++ branch", id("a2"));
+
+        ours("move to pi's compaction's branch", [&](FileSession& s) { agentcore::move_to(s, id("a3")); }, {id("a3")});
+        pi_turn("name", "Named by pi");
+
+        ours("label and move", [&](FileSession& s) {
+            agentcore::append_label(s, id("a2"), std::string("second"));
+            agentcore::move_to(s, id("u2"));
+        }, {id("u2")});
+        pi_turn("compact", "pi compacted after a move");
+        std::cout << "  alternating: " << turns_ << " turns compared\n";
+    }
+
+private:
+    std::string& id(const std::string& name) { return ids_[name]; }
+
+    template <class F>
+    void ours(const std::string& what, F&& act, std::vector<std::string> on_branch = {}) {
+        PlainJson written;
+        {
+            FileSession s(agentcore::JsonlSessionStorage::open(file_));
+            act(s);
+            written = context_as_pi(agentcore::build_context(s));
+        }
+        FileSession back(agentcore::JsonlSessionStorage::open_read_only(file_));
+        expected_ = context_as_pi(agentcore::build_context(back));
+        if (expected_ != written) fail_context("agentcore reading back its own '" + what + "' builds another context", expected_, written);
+        on_branch_ = std::move(on_branch);
+        last_ = what;
+        ++turns_;
+    }
+
+    void pi_turn(const std::string& action, const std::string& text, const std::string& target = "") {
+        const auto step_file = folder_ / ("step-" + std::to_string(turns_) + ".json");
+        const auto out_file = folder_ / ("step-" + std::to_string(turns_) + ".out.json");
+        PlainJson step{{"file", file_}, {"action", action}, {"text", text}, {"out", out_file.string()},
+                       {"expected", {{"context", expected_}, {"onBranch", on_branch_}}}};
+        if (!target.empty()) step["target"] = target;
+        std::ofstream(step_file) << step.dump(1) << '\n';
+        if (run({node_, (scripts_ / "pi_step.mjs").string(), pi_folder_.string(), step_file.string()}) != 0) {
+            fail("pi does not read the file as agentcore does after '" + last_ + "' (see above)");
+            if (!std::filesystem::exists(out_file)) return;
+        }
+        const PlainJson theirs = read_json_file(out_file.string());
+        FileSession back(agentcore::JsonlSessionStorage::open_read_only(file_));
+        const PlainJson ours_context = context_as_pi(agentcore::build_context(back));
+        const std::string what = "agentcore reading pi's '" + action + "' after '" + last_ + "'";
+        if (ours_context != theirs.at("context")) fail_context(what + ": the contexts differ", ours_context, theirs.at("context"));
+        if (agentcore::get_leaf_id(back).value_or("") != theirs.at("leafId").get<std::string>())
+            fail(what + ": leaf " + agentcore::get_leaf_id(back).value_or("<none>") + ", pi " + theirs.at("leafId").dump());
+        for (const auto& target_id : on_branch_) {
+            bool found = false;
+            for (auto e = agentcore::get_entry(back, theirs.at("leafId").get<std::string>()); e && !found;) {
+                found = agentcore::id_of(*e) == target_id;
+                const auto& parent = agentcore::parent_id_of(*e);
+                e = parent ? agentcore::get_entry(back, *parent) : nullptr;
+            }
+            if (!found) fail(what + ": pi's new entries are not on the branch of " + target_id);
+        }
+        if (action == "label" && agentcore::get_label(back, target) != std::optional<std::string>(text))
+            fail(what + ": label of " + target + " is " + agentcore::get_label(back, target).value_or("<none>"));
+        if (action == "name" && agentcore::get_session_name(back) != std::optional<std::string>(text))
+            fail(what + ": name is " + agentcore::get_session_name(back).value_or("<none>"));
+        for (const auto& new_id : theirs.at("newIds"))
+            if (!agentcore::get_entry(back, new_id.get<std::string>())) fail(what + ": entry " + new_id.dump() + " missing");
+        on_branch_.clear();
+        ++turns_;
+    }
+
+    std::string node_;
+    std::filesystem::path scripts_;
+    std::filesystem::path pi_folder_;
+    std::filesystem::path folder_;
+    std::string file_;
+    std::map<std::string, std::string> ids_;
+    PlainJson expected_;
+    std::vector<std::string> on_branch_;
+    std::string last_ = "create";
+    int turns_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -308,6 +484,9 @@ int main(int argc, char** argv) {
         std::ofstream(spec) << appended.dump(1) << '\n';
         if (run({node, (scripts / "verify_appended.mjs").string(), pi_folder.string(), spec.string()}) != 0)
             fail("pi does not see what agentcore appended (see above)");
+
+        std::cout << "agentcore and pi taking turns on one file:\n";
+        Alternation(node, scripts, pi_folder, run_folder).play();
     } catch (const std::exception& e) {
         std::cerr << "error: " << e.what() << '\n';
         return 1;
