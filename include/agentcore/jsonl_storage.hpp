@@ -40,6 +40,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -95,7 +96,8 @@ class JsonlSessionStorage {
 public:
     /// Creates a new session file holding `header` (and `entries`, in order), written to a
     /// temporary file beside `path`, synced, moved into place without replacing anything, the
-    /// folder synced; returns it opened for writing. An existing file: already_exists. Entries
+    /// folder synced; returns it opened for writing. In a pi file a `leaf` entry that no entry
+    /// hangs under is placed under its target, as set_leaf_id writes it. An existing file: already_exists. Entries
     /// that do not form a tree (duplicate id, unknown parent): already_exists / invalid_entry,
     /// nothing created.
     static JsonlSessionStorage create(std::string path, SessionHeader header,
@@ -106,6 +108,16 @@ public:
         s.dialect_ = s.options_.dialect;
         std::string content = encode_header(header, s.dialect_);
         content.push_back('\n');
+        if (s.dialect_ == Dialect::pi) {
+            // As set_leaf_id writes them in a pi file: a `leaf` entry nothing hangs under goes
+            // under its target, where pi (which continues from the last line) follows it.
+            std::unordered_set<std::string> parents;
+            for (const auto& e : entries)
+                if (const auto& parent = parent_id_of(e)) parents.insert(*parent);
+            for (auto& e : entries)
+                if (auto* leaf = std::get_if<LeafEntry>(&e); leaf && parents.count(leaf->id) == 0)
+                    leaf->parent_id = leaf->target_id;
+        }
         detail::TreeIndex check;
         std::vector<EntryHandle> handles;
         handles.reserve(entries.size());

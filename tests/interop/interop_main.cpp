@@ -231,17 +231,21 @@ PlainJson append_with_agentcore(const std::string& source, const std::string& co
     return append_everything(session);
 }
 
-/// A new session that agentcore creates in the pi dialect.
-PlainJson create_with_agentcore(const std::string& path) {
+/// A new, empty session file that agentcore creates in the pi dialect (replacing any old one).
+agentcore::JsonlSessionStorage create_pi_file(const std::string& path, const std::string& id) {
     std::filesystem::remove(path);
     agentcore::SessionHeader header;
-    header.id = "created-by-agentcore";
+    header.id = id;
     header.timestamp = "2026-01-20T10:00:00.000Z";
     header.cwd = "/work/project";
     agentcore::JsonlStorageOptions options;
     options.dialect = agentcore::Dialect::pi;
-    agentcore::Session<agentcore::JsonlSessionStorage> session(
-        agentcore::JsonlSessionStorage::create(path, std::move(header), std::move(options)));
+    return agentcore::JsonlSessionStorage::create(path, std::move(header), std::move(options));
+}
+
+/// A new session that agentcore creates in the pi dialect.
+PlainJson create_with_agentcore(const std::string& path) {
+    agentcore::Session<agentcore::JsonlSessionStorage> session(create_pi_file(path, "created-by-agentcore"));
     return append_everything(session);
 }
 
@@ -270,14 +274,7 @@ public:
           folder_(std::move(folder)), file_((folder_ / "alternating.jsonl").string()) {}
 
     void play() {
-        std::filesystem::remove(file_);
-        agentcore::SessionHeader header;
-        header.id = "alternating-session";
-        header.timestamp = "2026-01-21T10:00:00.000Z";
-        header.cwd = "/work/project";
-        agentcore::JsonlStorageOptions options;
-        options.dialect = agentcore::Dialect::pi;
-        agentcore::JsonlSessionStorage::create(file_, std::move(header), std::move(options));
+        create_pi_file(file_, "alternating-session");
         ours("first exchange", [&](FileSession& s) {
             agentcore::append_thinking_level_change(s, "high");
             id("u1") = agentcore::append_message(s, agentcore::user_text("First question from C++", 1768500000000));
