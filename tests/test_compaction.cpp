@@ -346,6 +346,34 @@ TEST_CASE("prepare after a compaction with a retained tail: the tail is summaris
     CHECK(prep->previous_summary == std::optional<std::string>("first"));
 }
 
+TEST_CASE("cut point: a tool call in the previous compaction's retained tail pairs with its later result", "[compaction][cut]") {
+    // The tail ends with a call whose tool was still running; the user typed while it ran, then
+    // the result came. A cut at the typed message would keep the result and summarise its call.
+    auto s = memory_session();
+    append_compaction(s, "first", std::nullopt, 200, {}, false, std::nullopt,
+                      std::vector<AgentMessage>{user("q"), assistant_calls({call("late", "read", Json{{"path", "a"}})})});
+    append_message(s, user(text(400, 't')));
+    append_message(s, tool_result("late", "read", text(40, 'r')));
+    auto d = append_message(s, assistant(text(400, 'd')));
+    const auto path = get_branch(s);
+    const CutPoint cut = find_cut_point(path, 1, path.size(), 120);
+    CHECK(cut.first_kept_index == 3);
+
+    auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 120});
+    REQUIRE(prep);
+    CHECK(prep->first_kept_entry_id == d);
+    for (bool retain_tail : {false, true}) {
+        auto copy = memory_session();
+        for (const auto& e : s.storage().entries()) append_entry(copy, *e);
+        auto p = prepare_compaction(copy, CompactionSettings{true, 16384, 120});
+        REQUIRE(p);
+        REQUIRE(compact(copy, *p, fixed_summary, CompactOptions{retain_tail, 2000}));
+        const SessionContext ctx = build_context(copy);
+        CHECK(ctx.dropped.empty());
+        CHECK(describe(ctx) == Strings{"compaction_summary:SUMMARY", "assistant:" + text(400, 'd')});
+    }
+}
+
 TEST_CASE("prepare: a compaction written by a hook does not contribute its details", "[compaction][prepare][files]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));

@@ -1,6 +1,8 @@
 // Building the context (SPEC §4.5).
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/errors.hpp"
+#include "support/jsonl_fixtures.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
@@ -59,6 +61,110 @@ TEST_CASE("state is taken from the untransformed path, before the compaction too
     (void)a;
 }
 
+namespace {
+
+// Settings chosen, then a conversation compacted past them (the first kept entry is `c`), then a
+// side branch from before the compaction that changes the model.
+template <class S>
+std::vector<std::string> fill_settings_then_compact(S& s) {
+    append_thinking_level_change(s, "high");
+    append_model_change(s, "openai", "gpt-5");
+    append_active_tools_change(s, {"read", "bash"});
+    auto a = append_message(s, user("a"));
+    append_message(s, assistant("b", "anthropic", "claude-x"));
+    auto c = append_message(s, user("c"));
+    append_compaction(s, "sum", c, 100);
+    auto e = append_message(s, user("e"));
+    move_to(s, a);
+    append_model_change(s, "google", "gemini");
+    auto side = append_message(s, user("side"));
+    move_to(s, e);
+    return {a, c, e, side};
+}
+
+std::string state_of(const SessionContext& ctx) {
+    std::string out = ctx.thinking_level + " ";
+    out += ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : std::string("none");
+    out += " ";
+    if (!ctx.active_tool_names) return out + "none";
+    for (const auto& t : *ctx.active_tool_names) out += t + ",";
+    return out;
+}
+
+// A storage that does not keep the state entries: build_context walks the ancestry itself.
+class PlainStorage {
+public:
+    explicit PlainStorage(InMemorySessionStorage<> inner) : inner_(std::move(inner)) {}
+    const SessionHeader& metadata() const { return inner_.metadata(); }
+    const Environment& environment() const { return inner_.environment(); }
+    std::optional<std::string> get_leaf_id() const { return inner_.get_leaf_id(); }
+    void set_leaf_id(std::optional<std::string> id) { inner_.set_leaf_id(std::move(id)); }
+    std::string create_entry_id() { return inner_.create_entry_id(); }
+    void append_entry(SessionTreeEntry e) { inner_.append_entry(std::move(e)); }
+    EntryHandle get_entry(std::string_view id) const { return inner_.get_entry(id); }
+    std::vector<EntryHandle> find_entries(std::string_view t) const { return inner_.find_entries(t); }
+    std::optional<std::string> get_label(std::string_view id) const { return inner_.get_label(id); }
+    std::optional<std::string> get_session_name() const { return inner_.get_session_name(); }
+    std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+        return inner_.get_path_to_root_or_compaction(start);
+    }
+    std::vector<EntryHandle> get_entries(EntriesQuery q) const { return inner_.get_entries(q); }
+    SessionStats get_session_stats() const { return inner_.get_session_stats(); }
+    std::size_t entry_count() const { return inner_.entry_count(); }
+
+private:
+    InMemorySessionStorage<> inner_;
+};
+static_assert(SessionStorage<PlainStorage> && !has_state_entries<PlainStorage>);
+
+}  // namespace
+
+TEST_CASE("state comes from the whole ancestry: settings chosen before a compaction's first kept entry survive it [SPEC 4.5]", "[context][compaction][state]") {
+    auto s = memory_session();
+    const auto ids = fill_settings_then_compact(s);
+    const SessionContext ctx = build_context(s);
+    CHECK(describe(ctx) == Strings{"compaction_summary:sum", "user:c", "user:e"});
+    CHECK(state_of(ctx) == "high anthropic/claude-x read,bash,");
+    // The path alone (what build_session_context sees) lacks them.
+    CHECK(state_of(build_session_context(get_branch(s))) == "off none none");
+    CHECK(state_of(build_context_at(s, ids[3])) == "high google/gemini read,bash,");
+    CHECK(state_of(build_context_at(s, ids[0])) == "high openai/gpt-5 read,bash,");
+    CHECK(state_of(build_context_at(s, std::nullopt)) == "off none none");
+    CHECK(error_of([&] { build_context_at(s, std::string_view("ghost000")); }) == ErrorCode::not_found);
+}
+
+TEST_CASE("every storage gives the same state: memory, JSONL in both dialects, reopened, and a storage that keeps none [SPEC 4.5]", "[context][state][jsonl]") {
+    auto memory = memory_session();
+    const auto ids = fill_settings_then_compact(memory);
+    std::vector<std::string> expected;
+    for (const auto& id : ids) expected.push_back(state_of(build_context_at(memory, std::string_view(id))));
+    expected.push_back(state_of(build_context(memory)));
+    auto states = [&](const auto& session) {
+        std::vector<std::string> out;
+        for (const auto& id : ids) out.push_back(state_of(build_context_at(session, std::string_view(id))));
+        out.push_back(state_of(build_context(session)));
+        return out;
+    };
+    Session<PlainStorage> plain(PlainStorage(InMemorySessionStorage<>(test_header(), Environment::deterministic(t0, 1))));
+    fill_settings_then_compact(plain);
+    CHECK(states(plain) == expected);
+
+    ScratchDir dir;
+    for (Dialect dialect : {Dialect::native, Dialect::pi}) {
+        const auto path = dir.file(dialect == Dialect::pi ? "pi.jsonl" : "native.jsonl");
+        auto options = jsonl_options();
+        options.dialect = dialect;
+        {
+            auto file = create_file_session(path, options);
+            fill_settings_then_compact(file);
+            CHECK(states(file) == expected);
+        }
+        CHECK(states(open_file_read_only(path)) == expected);
+        options.decoded_cache_bytes = 0;  // every state entry decoded again from the file
+        CHECK(states(open_file_session(path, options)) == expected);
+    }
+}
+
 TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [SPEC 4.5]", "[context][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
@@ -108,7 +214,7 @@ TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]", "[contex
     (void)a;
 }
 
-TEST_CASE("two compactions where the older lies inside the kept range: newest first, older as a message [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE("two compactions where the older lies inside the kept range: only the newest summary [SPEC 4.5]", "[context][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_compaction(s, "old", std::nullopt, 100);
@@ -116,7 +222,30 @@ TEST_CASE("two compactions where the older lies inside the kept range: newest fi
     append_compaction(s, "new", a, 200);
     append_message(s, user("c"));
     auto ctx = build_context(s);
-    CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "compaction_summary:old", "user:b", "user:c"});
+    CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "user:b", "user:c"});
+}
+
+TEST_CASE("compacting twice in a row as pi does: the second keeps from before the first's first kept entry [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    append_message(s, user("a"));
+    auto b = append_message(s, assistant("b"));
+    auto c = append_message(s, user("c"));
+    append_message(s, assistant("d"));
+    append_compaction(s, "one", c, 100);
+    append_message(s, user("e"));
+    append_compaction(s, "two", b, 200);
+    append_message(s, user("f"));
+    CHECK(describe(build_context(s)) ==
+          Strings{"compaction_summary:two", "assistant:b", "user:c", "assistant:d", "user:e", "user:f"});
+}
+
+TEST_CASE("an older compaction's retained tail inside the newest's kept range adds nothing [SPEC 4.5]", "[context][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    append_compaction(s, "old", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{user("tail")});
+    append_message(s, user("b"));
+    append_compaction(s, "new", a, 200);
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:new", "user:a", "user:b"});
 }
 
 TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4.5]", "[context]") {

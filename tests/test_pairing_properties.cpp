@@ -1,7 +1,8 @@
 // Property tests of the pairing invariant (SPEC §8): random sessions — branching, tool calls
 // answered at once, late or on another branch, compactions at find_cut_point's cuts, moves with
 // summaries, forks — keep, after every operation, a context where every tool result follows its
-// call and at most one compaction summary leads.
+// call and at most one compaction summary leads; and no compaction breaks a call/result pair that
+// the context held before it.
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 
@@ -173,12 +174,21 @@ private:
         }
         note("compact");
         const auto before = session_.storage().entry_count();
+        // The pairs the context holds before: a compaction may summarise a pair or keep it, never
+        // keep a result whose call it summarised.
+        std::set<std::string> paired;
+        for (const auto& m : build_context(session_).messages)
+            if (const auto* r = std::get_if<ToolResultMessage>(&*m)) paired.insert(r->tool_call_id);
         try {
             auto id = compact(session_, *prep,
                               [&](const SummaryRequest&) { return scripted("C" + std::to_string(compactions_)); },
                               CompactOptions{chance(30), 2000});
             if (id) ++compactions_;
             else if (session_.storage().entry_count() != before) failure_ = "a cancelled compaction wrote something";
+            if (id)
+                for (const auto& d : build_context(session_).dropped)
+                    if (d.reason == DropReason::orphan_tool_result && paired.count(d.tool_call_id) != 0)
+                        failure_ = "the compaction broke the intact pair of call " + d.tool_call_id;
         } catch (const std::runtime_error&) {
             if (session_.storage().entry_count() != before) failure_ = "a failed compaction wrote something";
         }

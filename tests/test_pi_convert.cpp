@@ -101,6 +101,56 @@ TEST_CASE("Converting keeps the session: same entries, leaf, name, labels and co
     }
 }
 
+TEST_CASE("Converting places each leaf entry as its dialect's writer does, and native to pi and back keeps the bytes", "[pi][convert]") {
+    ScratchDir dir;
+    {
+        JsonlStorageOptions options;
+        options.environment = Environment::deterministic(1796197403123, 5);
+        options.durability = Durability::os_buffered;
+        SessionHeader header;
+        header.id = "moves";
+        header.timestamp = "2026-12-02T07:43:23.123Z";
+        header.cwd = "/work";
+        auto s = JsonlSessionStorage::create(dir.file("native.jsonl"), header, options);
+        auto append = [&](std::optional<std::string> parent, std::string text) {
+            MessageEntry e;
+            e.id = s.create_entry_id();
+            e.parent_id = std::move(parent);
+            e.timestamp = "2026-12-02T07:43:23.123Z";
+            e.message = UserMessage{std::move(text), 1, {}};
+            s.append_entry(e);
+            return e.id;
+        };
+        const std::string a = append(std::nullopt, "a");
+        append(a, "b");
+        s.set_leaf_id(a);
+        append(a, "c");
+        s.set_leaf_id(std::nullopt);
+    }
+    (void)convert(dir.file("native.jsonl"), Dialect::pi, dir.file("pi.jsonl"));
+    const auto pi = JsonlSessionStorage::open_read_only(dir.file("pi.jsonl"));
+    const auto leaves = pi.find_entries("leaf");
+    REQUIRE(leaves.size() == 2);
+    for (const auto& leaf : leaves) CHECK(parent_id_of(*leaf) == std::get<LeafEntry>(*leaf).target_id);
+    const auto native = JsonlSessionStorage::open_read_only(dir.file("native.jsonl"));
+    CHECK(parent_id_of(*native.find_entries("leaf").front()) != std::get<LeafEntry>(*leaves.front()).target_id);
+    CHECK(pi.get_leaf_id() == native.get_leaf_id());
+    (void)convert(dir.file("pi.jsonl"), Dialect::native, dir.file("native2.jsonl"));
+    CHECK(read_file(dir.file("native2.jsonl")) == read_file(dir.file("native.jsonl")));
+
+    // pi appended under a leaf entry: that entry stays where it is in both dialects.
+    std::string with_child = read_file(dir.file("pi.jsonl"));
+    const std::string leaf_id = id_of(*leaves.back());
+    with_child += R"({"type":"message","id":"pichild1","parentId":")" + leaf_id +
+                  R"(","timestamp":"2026-12-02T07:43:24.000Z","message":{"role":"user","content":"from pi","timestamp":2}})" + "\n";
+    write_file(dir.file("child.jsonl"), with_child);
+    (void)convert(dir.file("child.jsonl"), Dialect::native, dir.file("child-native.jsonl"));
+    const auto child_native = JsonlSessionStorage::open_read_only(dir.file("child-native.jsonl"));
+    CHECK(parent_id_of(*child_native.get_entry(leaf_id)) == std::get<LeafEntry>(*leaves.back()).target_id);
+    (void)convert(dir.file("child-native.jsonl"), Dialect::pi, dir.file("child-pi.jsonl"));
+    CHECK(read_file(dir.file("child-pi.jsonl")) == with_child);
+}
+
 TEST_CASE("convert upgrades old pi files, replaces its output atomically and never changes its input", "[pi][convert]") {
     ScratchDir dir;
     const std::string input = dir.file("v1.jsonl");
@@ -209,5 +259,14 @@ TEST_CASE("pi's newer harness shapes decode: leaf, active_tools_change, retained
     CHECK(jsonl.get_leaf_id() == "aaaa0004");
     (void)convert(dir.file("harness.jsonl"), Dialect::native, dir.file("n.jsonl"));
     (void)convert(dir.file("n.jsonl"), Dialect::pi, dir.file("p.jsonl"));
-    CHECK(read_file(dir.file("p.jsonl")) == text);
+    // The one change: a leaf entry that nothing hangs under comes back under its target.
+    std::string under_targets = text;
+    for (const char* id : {"aaaa0005", "aaaa0007"}) {
+        const auto at = under_targets.find(std::string("\"id\":\"") + id + "\",\"parentId\":\"");
+        REQUIRE(at != std::string::npos);
+        const auto parent = at + 28;
+        const auto target = under_targets.find("\"targetId\":\"", parent) + 12;
+        under_targets.replace(parent, 8, under_targets.substr(target, 8));
+    }
+    CHECK(read_file(dir.file("p.jsonl")) == under_targets);
 }

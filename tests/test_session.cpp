@@ -3,6 +3,7 @@
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/jsonl_fixtures.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
@@ -155,6 +156,44 @@ TEST_CASE("move_to(none) goes before the first entry; with a summary the summary
     CHECK(get_leaf_id(s) == *r);
 }
 
+TEST_CASE("in a pi file a leaf entry hangs under its target, in a native file under the previous leaf [SPEC 4.2]", "[session][move][pi]") {
+    ScratchDir dir;
+    for (Dialect dialect : {Dialect::native, Dialect::pi}) {
+        const auto path = dir.file(dialect == Dialect::pi ? "pi.jsonl" : "native.jsonl");
+        auto options = jsonl_options();
+        options.dialect = dialect;
+        std::string a, b, to_a, to_none;
+        {
+            auto s = create_file_session(path, options);
+            a = append_message(s, user("a"));
+            b = append_message(s, assistant("b"));
+            move_to(s, a);
+            to_a = id_of(*s.storage().find_entries("leaf").back());
+            CHECK(get_leaf_id(s) == a);
+            move_to(s, std::nullopt);
+            to_none = id_of(*s.storage().find_entries("leaf").back());
+            CHECK_FALSE(get_leaf_id(s));
+        }
+        auto r = open_file_read_only(path);
+        CHECK_FALSE(get_leaf_id(r));
+        const auto& first_move = parent_id_of(*get_entry(r, to_a));
+        const auto& second_move = parent_id_of(*get_entry(r, to_none));
+        if (dialect == Dialect::pi) {
+            CHECK(first_move == a);
+            CHECK_FALSE(second_move);
+        } else {
+            CHECK(first_move == b);
+            CHECK(second_move == a);
+        }
+        auto w = open_file_session(path);
+        auto c = append_message(w, user("c"));
+        CHECK(parent_id_of(*get_entry(w, c)) == std::nullopt);
+        move_to(w, b);
+        auto d = append_message(w, user("d"));
+        CHECK(ids(get_branch(w)) == Strings{a, b, d});
+    }
+}
+
 TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]", "[session][move][errors]") {
     auto s = memory_session();
     append_message(s, user("a"));
@@ -210,6 +249,34 @@ TEST_CASE("a compaction without tail or first kept entry does not stop the walk 
     auto k = append_compaction(s, "sum", std::nullopt, 100);
     auto d = append_message(s, user("d"));
     CHECK(ids(get_branch(s)) == Strings{a, k, d});
+}
+
+TEST_CASE("the newest compaction decides where the path starts: an older one's first kept entry does not stop the walk [SPEC 4.4]", "[session][path][compaction]") {
+    // The shape pi's prepareCompaction writes when the user compacts twice in a row: the second
+    // compaction keeps from an entry that lies before the first one's first kept entry.
+    auto s = memory_session();
+    append_message(s, user("a"));
+    auto b = append_message(s, assistant("b"));
+    auto c = append_message(s, user("c"));
+    auto d = append_message(s, assistant("d"));
+    auto k1 = append_compaction(s, "one", c, 100);
+    auto e = append_message(s, user("e"));
+    auto k2 = append_compaction(s, "two", b, 200);
+    auto f = append_message(s, user("f"));
+    CHECK(ids(get_branch(s)) == Strings{b, c, d, k1, e, k2, f});
+    // From an entry before the newest compaction, the older one governs again.
+    CHECK(ids(get_branch(s, e)) == Strings{c, d, k1, e});
+}
+
+TEST_CASE("an older compaction with a retained tail inside the newest's kept range does not stop the walk [SPEC 4.4]", "[session][path][compaction]") {
+    auto s = memory_session();
+    auto a = append_message(s, user("a"));
+    auto b = append_message(s, assistant("b"));
+    auto k1 = append_compaction(s, "one", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{});
+    auto c = append_message(s, user("c"));
+    auto k2 = append_compaction(s, "two", a, 200);
+    CHECK(ids(get_branch(s)) == Strings{a, b, k1, c, k2});
+    CHECK(ids(get_branch(s, c)) == Strings{k1, c});
 }
 
 TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC 4.4]", "[session][path][errors]") {

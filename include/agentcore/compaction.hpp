@@ -345,21 +345,27 @@ inline std::int64_t entry_tokens(const SessionTreeEntry& entry) {
 }
 
 // For each index of [0, end]: true when a cut there would separate a tool call (before it) from
-// its result (at or after it).
+// its result (at or after it). The calls of a compaction's retained tail count as made at the
+// compaction: a result after it answers a call the context holds.
 inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path, std::size_t end) {
     std::vector<int> delta(end + 2, 0);
     std::unordered_map<std::string_view, std::size_t> call_at;
-    for (std::size_t i = 0; i < end; ++i) {
-        const AgentMessage* m = message_of(*path[i]);
-        if (!m) continue;
-        if (const auto* a = std::get_if<AssistantMessage>(m)) {
+    auto add = [&](const AgentMessage& m, std::size_t i) {
+        if (const auto* a = std::get_if<AssistantMessage>(&m)) {
             for (const auto& block : a->content)
                 if (const auto* call = std::get_if<ToolCallContent>(&block)) call_at[call->id] = i;
-        } else if (const auto* r = std::get_if<ToolResultMessage>(m)) {
+        } else if (const auto* r = std::get_if<ToolResultMessage>(&m)) {
             auto it = call_at.find(r->tool_call_id);
-            if (it == call_at.end()) continue;
+            if (it == call_at.end() || it->second == i) return;
             ++delta[it->second + 1];
             --delta[i + 1];
+        }
+    };
+    for (std::size_t i = 0; i < end; ++i) {
+        if (const AgentMessage* m = message_of(*path[i])) {
+            add(*m, i);
+        } else if (const auto* c = std::get_if<CompactionEntry>(path[i].get()); c && c->retained_tail) {
+            for (const auto& tail_message : *c->retained_tail) add(tail_message, i);
         }
     }
     std::vector<bool> inside(end + 1, false);

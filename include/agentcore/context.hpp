@@ -4,6 +4,7 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/messages.hpp>
+#include <agentcore/storage.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -95,7 +96,8 @@ inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions
 /// The default transform: with no compaction on the path, the path as is; otherwise the
 /// newest compaction, then — if it has a retained tail — the entries after it; else, if it has
 /// a first kept entry, the entries before it from that entry on, then the entries after it;
-/// else just the entries after it.
+/// else just the entries after it. Older compactions among the kept entries are left out: the
+/// newest summary supersedes theirs (SPEC §4.5, as pi's buildSessionContext).
 inline std::vector<EntryHandle> default_context_entry_transform(const std::vector<EntryHandle>& path) {
     std::size_t compaction_index = path.size();
     for (std::size_t i = path.size(); i-- > 0;) {
@@ -114,7 +116,7 @@ inline std::vector<EntryHandle> default_context_entry_transform(const std::vecto
         bool kept = false;
         for (std::size_t i = 0; i < compaction_index; ++i) {
             kept = kept || id_of(*path[i]) == *compaction.first_kept_entry_id;
-            if (kept) out.push_back(path[i]);
+            if (kept && !std::holds_alternative<CompactionEntry>(*path[i])) out.push_back(path[i]);
         }
     }
     out.insert(out.end(), path.begin() + static_cast<std::ptrdiff_t>(compaction_index) + 1, path.end());
@@ -290,9 +292,49 @@ inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
         }
 }
 
+namespace detail {
+
+// The messages of a context built from a path (SPEC §4.5), with the pairing enforced.
+inline void build_context_messages(const std::vector<EntryHandle>& path, const ContextBuildOptions& options,
+                                   SessionContext& context) {
+    const std::vector<EntryHandle> entries = build_context_entries(path, options);
+    context.messages.reserve(entries.size());
+    for (std::size_t i = 0; i < entries.size(); ++i)
+        detail::append_context_messages(entries[i], i, entries, options, context.messages);
+    enforce_tool_pairing(context.messages, context.dropped, options.provider_ready);
+}
+
+}  // namespace detail
+
+/// Sets a context's state (thinking level, model, tools) from the entries it comes from, as a
+/// storage's get_state_entries finds them on the leaf's whole ancestry (SPEC §4.5): a
+/// thinking_level_change sets the level, a model_change or an assistant message the model, an
+/// active_tools_change the tool list; a null entry leaves the default (off, none, none).
+inline void set_context_state(SessionContext& context, const StateEntries& state) {
+    context.thinking_level = "off";
+    context.model.reset();
+    context.active_tool_names.reset();
+    if (state.thinking_level)
+        if (const auto* t = std::get_if<ThinkingLevelChangeEntry>(state.thinking_level.get()))
+            context.thinking_level = t->thinking_level;
+    if (state.model) {
+        if (const auto* m = std::get_if<ModelChangeEntry>(state.model.get())) {
+            context.model = ModelRef{m->provider, m->model_id};
+        } else if (const auto* msg = std::get_if<MessageEntry>(state.model.get())) {
+            if (const auto* a = std::get_if<AssistantMessage>(&msg->message))
+                context.model = ModelRef{a->provider, a->model};
+        }
+    }
+    if (state.active_tools)
+        if (const auto* tools = std::get_if<ActiveToolsChangeEntry>(state.active_tools.get()))
+            context.active_tool_names = tools->active_tool_names;
+}
+
 /// Builds the context from a path (oldest first, as get_path_to_root_or_compaction returns it).
-/// The state (thinking level, model, tools) comes from the untransformed path; the messages
-/// from the transformed entries.
+/// The state (thinking level, model, tools) comes from the entries of the untransformed path,
+/// oldest to newest; the messages from the transformed entries. A path that starts at a
+/// compaction's first kept entry lacks the settings chosen before it: build_context and
+/// build_context_at take the state from the leaf's whole ancestry instead (SPEC §4.5).
 ///
 /// The result never holds a tool result whose tool call is not earlier in it (SPEC §8): such
 /// results (left behind by a compaction or a transform, or written by a buggy program) are
@@ -303,24 +345,15 @@ inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
 inline SessionContext build_session_context(const std::vector<EntryHandle>& path,
                                             const ContextBuildOptions& options = {}) {
     SessionContext context;
+    StateEntries state;
     for (const auto& handle : path) {
-        const SessionTreeEntry& entry = *handle;
-        if (const auto* t = std::get_if<ThinkingLevelChangeEntry>(&entry)) {
-            context.thinking_level = t->thinking_level;
-        } else if (const auto* m = std::get_if<ModelChangeEntry>(&entry)) {
-            context.model = ModelRef{m->provider, m->model_id};
-        } else if (const auto* msg = std::get_if<MessageEntry>(&entry)) {
-            if (const auto* a = std::get_if<AssistantMessage>(&msg->message))
-                context.model = ModelRef{a->provider, a->model};
-        } else if (const auto* tools = std::get_if<ActiveToolsChangeEntry>(&entry)) {
-            context.active_tool_names = tools->active_tool_names;
-        }
+        const detail::StateSets sets = detail::state_sets_of(*handle);
+        if (sets.thinking_level) state.thinking_level = handle;
+        if (sets.model) state.model = handle;
+        if (sets.active_tools) state.active_tools = handle;
     }
-    const std::vector<EntryHandle> entries = build_context_entries(path, options);
-    context.messages.reserve(entries.size());
-    for (std::size_t i = 0; i < entries.size(); ++i)
-        detail::append_context_messages(entries[i], i, entries, options, context.messages);
-    enforce_tool_pairing(context.messages, context.dropped, options.provider_ready);
+    set_context_state(context, state);
+    detail::build_context_messages(path, options, context);
     return context;
 }
 

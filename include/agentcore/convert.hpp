@@ -23,10 +23,11 @@
 //
 // Appending to a pi file with agentcore keeps the pi dialect. One agentcore entry type has no
 // pi counterpart: `leaf` (written by set_leaf_id and move_to). pi 0.73 reads a `leaf` entry as
-// an ordinary node and takes the last line as its leaf, so after a move without a summary pi
-// continues from the `leaf` entry's parent (the previous leaf), not from the target. A move
-// with a summary ends in a branch_summary whose parent is the target, which pi follows
-// correctly.
+// an ordinary node and takes the last line as its leaf, so in a pi file a `leaf` entry hangs
+// under its target (pi then continues on the target's branch), in a native file under the
+// previous leaf (SPEC §4.2). Converting writes each `leaf` entry that nothing hangs under where
+// its output dialect puts it, as JsonlSessionStorage would have written it; one that pi appended
+// under stays where it is (moving it would move pi's entries).
 
 #include <agentcore/codec.hpp>
 #include <agentcore/entries.hpp>
@@ -36,7 +37,10 @@
 #include <agentcore/pi_migrate.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_set>
 #include <utility>
 
 namespace agentcore {
@@ -85,14 +89,28 @@ inline LoadedSession load_session_file(const std::string& path,
 }
 
 /// The text of a whole session file in a dialect: the header line, then one line per entry in
-/// append order, each ending with `\n`.
+/// append order, each ending with `\n`. A `leaf` entry that no entry hangs under is written
+/// under its target in the pi dialect and under the previous leaf in the native one (see the
+/// top of this header).
 template <class Metadata>
 std::string encode_session(const InMemorySessionStorage<Metadata>& storage, Dialect dialect) {
     std::string text = encode_header(storage.metadata(), dialect);
     text.push_back('\n');
+    std::unordered_set<std::string_view> parents;
+    for (const auto& entry : storage.entries())
+        if (const auto& parent = parent_id_of(*entry)) parents.insert(*parent);
+    std::optional<std::string> leaf;  // the leaf before the entry being written
     for (const auto& entry : storage.entries()) {
-        text += encode_entry(*entry, dialect);
+        const auto* move = std::get_if<LeafEntry>(entry.get());
+        if (move != nullptr && parents.count(move->id) == 0) {
+            LeafEntry placed = *move;
+            placed.parent_id = dialect == Dialect::pi ? move->target_id : leaf;
+            text += encode_entry(SessionTreeEntry(std::move(placed)), dialect);
+        } else {
+            text += encode_entry(*entry, dialect);
+        }
         text.push_back('\n');
+        leaf = move != nullptr ? move->target_id : std::optional<std::string>(id_of(*entry));
     }
     return text;
 }

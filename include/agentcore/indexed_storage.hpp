@@ -114,6 +114,11 @@ public:
     }
 
     [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }
+
+    /// The entries the state of a context built at `leaf` comes from (SPEC §4.5). O(1).
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        return index_.state_entries(leaf, [this](std::size_t pos) { return self().load(pos); });
+    }
     [[nodiscard]] std::size_t entry_count() const noexcept { return index_.size(); }
 
     /// The bookkeeping of this session.

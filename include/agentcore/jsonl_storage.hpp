@@ -45,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -100,7 +101,8 @@ class JsonlSessionStorage {
 public:
     /// Creates a new session file holding `header` (and `entries`, in order), written to a
     /// temporary file beside `path`, synced, moved into place without replacing anything, the
-    /// folder synced; returns it opened for writing. An existing file: already_exists. Entries
+    /// folder synced; returns it opened for writing. In a pi file a `leaf` entry that no entry
+    /// hangs under is placed under its target, as set_leaf_id writes it. An existing file: already_exists. Entries
     /// that do not form a tree (duplicate id, unknown parent): already_exists / invalid_entry,
     /// nothing created.
     static JsonlSessionStorage create(std::string path, SessionHeader header,
@@ -120,6 +122,16 @@ public:
         s.dialect_ = s.options_.dialect;
         std::string content = encode_header(header, s.dialect_);
         content.push_back('\n');
+        if (s.dialect_ == Dialect::pi) {
+            // As set_leaf_id writes them in a pi file: a `leaf` entry nothing hangs under goes
+            // under its target, where pi (which continues from the last line) follows it.
+            std::unordered_set<std::string> parents;
+            for (const auto& e : entries)
+                if (const auto& parent = parent_id_of(e)) parents.insert(*parent);
+            for (auto& e : entries)
+                if (auto* leaf = std::get_if<LeafEntry>(&e); leaf && parents.count(leaf->id) == 0)
+                    leaf->parent_id = leaf->target_id;
+        }
         detail::TreeIndex check;
         std::vector<EntryHandle> handles;
         handles.reserve(entries.size());
@@ -196,12 +208,18 @@ public:
 
     /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
     /// Throws not_found for an unknown target.
+    ///
+    /// In a native file the entry's parent is the previous leaf (SPEC §4.2). In a pi file it is
+    /// the target itself (none: a root): pi does not know `leaf` entries and continues from a
+    /// file's last line, so a `leaf` entry under the target leads pi down the target's branch
+    /// — its context is the target's, its next append a child on that branch — and agentcore
+    /// reads the move as it wrote it.
     void set_leaf_id(std::optional<std::string> target) {
         if (target && !index_.contains(*target))
             throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
         LeafEntry leaf;
         leaf.id = create_entry_id();
-        leaf.parent_id = index_.leaf();
+        leaf.parent_id = dialect_ == Dialect::pi ? target : index_.leaf();
         leaf.timestamp = format_timestamp(options_.environment.now_ms());
         leaf.target_id = std::move(target);
         append_entry(std::move(leaf));
@@ -275,6 +293,12 @@ public:
 
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
     [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
+
+    /// The entries the state of a context built at `leaf` comes from (SPEC §4.5): O(1) on the
+    /// index, plus decoding those (at most three) entries.
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        return index_.state_entries(leaf, [this](std::size_t pos) { return materialise(pos); });
+    }
 
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
@@ -475,7 +499,12 @@ private:
             }
         }
         make_room();
-        if (!index_.record_undecoded(id, type, usage ? &*usage : nullptr)) return duplicate();
+        std::string role_scratch;
+        std::string_view role;
+        const bool assistant = type == MessageEntry::type && !scanned.message_role.empty() &&
+                               detail::JsonScanner::string_value(scanned.message_role, role_scratch, role) &&
+                               role == "assistant";
+        if (!index_.record_undecoded(id, type, parent, assistant, usage ? &*usage : nullptr)) return duplicate();
         slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, nullptr});
         return {};
     }
@@ -751,5 +780,6 @@ private:
 };
 
 static_assert(SessionStorage<JsonlSessionStorage>);
+static_assert(has_state_entries<JsonlSessionStorage>);
 
 }  // namespace agentcore

@@ -305,21 +305,53 @@ std::vector<EntryHandle> build_context_entries(const Session<S>& session,
     return build_context_entries(get_branch(session), merge_context_build_options(session, options));
 }
 
-/// The context of the current branch (SPEC §4.5).
+/// The entries the state of a context built at `leaf` comes from: on the leaf's whole ancestry,
+/// the newest thinking_level_change, model setter (model_change or assistant message) and
+/// active_tools_change (SPEC §4.5). O(1) on a storage that keeps them (has_state_entries: the
+/// built-in ones do), else a walk of the ancestry. No leaf: all null.
 template <SessionStorage S>
-SessionContext build_context(const Session<S>& session, const ContextBuildOptions& options = {}) {
-    if (options.entry_transforms.empty() && options.entry_projectors.empty() &&
-        (!options.provider_ready || session.context_build_options().provider_ready))
-        return build_session_context(get_branch(session), session.context_build_options());
-    return build_session_context(get_branch(session), merge_context_build_options(session, options));
+StateEntries get_state_entries(const Session<S>& session, std::optional<std::string_view> leaf) {
+    const S& storage = session.storage();
+    if constexpr (has_state_entries<S>) {
+        return storage.get_state_entries(leaf);
+    } else {
+        return detail::walk_state_entries(leaf, storage.entry_count(),
+                                          [&storage](std::string_view id) { return storage.get_entry(id); });
+    }
 }
 
-/// The context of the branch that ends at `leaf` (none: empty context).
+namespace detail {
+
+template <SessionStorage S>
+SessionContext build_context_from(const Session<S>& session, std::optional<std::string_view> leaf,
+                                  const ContextBuildOptions& options) {
+    SessionContext context;
+    const std::vector<EntryHandle> path = session.storage().get_path_to_root_or_compaction(leaf);
+    set_context_state(context, get_state_entries(session, leaf));
+    build_context_messages(path, options, context);
+    return context;
+}
+
+}  // namespace detail
+
+/// The context of the current branch (SPEC §4.5): messages from the path, the state from the
+/// leaf's whole ancestry, so that a compaction does not reset the settings chosen before it.
+template <SessionStorage S>
+SessionContext build_context(const Session<S>& session, const ContextBuildOptions& options = {}) {
+    const auto leaf = session.storage().get_leaf_id();
+    const auto start = leaf ? std::optional<std::string_view>(*leaf) : std::nullopt;
+    if (options.entry_transforms.empty() && options.entry_projectors.empty() &&
+        (!options.provider_ready || session.context_build_options().provider_ready))
+        return detail::build_context_from(session, start, session.context_build_options());
+    return detail::build_context_from(session, start, merge_context_build_options(session, options));
+}
+
+/// The context of the branch that ends at `leaf` (none: empty context), as build_context.
+/// Unknown leaf: not_found.
 template <SessionStorage S>
 SessionContext build_context_at(const Session<S>& session, std::optional<std::string_view> leaf,
                                 const ContextBuildOptions& options = {}) {
-    return build_session_context(session.storage().get_path_to_root_or_compaction(leaf),
-                                 merge_context_build_options(session, options));
+    return detail::build_context_from(session, leaf, merge_context_build_options(session, options));
 }
 
 /// The context of the branch that ends at `leaf`, as get_leaf_id returns it (none: empty context).

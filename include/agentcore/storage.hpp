@@ -14,7 +14,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <vector>
 
 namespace agentcore {
@@ -58,6 +57,16 @@ struct EntriesQuery {
     std::size_t limit = std::numeric_limits<std::size_t>::max();
 };
 
+/// The entries a context's state comes from (SPEC §4.5): on the whole ancestry of a leaf (root
+/// to leaf, through every compaction), the newest entry that sets the thinking level (a
+/// `thinking_level_change`), the model (a `model_change` or an assistant message) and the tool
+/// set (an `active_tools_change`). Null where no entry of the ancestry sets it.
+struct StateEntries {
+    EntryHandle thinking_level;
+    EntryHandle model;
+    EntryHandle active_tools;
+};
+
 /// What a session storage provides. Every built-in storage models it; an application can model
 /// it with its own type (a database) and use Session<S> and every free function unchanged.
 ///
@@ -76,6 +85,10 @@ struct EntriesQuery {
 /// - cs.get_entries(EntriesQuery) -> std::vector<EntryHandle>
 /// - cs.get_session_stats() -> SessionStats             O(1): kept up to date on append
 /// - cs.entry_count() -> std::size_t
+///
+/// Optional (has_state_entries): cs.get_state_entries(std::optional<std::string_view> leaf) ->
+/// StateEntries, kept by the storage so that the state of a context costs no walk of the whole
+/// ancestry; without it, build_context walks the ancestry through get_entry.
 ///
 /// Handles point to immutable entries: a storage may create them on demand (nothing requires
 /// every entry to live in memory), but must never hand out an entry that later changes.
@@ -100,11 +113,61 @@ concept SessionStorage = requires(S& s, const S& cs, std::string_view id,
     { cs.entry_count() } -> std::convertible_to<std::size_t>;
 };
 
+/// A storage that finds the entries of a context's state itself (see StateEntries).
+template <class S>
+concept has_state_entries = requires(const S& cs, std::optional<std::string_view> leaf) {
+    { cs.get_state_entries(leaf) } -> std::same_as<StateEntries>;
+};
+
 namespace detail {
 
-/// The path walk of SPEC §4.4 over any id → entry lookup. Oldest first. Stops after including a
-/// compaction with a retained tail, the first kept entry of a compaction met on the way, or a
-/// root. `bound` (the number of entries) limits the walk so that no parent cycle can hang it.
+/// What an entry sets of a context's state.
+struct StateSets {
+    bool thinking_level = false;
+    bool model = false;
+    bool active_tools = false;
+};
+
+/// What an entry sets, from its type and (for a message) whether it is an assistant message.
+inline StateSets state_sets_of(std::string_view type, bool assistant_message) noexcept {
+    StateSets sets;
+    sets.thinking_level = type == ThinkingLevelChangeEntry::type;
+    sets.model = type == ModelChangeEntry::type || (type == MessageEntry::type && assistant_message);
+    sets.active_tools = type == ActiveToolsChangeEntry::type;
+    return sets;
+}
+
+inline StateSets state_sets_of(const SessionTreeEntry& entry) noexcept {
+    const auto* m = std::get_if<MessageEntry>(&entry);
+    return state_sets_of(type_of(entry), m != nullptr && std::holds_alternative<AssistantMessage>(m->message));
+}
+
+/// StateEntries by walking the ancestry of `leaf` through any id → entry lookup, newest first,
+/// until all three are found or the root is reached: O(ancestry). For storages that do not keep
+/// them (has_state_entries). `bound` limits the walk as in walk_to_root_or_compaction.
+template <class Lookup>
+StateEntries walk_state_entries(std::optional<std::string_view> leaf, std::size_t bound, Lookup&& lookup) {
+    StateEntries out;
+    if (!leaf) return out;
+    EntryHandle current = lookup(*leaf);
+    for (std::size_t steps = 0; current && steps < bound; ++steps) {
+        const StateSets sets = state_sets_of(*current);
+        if (sets.thinking_level && !out.thinking_level) out.thinking_level = current;
+        if (sets.model && !out.model) out.model = current;
+        if (sets.active_tools && !out.active_tools) out.active_tools = current;
+        if (out.thinking_level && out.model && out.active_tools) break;
+        const auto& parent = parent_id_of(*current);
+        current = parent ? lookup(*parent) : nullptr;
+    }
+    return out;
+}
+
+/// The path walk of SPEC §4.4 over any id → entry lookup. Oldest first. The first compaction
+/// met on the way (the newest on the path) decides where the path starts: the walk stops after
+/// including it when it has a retained tail, else after including the entry its
+/// first_kept_entry_id names; compactions met after it (older ones, inside its kept range) change
+/// nothing. Otherwise the walk ends at a root. `bound` (the number of entries) limits the walk so
+/// that no parent cycle can hang it.
 template <class Lookup>
 std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_view> start,
                                                     std::size_t bound, Lookup&& lookup) {
@@ -114,7 +177,8 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
     if (!current)
         throw SessionError(ErrorCode::not_found, "entry '" + std::string(*start) + "' not found",
                            ErrorLocation{.entry_id = std::string(*start)});
-    std::unordered_set<std::string> stop_at;
+    bool governed = false;  // the newest compaction has been met
+    std::optional<std::string> stop_at;
     while (current) {
         if (path.size() >= bound)
             throw SessionError(ErrorCode::invalid_session,
@@ -123,11 +187,14 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
                                    id_of(*current) + "')");
         path.push_back(current);
         const SessionTreeEntry& e = *current;
-        if (const auto* c = std::get_if<CompactionEntry>(&e)) {
-            if (c->retained_tail) break;
-            if (c->first_kept_entry_id) stop_at.insert(*c->first_kept_entry_id);
+        if (!governed) {
+            if (const auto* c = std::get_if<CompactionEntry>(&e)) {
+                governed = true;
+                if (c->retained_tail) break;
+                stop_at = c->first_kept_entry_id;
+            }
         }
-        if (stop_at.count(id_of(e)) != 0) break;
+        if (stop_at && *stop_at == id_of(e)) break;
         const auto& parent = parent_id_of(e);
         if (!parent) break;
         EntryHandle next = lookup(*parent);

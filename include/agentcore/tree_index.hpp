@@ -1,6 +1,7 @@
 #pragma once
 // Bookkeeping every storage keeps beside its entries: id → position, the leaf, labels, the name,
-// entries by type and the stats. Updated on append, so that each of these reads is O(1).
+// entries by type, the stats and, per entry, where its context's state comes from. Updated on
+// append, so that each of these reads is O(1).
 //
 // Public: a storage of an application's own (see indexed_storage.hpp) builds on it. The types
 // live in agentcore::detail for 0.1's sake and are named in agentcore at the end of this file.
@@ -10,6 +11,7 @@
 #include <agentcore/storage.hpp>
 
 #include <cstddef>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -70,7 +72,14 @@ public:
     /// Records an appended entry at the next position and moves the leaf (SPEC §4.2).
     void record(const SessionTreeEntry& entry) {
         const std::size_t pos = positions_.size();
-        positions_.emplace(id_of(entry), pos);
+        const auto inserted = positions_.emplace(id_of(entry), pos).first;
+        try {
+            const auto& parent = parent_id_of(entry);
+            push_state(pos, parent ? std::optional<std::string_view>(*parent) : std::nullopt, state_sets_of(entry));
+        } catch (...) {
+            positions_.erase(inserted);
+            throw;
+        }
         by_type_[std::string(type_of(entry))].push_back(pos);
         stats_.add(entry);
         if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
@@ -91,12 +100,21 @@ public:
     }
 
     /// Records an entry the storage has not decoded (it decodes entries on demand): its id, its
-    /// type and the usage it adds to the stats, if any. Label, session_info and leaf entries
-    /// change more than that and go through record(entry). Returns false, changing nothing,
-    /// when the id is already taken.
-    bool record_undecoded(std::string_view id, std::string_view type, const Usage* usage) {
+    /// type, its parent, whether it is an assistant message (which sets the model) and the usage
+    /// it adds to the stats, if any. Label, session_info and leaf entries change more than that
+    /// and go through record(entry). Returns false, changing nothing, when the id is already
+    /// taken.
+    bool record_undecoded(std::string_view id, std::string_view type, std::optional<std::string_view> parent,
+                          bool assistant_message, const Usage* usage) {
         const std::size_t pos = positions_.size();
-        if (!positions_.try_emplace(std::string(id), pos).second) return false;
+        const auto [inserted, fresh] = positions_.try_emplace(std::string(id), pos);
+        if (!fresh) return false;
+        try {
+            push_state(pos, parent, state_sets_of(type, assistant_message));
+        } catch (...) {
+            positions_.erase(inserted);
+            throw;
+        }
         auto it = by_type_.find(type);
         if (it == by_type_.end()) it = by_type_.emplace(std::string(type), std::vector<std::size_t>{}).first;
         it->second.push_back(pos);
@@ -124,15 +142,63 @@ public:
         return it == by_type_.end() ? none : it->second;
     }
 
-    void reserve(std::size_t n) { positions_.reserve(n); }
+    /// Position of "no entry" in StatePositions.
+    static constexpr std::size_t no_position = std::numeric_limits<std::size_t>::max();
+
+    /// Where the state of a context built at an entry comes from: the positions of the newest
+    /// entries of its ancestry (the entry included) that set the thinking level, the model, the
+    /// tool set; no_position where none does.
+    struct StatePositions {
+        std::size_t thinking_level = no_position;
+        std::size_t model = no_position;
+        std::size_t active_tools = no_position;
+    };
+
+    /// The state positions of the entry with that id (all no_position for none or an unknown id).
+    /// O(1): each entry's are derived from its parent's when it is recorded.
+    [[nodiscard]] StatePositions state_positions(std::optional<std::string_view> id) const {
+        if (!id) return {};
+        auto it = positions_.find(*id);
+        return it == positions_.end() ? StatePositions{} : state_[it->second];
+    }
+
+    /// StateEntries of the entry with that id, the entries fetched by position with `at`.
+    template <class EntryAt>
+    [[nodiscard]] StateEntries state_entries(std::optional<std::string_view> id, EntryAt&& at) const {
+        const StatePositions p = state_positions(id);
+        StateEntries out;
+        if (p.thinking_level != no_position) out.thinking_level = at(p.thinking_level);
+        if (p.model != no_position) out.model = at(p.model);
+        if (p.active_tools != no_position) out.active_tools = at(p.active_tools);
+        return out;
+    }
+
+    void reserve(std::size_t n) {
+        positions_.reserve(n);
+        state_.reserve(n);
+    }
 
 private:
+    // Appends the state positions of the entry at `pos`: its parent's, overridden by what it sets.
+    void push_state(std::size_t pos, std::optional<std::string_view> parent, StateSets sets) {
+        StatePositions p;
+        if (parent) {
+            auto it = positions_.find(*parent);
+            if (it != positions_.end()) p = state_[it->second];
+        }
+        if (sets.thinking_level) p.thinking_level = pos;
+        if (sets.model) p.model = pos;
+        if (sets.active_tools) p.active_tools = pos;
+        state_.push_back(p);
+    }
+
     StringMap<std::size_t> positions_;
     StringMap<std::vector<std::size_t>> by_type_;
     StringMap<std::string> labels_;
     std::optional<std::string> name_;
     std::optional<std::string> leaf_;
     SessionStats stats_;
+    std::vector<StatePositions> state_;  // by position
 };
 
 }  // namespace agentcore::detail

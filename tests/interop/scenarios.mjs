@@ -173,7 +173,67 @@ export function writeMinimal(sm) {
     return ids;
 }
 
-export const SCENARIOS = { full: writeFull, branches: writeBranches, minimal: writeMinimal };
+/** Compacts the current branch as pi's AgentSession.compact does — pi's own prepareCompaction
+ * over getBranch(), the file lists appended to the summary, appendCompaction — with a scripted
+ * summary instead of a model's. */
+export function compactAsPi(sm, compaction, summary, keepRecentTokens) {
+    const preparation = compaction.prepareCompaction(sm.getBranch(), {
+        enabled: true,
+        reserveTokens: 16384,
+        keepRecentTokens,
+    });
+    if (!preparation) throw new Error(`pi's prepareCompaction found nothing to compact for "${summary}"`);
+    const { readFiles, modifiedFiles } = compaction.computeFileLists(preparation.fileOps);
+    const text = summary + compaction.formatFileOperations(readFiles, modifiedFiles);
+    return sm.appendCompaction(text, preparation.firstKeptEntryId, preparation.tokensBefore, { readFiles, modifiedFiles }, false);
+}
+
+const words = (label) => `${label}: ${"lorem ipsum dolor sit amet ".repeat(6)}`;
+
+/** The "compactions" session: pi's own compaction code, several times in a row (each cut may fall
+ * inside the previous compaction's kept range), with branches between and settings chosen
+ * before the first kept entries. */
+export function writeCompactions(sm, compaction) {
+    const ids = {};
+    ids.thinking = sm.appendThinkingLevelChange("high");
+    ids.model = sm.appendModelChange("openai", "gpt-5");
+    ids.u1 = sm.appendMessage(user(words("first question")));
+    ids.a1 = sm.appendMessage(assistantToolCall("call_c1"));
+    ids.t1 = sm.appendMessage(toolResult("call_c1"));
+    ids.a1b = sm.appendMessage(assistant(words("first answer")));
+    ids.u2 = sm.appendMessage(user(words("second question")));
+    ids.a2 = sm.appendMessage(assistant(words("second answer")));
+    ids.u3 = sm.appendMessage(user(words("third question")));
+    ids.a3 = sm.appendMessage(assistant(words("third answer")));
+    ids.k1 = compactAsPi(sm, compaction, "Summary one", 120);
+    ids.u4 = sm.appendMessage(user(words("fourth question")));
+    ids.a4 = sm.appendMessage(assistant(words("fourth answer")));
+    // Compacting again at once: pi's cut starts at the first kept entry of the previous one.
+    ids.k2 = compactAsPi(sm, compaction, "Summary two", 100);
+    ids.u5 = sm.appendMessage(user(words("fifth question")));
+    ids.k3 = compactAsPi(sm, compaction, "Summary three", 150);
+    ids.thinking2 = sm.appendThinkingLevelChange("low");
+    ids.u6 = sm.appendMessage(user(words("sixth question")));
+    ids.a6 = sm.appendMessage(assistantToolCall("call_c6"));
+    ids.t6 = sm.appendMessage(toolResult("call_c6"));
+    ids.a6b = sm.appendMessage(assistant(words("sixth answer")));
+    // A branch from between two compactions, compacted on its own.
+    sm.branch(ids.a4);
+    ids.u7 = sm.appendMessage(user(words("branch question")));
+    ids.a7 = sm.appendMessage(assistant(words("branch answer")));
+    ids.u8 = sm.appendMessage(user(words("branch follow-up")));
+    ids.k4 = compactAsPi(sm, compaction, "Branch summary of compaction", 60);
+    ids.a8 = sm.appendMessage(assistant(words("branch final answer")));
+    // Back to the main line with a summary, then once more a compaction.
+    ids.s1 = sm.branchWithSummary(ids.a6b, "Explored a side branch.", { readFiles: [] }, true);
+    ids.u9 = sm.appendMessage(user(words("back on the main line")));
+    ids.a9 = sm.appendMessage(assistant(words("main line answer")));
+    ids.k5 = compactAsPi(sm, compaction, "Summary five", 100);
+    ids.u10 = sm.appendMessage(user(words("last question")));
+    return ids;
+}
+
+export const SCENARIOS = { full: writeFull, branches: writeBranches, minimal: writeMinimal, compactions: writeCompactions };
 
 /** A linear session (no branches): the shape of pi's v1 files, from which the v1 and v2
  * fixtures are derived. */

@@ -9,7 +9,7 @@
 //      contexts: [{ index, id, context: {messages, thinkingLevel, model} }] }]
 import { copyFileSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { loadPi } from "./pi_loader.mjs";
+import { loadPi, loadPiCompaction } from "./pi_loader.mjs";
 import { describeSession } from "./describe.mjs";
 import { SCENARIOS } from "./scenarios.mjs";
 
@@ -19,13 +19,14 @@ if (!piFolder || !outFolder || !fixturesFolder) {
     process.exit(1);
 }
 const pi = await loadPi(piFolder);
+const compaction = await loadPiCompaction(piFolder);
 mkdirSync(outFolder, { recursive: true });
 
 const results = [];
 for (const [name, write] of Object.entries(SCENARIOS)) {
     const sessionDir = join(outFolder, name);
     const sm = pi.SessionManager.create("/work/project", sessionDir);
-    write(sm);
+    write(sm, compaction);
     const file = sm.getSessionFile();
     results.push(describeSession(pi, name, file, file, 3, outFolder));
 }
