@@ -23,22 +23,22 @@ namespace agentcore {
 
 /// How to create a session.
 struct CreateOptions {
-    std::optional<std::string> id;  ///< default: a UUIDv7; must be a valid session id
-    std::string cwd;
+    std::optional<std::string> id{};  ///< default: a UUIDv7; must be a valid session id
+    std::string cwd{};
     Json metadata = Json::object();
-    std::optional<std::string> parent_session;
+    std::optional<std::string> parent_session{};
 };
 
 /// Where a page of list starts: after the session with this creation time and id (in the order
 /// of the listing). Take it from SessionList::next.
 struct ListCursor {
-    std::string created;  ///< the header timestamp
-    std::string id;
+    std::string created{};  ///< the header timestamp
+    std::string id{};
 };
 
 /// Which sessions list returns.
 struct ListOptions {
-    std::optional<std::string> cwd;  ///< only sessions of this working directory
+    std::optional<std::string> cwd{};  ///< only sessions of this working directory
     std::size_t limit = std::numeric_limits<std::size_t>::max();  ///< at most this many
     std::optional<ListCursor> after = std::nullopt;  ///< keyset paging: start after this session
     bool newest_first = true;         ///< false: oldest first

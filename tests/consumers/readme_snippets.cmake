@@ -3,7 +3,10 @@
 # A snippet with `int main(` is compiled as it is. Any other snippet becomes the body of a
 # function, with its #include lines above it, `using namespace agentcore;` and the names the
 # README leaves to the reader in scope: `path` (a session file), `session` (an open JSONL session),
-# `settings` (compaction settings) and `my_llm` (a function that returns a summary).
+# `settings` (compaction settings) and `my_llm` (a function that returns a summary); a snippet
+# that uses `llm::` also gets <agentcore/llm.hpp> and the parts of an application the LLM loop
+# leaves to the reader: `my_tools`, `url`, `my_http_post` (calls its callback per chunk), `show`
+# and `run_my_tool`.
 # A snippet that includes <agentcore/testing/catch2.hpp> is a test case: the Catch2 fixtures
 # consumer (packaging.fixtures_catch2) compiles and runs it with Catch2, so it is skipped here.
 # Usage: cmake -DREADME=<README.md> -DWORK=<scratch> -DCOMPILER=<c++> -DINCLUDES=<dir;dir>
@@ -24,6 +27,13 @@ set(_prelude_body
     [[maybe_unused]] const agentcore::CompactionSettings& settings) {\n\
     using namespace agentcore;\n\
     {\n")
+
+set(_prelude_llm "#include <agentcore/llm.hpp>\n#include <string_view>\n#include <vector>\n\
+[[maybe_unused]] static const std::vector<agentcore::llm::ToolDefinition> my_tools;\n\
+[[maybe_unused]] static const std::string url;\n\
+template <class OnChunk> static void my_http_post(const std::string&, const std::string&, OnChunk&&) {}\n\
+[[maybe_unused]] static void show(std::string_view) {}\n\
+[[maybe_unused]] static agentcore::ToolResultMessage run_my_tool(const agentcore::ToolCallContent&) { return {}; }\n")
 
 set(_in_block FALSE)
 set(_count 0)
@@ -56,7 +66,11 @@ foreach(_line IN LISTS _lines)
     if(_body MATCHES "int main\\(")
         file(WRITE ${_source} "${_includes}${_body}")
     else()
-        file(WRITE ${_source} "${_prelude_head}${_includes}${_prelude_body}${_body}    }\n}\n")
+        set(_head "${_prelude_head}")
+        if(_body MATCHES "llm::")
+            string(APPEND _head "${_prelude_llm}")
+        endif()
+        file(WRITE ${_source} "${_head}${_includes}${_prelude_body}${_body}    }\n}\n")
     endif()
     execute_process(COMMAND ${COMPILER} ${_flags} ${_source}
                     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
