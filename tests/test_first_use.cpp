@@ -16,7 +16,7 @@ TEST_CASE("option structs take designated initialisers that leave members out", 
     CHECK(session.storage().metadata().metadata == Json::object());
     auto named = create(repo, CreateOptions{.id = "chosen-id", .cwd = "/w"});
     CHECK(named.storage().metadata().id == "chosen-id");
-    CHECK(list(repo, {.cwd = "/w"}).size() == 1);
+    CHECK(list(repo, {.cwd = "/w"}).sessions.size() == 1);
 
     auto first = append_message(session, UserMessage{.content = "hello"});
     append_message(session, AssistantMessage{.content = {TextContent{.text = "hi"}}, .model = "m"});
