@@ -56,7 +56,10 @@ std::vector<EntryHandle> get_entries_to_fork(const S& storage, const ForkOptions
 /// The copies a new session receives: the same ids; an entry whose parent was not copied becomes
 /// a root, and a copied `leaf` entry whose target was not copied points before the first entry.
 /// A `label` entry whose target was not copied is left out (it would label nothing); an entry
-/// whose parent was such a label takes the label's parent instead.
+/// whose parent was such a label takes the label's parent instead. An older compaction inside the
+/// copied kept range whose first kept entry was not copied loses that pointer (as pi's v1 upgrade
+/// drops a pointer to nothing): its summary then stands for what came before it, and the copy
+/// names no entry it does not hold.
 inline std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
     std::unordered_set<std::string_view> copied;
     std::unordered_map<std::string_view, std::optional<std::string>> left_out;  // id → its parent
@@ -75,6 +78,9 @@ inline std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<Entr
         if (base.parent_id && copied.count(*base.parent_id) == 0) base.parent_id.reset();
         if (auto* leaf = std::get_if<LeafEntry>(&copy))
             if (leaf->target_id && copied.count(*leaf->target_id) == 0) leaf->target_id.reset();
+        if (auto* compaction = std::get_if<CompactionEntry>(&copy))
+            if (compaction->first_kept_entry_id && copied.count(*compaction->first_kept_entry_id) == 0)
+                compaction->first_kept_entry_id.reset();
         copied.insert(id_of(*handle));
         out.push_back(std::move(copy));
     }

@@ -210,12 +210,14 @@ public:
             integer(s[timestamp], path / "timestamp");
         } else if (r == "assistant") {
             blocks(s[content_key], path / "content");
-            string(s[api], path / "api");
+            optional_string(s[api], path / "api");
             string(s[provider], path / "provider");
             string(s[model], path / "model");
             if (s[usage_key].empty()) ctx_.missing(path / "usage");
             usage(s[usage_key], path / "usage");
             string(s[stop_reason], path / keys::stop_reason(d_));
+            if (stop_reason_from_wire(std::string(text_of(s[stop_reason], scratch)), d_).empty())
+                ctx_.fail(path / keys::stop_reason(d_), "not one of " + std::string(stop_reasons_spelled(d_)));
             optional_string(s[error_message], path / keys::error_message(d_));
             integer(s[timestamp], path / "timestamp");
         } else if (r == roles::tool_result(d_)) {
