@@ -61,8 +61,7 @@ inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
         "SELECT header, dialect FROM sessions ORDER BY created, id LIMIT ?4",
         "SELECT header, dialect FROM sessions WHERE (created, id) > (?2, ?3) ORDER BY created, id LIMIT ?4",
         "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created DESC, id DESC LIMIT ?4",
-        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) < (?2, ?3)"
-        " ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) < (?2, ?3) ORDER BY created DESC, id DESC LIMIT ?4",
         "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created, id LIMIT ?4",
         "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) > (?2, ?3) ORDER BY created, id LIMIT ?4",
     };
