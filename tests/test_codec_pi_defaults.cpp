@@ -42,7 +42,8 @@ TEST_CASE("absent fromHook, display and isError read as false and are written ba
     CHECK(std::get<CompactionEntry>(decode_entry(pi_lines[0], Dialect::pi)).from_hook_omitted);
     CHECK_FALSE(std::get<CompactionEntry>(decode_entry(pi_lines[1], Dialect::pi)).from_hook_omitted);
     CHECK_FALSE(std::get<CustomMessageEntry>(decode_entry(pi_lines[3], Dialect::pi)).display);
-    const auto& result = std::get<ToolResultMessage>(std::get<MessageEntry>(decode_entry(pi_lines[4], Dialect::pi)).message);
+    const SessionTreeEntry tool_entry = decode_entry(pi_lines[4], Dialect::pi);
+    const auto& result = std::get<ToolResultMessage>(std::get<MessageEntry>(tool_entry).message);
     CHECK_FALSE(result.is_error);
     CHECK(result.is_error_omitted);
     // null reads as absent, as pi's falsy check does.

@@ -15,7 +15,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -71,19 +70,23 @@ AgentMessage message_from(std::uint8_t b) {
 
 // SPEC §4.4 read literally.
 std::vector<std::string> reference_walk(const InMemorySessionStorage<>& s, const std::string& start) {
+    // The first compaction met (the newest on the path) decides where the path starts; older
+    // compactions met after it change nothing.
     std::vector<std::string> out;
-    std::set<std::string> stop_at;
+    std::optional<std::string> stop_at;
+    bool decided = false;
     std::optional<std::string> at = start;
     while (at) {
         const EntryHandle e = s.get_entry(*at);
         if (!e) std::abort();
         out.insert(out.begin(), *at);
         if (out.size() > s.entry_count()) std::abort();
-        if (const auto* c = std::get_if<CompactionEntry>(e.get())) {
+        if (const auto* c = std::get_if<CompactionEntry>(e.get()); c != nullptr && !decided) {
+            decided = true;
             if (c->retained_tail) break;
-            if (c->first_kept_entry_id) stop_at.insert(*c->first_kept_entry_id);
+            stop_at = c->first_kept_entry_id;
         }
-        if (stop_at.count(*at) != 0) break;
+        if (stop_at && *stop_at == *at) break;
         at = parent_id_of(*e);
     }
     return out;

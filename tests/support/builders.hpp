@@ -1,6 +1,7 @@
 #pragma once
 // Small builders for test sessions: messages with usage, a deterministic in-memory session.
 
+#include <agentcore/detail/saturate.hpp>
 #include <agentcore/session.hpp>
 
 #include <string>
@@ -15,7 +16,10 @@ inline Usage usage(std::int64_t input, std::int64_t output, std::int64_t cache_r
     u.output = output;
     u.cache_read = cache_read;
     u.cache_write = cache_write;
-    u.total_tokens = input + output + cache_read + cache_write;
+    // Saturating, as the library's sums are: tests pass counts at INT64_MAX.
+    u.total_tokens = agentcore::detail::saturating_add(
+        agentcore::detail::saturating_add(input, output),
+        agentcore::detail::saturating_add(cache_read, cache_write));
     u.cost.total = cost_total;
     return u;
 }
