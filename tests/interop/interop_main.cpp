@@ -424,6 +424,18 @@ public:
         });
         pi_turn("append", "pi after a compaction that kept nothing");
 
+        ours("compact, keeping the tail", [&](FileSession& s) {
+            agentcore::append_message(s, agentcore::user_text(std::string(400, 's'), 1768500000012));
+            agentcore::append_custom_message_entry(s, "agentcore-note", std::string("Kept note from C++"), true);
+            agentcore::append_message(s, assistant_text(std::string(400, 't')));
+            auto prep = agentcore::prepare_compaction(s, agentcore::CompactionSettings{true, 16384, 120});
+            if (!prep) throw std::runtime_error("agentcore found nothing to compact");
+            agentcore::compact(s, *prep, [](const agentcore::SummaryRequest&) {
+                return agentcore::SummaryResult{"agentcore compacted, keeping the tail", std::nullopt};
+            }, agentcore::CompactOptions{.retain_tail = true});
+        });
+        pi_turn("append", "pi after a compaction that kept its tail");
+
         ours("set_leaf_id to the leaf it has", [&](FileSession& s) {
             agentcore::set_leaf_id(s, agentcore::get_leaf_id(s));
         }, {id("pi leaf")});
