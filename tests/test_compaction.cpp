@@ -4,6 +4,8 @@
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 
+#include <agentcore/fork.hpp>
+
 #include <stdexcept>
 
 using namespace agentcore;
@@ -427,24 +429,40 @@ TEST_CASE("compact appends the compaction and the context becomes summary plus k
           Strings{"compaction_summary:the summary", "user:" + text(400, 'c'), "assistant:" + text(400, 'd')});
 }
 
-TEST_CASE("compact with retain_tail stores the kept messages instead of a first kept entry", "[compaction][compact]") {
+TEST_CASE("compact with retain_tail stores the kept messages and still names the first kept entry", "[compaction][compact]") {
     auto s = memory_session();
     append_message(s, user(text(400, 'a')));
     append_message(s, assistant(text(400, 'b')));
-    append_message(s, user(text(400, 'c')));
+    auto c = append_message(s, user(text(400, 'c')));
     append_message(s, assistant(text(400, 'd')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     auto id = compact(s, *prep, fixed_summary, CompactOptions{true, 2000});
     REQUIRE(id);
     const auto& entry = std::get<CompactionEntry>(*get_entry(s, *id));
-    CHECK_FALSE(entry.first_kept_entry_id);
+    CHECK(entry.first_kept_entry_id == c);  // what a reader without retained tails (pi 0.73) keeps
     REQUIRE(entry.retained_tail.has_value());
     CHECK(entry.retained_tail->size() == 2);
     append_message(s, user("e"));
-    CHECK(get_branch(s).size() == 2);
+    CHECK(get_branch(s).size() == 2);  // the tail ends the walk: the kept entries are not visited
     CHECK(describe(build_context(s)) ==
           Strings{"compaction_summary:SUMMARY", "user:" + text(400, 'c'), "assistant:" + text(400, 'd'), "user:e"});
+
+    // Read as pi 0.73 reads it, without the tail: the same messages, from the first kept entry.
+    auto without_tail = memory_session();
+    for (const auto& e : s.storage().entries()) {
+        SessionTreeEntry copy = *e;
+        if (auto* k = std::get_if<CompactionEntry>(&copy)) k->retained_tail.reset();
+        append_entry(without_tail, std::move(copy));
+    }
+    CHECK(describe(build_context(without_tail)) == describe(build_context(s)));
+
+    // A fork from the compaction copies no kept entry, so it drops the pointer and keeps the tail.
+    const auto forked = prepare_fork_entries(get_entries_to_fork(s.storage(), ForkOptions{.entry_id = *id, .position = ForkPosition::at}));
+    REQUIRE(forked.size() == 1);
+    const auto& copied = std::get<CompactionEntry>(forked[0]);
+    CHECK_FALSE(copied.first_kept_entry_id);
+    CHECK(copied.retained_tail.has_value());
 }
 
 TEST_CASE("compact: a cancelling summariser appends nothing and returns none", "[compaction][compact]") {

@@ -121,6 +121,29 @@ TEST_CASE("anthropic: error bodies, refusals and unknown stop reasons", "[llm][a
     CHECK(llm::parse_anthropic_response(R"({"content":[],"stop_reason":"max_tokens","usage":{}})", sonnet()).stop_reason == "length");
 }
 
+TEST_CASE("anthropic: a body that is not a JSON object gives stop_reason error, never an exception", "[llm][anthropic]") {
+    for (const std::string& body : {std::string(R"({"type":"message","content":[)"), std::string("<html>Overloaded</html>"),
+                                   std::string(), std::string("null"), std::string("[{\"type\":\"text\"}]"),
+                                   std::string(R"({"content":[],"stop_reason":"end_turn","usage":{"input_tokens":1e999}})"),
+                                   std::string("{\"content\":[{\"type\":\"text\",\"text\":\"\xC3(\"}]")}) {
+        INFO(body);
+        AssistantMessage m;
+        CHECK_NOTHROW(m = llm::parse_anthropic_response(body, sonnet()));
+        CHECK(m.stop_reason == "error");
+        CHECK(m.error_message == "the response is not a JSON object");
+        CHECK(m.content.empty());
+    }
+    CHECK(llm::parse_anthropic_response("<html>Overloaded</html>", sonnet(), {}, 529).error_message == "HTTP 529");
+    // Huge counts that still read as numbers are clamped; text that is not UTF-8 gets U+FFFD.
+    auto odd = llm::parse_anthropic_response(
+        "{\"content\":[{\"type\":\"text\",\"text\":\"\xC3(\"}],\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":1e300,\"output_tokens\":99999999999999999999999}}",
+        sonnet());
+    CHECK(odd.stop_reason == "stop");
+    CHECK(std::get<TextContent>(odd.content.at(0)).text == "\xEF\xBF\xBD(");
+    CHECK(odd.usage.input == llm::max_token_count);
+    CHECK(odd.usage.output == llm::max_token_count);
+}
+
 TEST_CASE("a streamed anthropic reply gives the same message in every chunking", "[llm][anthropic]") {
     const std::string bytes = fixture("anthropic_stream_tool.sse");
     const AssistantMessage whole = stream_anthropic(bytes, bytes.size());

@@ -97,6 +97,27 @@ TEST_CASE("responses: incomplete, failed, refusal and error bodies", "[llm][open
     CHECK(error.error_message == "HTTP 401: invalid_request_error: Invalid key");
 }
 
+TEST_CASE("responses: a body that is not a JSON object gives stop_reason error, never an exception", "[llm][openai_responses]") {
+    for (const std::string& body : {std::string(R"({"status":"completed","output":[)"), std::string("<html>Bad gateway</html>"),
+                                   std::string(), std::string("[1,2]"), std::string("\"text\""),
+                                   std::string(R"({"status":"completed","usage":{"input_tokens":1e999}})"),
+                                   std::string("{\"status\":\"compl\xFF\"")}) {
+        INFO(body);
+        AssistantMessage m;
+        CHECK_NOTHROW(m = llm::parse_openai_responses_response(body, gpt5()));
+        CHECK(m.stop_reason == "error");
+        CHECK(m.error_message == "the response is not a JSON object");
+        CHECK(m.content.empty());
+    }
+    CHECK(llm::parse_openai_responses_response("<html>Bad gateway</html>", gpt5(), {}, 502).error_message == "HTTP 502");
+    // Huge counts that still read as numbers are clamped.
+    auto huge = llm::parse_openai_responses_response(
+        R"({"status":"completed","output":[],"usage":{"input_tokens":1e300,"output_tokens":99999999999999999999999}})", gpt5());
+    CHECK(huge.stop_reason == "stop");
+    CHECK(huge.usage.input == llm::max_token_count);
+    CHECK(huge.usage.output == llm::max_token_count);
+}
+
 TEST_CASE("a streamed responses reply gives the same message in every chunking", "[llm][openai_responses]") {
     const std::string bytes = fixture("responses_stream.sse");
     const AssistantMessage whole = stream_responses(bytes, bytes.size());
@@ -161,5 +182,36 @@ TEST_CASE("responses streams: bad input is an error or a documented recovery", "
         auto m = stream_responses(msg + sse_event("response.completed", R"("response":{"status":"completed"})"));
         CHECK(m.stop_reason == "stop");
         CHECK(has_diagnostic(m, "missing_usage"));
+    }
+    SECTION("non-UTF-8 bytes") {
+        // A Latin-1 e-acute (0xE9) in a text delta, and a lone continuation byte (0x80).
+        const std::string bytes = sse_event("response.output_item.added", R"("item":{"id":"m1","type":"message","content":[]})") +
+                                  sse_event("response.output_text.delta", "\"delta\":\"caf\xE9\"") +
+                                  sse_event("response.output_text.delta", "\"delta\":\" \x80!\"") +
+                                  completed;
+        for (std::size_t c : {1u, 3u, 64u}) {
+            INFO(c);
+            auto m = stream_responses(bytes, c);
+            CHECK(m.stop_reason == "stop");
+            CHECK(std::get<TextContent>(m.content.at(0)).text == "caf\xEF\xBF\xBD \xEF\xBF\xBD!");
+            CHECK_NOTHROW(message_to_json(m, Dialect::native).dump());
+        }
+    }
+    SECTION("huge numbers") {
+        auto usage = [&](const std::string& numbers) {
+            return stream_responses(msg + sse_event("response.completed", R"("response":{"status":"completed","usage":)" + numbers + "}"));
+        };
+        auto clamped = usage(R"({"input_tokens":1e99,"output_tokens":99999999999999999999999,"input_tokens_details":{"cached_tokens":-5}})");
+        CHECK(clamped.stop_reason == "stop");
+        CHECK(clamped.usage.input == llm::max_token_count);
+        CHECK(clamped.usage.output == llm::max_token_count);
+        CHECK(clamped.usage.cache_read == 0);
+        CHECK(clamped.usage.total_tokens == 2 * llm::max_token_count);
+        // A number too large for a double is not JSON that can be read: the stream fails, the
+        // text received so far is kept.
+        auto overflow = usage(R"({"input_tokens":1e999,"output_tokens":1})");
+        CHECK(overflow.stop_reason == "error");
+        CHECK(overflow.error_message->rfind("malformed JSON in a 'response.completed' event", 0) == 0);
+        CHECK(std::get<TextContent>(overflow.content.at(0)).text == "Hi");
     }
 }

@@ -13,10 +13,12 @@
 // - The compaction records `first_kept_entry_id` and, by default, no retained tail: the kept
 //   entries stay entries, so the settings changes, labels and projected custom entries among them
 //   keep working, a file stores no second copy of recent messages, and pi reads the file as its
-//   own. `CompactOptions::retain_tail` instead writes the kept messages as the retained tail and
-//   no first kept entry: the compaction is then self-contained (the path walk stops at it, SPEC
-//   §4.4), so a fork that copies the path from it on names no entry it did not copy. The
-//   preparation always computes both.
+//   own. `CompactOptions::retain_tail` also writes the kept messages as the retained tail: the
+//   compaction is then self-contained (the path walk stops at it, SPEC §4.4, and a fork that
+//   copies the path from it on drops its pointer to the first kept entry, which it did not
+//   copy). It still names the first kept entry, which readers of retained tails pass over: pi
+//   0.73 does not read retained tails, and through that pointer it builds the same context from
+//   a pi file. The preparation always computes both.
 // - The cut never falls before the previous compaction: its summary goes into the new summary
 //   (`previous_summary`) and what it kept — first kept entries or retained tail — is summarised
 //   again, so a context holds at most one compaction summary, at its start.
@@ -582,9 +584,10 @@ concept summarizer_like = std::invocable<F&, const Request&> &&
 
 /// How compact() writes the compaction.
 struct CompactOptions {
-    /// Store the kept messages as the compaction's retained tail instead of naming the first
-    /// kept entry (SPEC §4.4: the path walk then ends at the compaction). Default: only
-    /// `first_kept_entry_id`.
+    /// Also store the kept messages as the compaction's retained tail (SPEC §4.4: the path walk
+    /// then ends at the compaction, and the tail, not the first kept entry, gives the kept
+    /// messages). `first_kept_entry_id` is written either way, for readers that know no retained
+    /// tails, such as pi 0.73. Default: only `first_kept_entry_id`.
     bool retain_tail = false;
     std::size_t max_tool_result_chars = 2000;  ///< for the serialised text of the request
 };
@@ -603,7 +606,7 @@ void require_leaf(const Session<S>& session, const std::string& expected) {
 }  // namespace detail
 
 /// Summarises with the application's callback and appends the compaction entry (summary, the
-/// first kept entry — or, with `options.retain_tail`, the retained tail instead —, tokens before,
+/// first kept entry — with `options.retain_tail` also the retained tail —, tokens before,
 /// the summariser's usage, details `{"read_files":[...],"modified_files":[...]}`). Returns the new
 /// entry's id, which becomes the leaf.
 ///
@@ -628,14 +631,12 @@ std::optional<std::string> compact(Session<S>& session, const CompactionPreparat
     detail::require_leaf(session, preparation.leaf_id);
 
     std::optional<std::vector<AgentMessage>> tail;
-    std::optional<std::string> first_kept = preparation.first_kept_entry_id;
     if (options.retain_tail) {
         tail.emplace();
         tail->reserve(preparation.retained_tail.size());
         for (const auto& m : preparation.retained_tail) tail->push_back(*m);
-        first_kept.reset();
     }
-    return append_compaction(session, std::move(result->summary), std::move(first_kept),
+    return append_compaction(session, std::move(result->summary), preparation.first_kept_entry_id,
                              preparation.tokens_before, file_details(preparation.files), false,
                              std::move(result->usage), std::move(tail));
 }

@@ -1,6 +1,7 @@
 # libFuzzer targets (clang with libclang-rt's fuzzer library; built with
 # -fsanitize=fuzzer,address,undefined). Each becomes a ctest test, label `fuzz`, that runs for
-# AGENTCORE_FUZZ_SECONDS from the seed corpus (tests/fixtures) and a corpus in the build folder.
+# AGENTCORE_FUZZ_SECONDS from its seed corpus (tests/fixtures/pi; the recorded provider replies
+# of tests/llm/fixtures for `llm`) and a corpus in the build folder.
 # The long run, by hand (see docs/reliability.md):
 #   build/clang/tests/fuzz/agentcore_fuzz_file -max_total_time=36000 -jobs=2 \
 #       build/clang/tests/fuzz/corpus/file tests/fixtures/pi
@@ -16,7 +17,7 @@ if(AGENTCORE_BUILD_FUZZERS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND NOT AG
         AGENTCORE_HAVE_LIBFUZZER)
     unset(CMAKE_REQUIRED_FLAGS)
     if(AGENTCORE_HAVE_LIBFUZZER)
-        foreach(_target line file tree)
+        foreach(_target line file tree llm)
             set(_name agentcore_fuzz_${_target})
             add_executable(${_name} ${CMAKE_CURRENT_LIST_DIR}/fuzz_${_target}.cpp)
             set_target_properties(${_name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
@@ -26,9 +27,13 @@ if(AGENTCORE_BUILD_FUZZERS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND NOT AG
             target_link_options(${_name} PRIVATE -fsanitize=fuzzer,address,undefined)
             set(_corpus ${CMAKE_CURRENT_BINARY_DIR}/fuzz/corpus/${_target})
             file(MAKE_DIRECTORY ${_corpus})
+            set(_seeds ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/pi)
+            if(_target STREQUAL "llm")
+                set(_seeds ${CMAKE_CURRENT_SOURCE_DIR}/llm/fixtures)
+            endif()
             add_test(NAME fuzz_${_target}
                      COMMAND ${_name} -max_total_time=${AGENTCORE_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=2048
-                             -print_final_stats=1 ${_corpus} ${CMAKE_CURRENT_SOURCE_DIR}/fixtures/pi)
+                             -print_final_stats=1 ${_corpus} ${_seeds})
             set_tests_properties(fuzz_${_target} PROPERTIES LABELS fuzz TIMEOUT 300)
         endforeach()
     endif()

@@ -11,9 +11,12 @@
 //    (verify_appended.mjs): pi must see the new entries, the leaf, the name, a label, and the
 //    context agentcore builds;
 // 6. alternates agentcore and pi on one pi-dialect file (pi_step.mjs): agentcore moves (with and
-//    without a summary), appends, labels, names and compacts; pi opens the file, must build the
-//    context agentcore built, and appends, labels, names, compacts and branches in turn; agentcore
-//    reads pi's work back and must build the context pi built. Both sides agree at every step.
+//    without a summary, move_to and set_leaf_id), appends messages of every role, custom and
+//    custom-message entries, labels, names, setting and active-tool changes, and compacts (with
+//    its own code and directly); pi opens the file, must build the context agentcore built, with
+//    a leaf that resolves to agentcore's, and appends, labels, names, compacts and branches in
+//    turn; agentcore reads pi's work back and must build the context pi built. Both sides agree
+//    at every step.
 //
 // Usage: agentcore_interop <node> <scripts folder> <fixtures folder> <scratch folder>
 
@@ -262,6 +265,10 @@ agentcore::AgentMessage assistant_text(const std::string& text) {
 
 using FileSession = agentcore::Session<agentcore::JsonlSessionStorage>;
 
+/// A 1x1 PNG, base64.
+constexpr const char* pixel =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg==";
+
 /// agentcore and pi taking turns on one pi-dialect file. Each agentcore turn writes, then reads
 /// the file back; pi opens it and must build the same context (and have the entries agentcore
 /// moved to on its branch), then does something of its own; agentcore reads pi's work back and
@@ -341,6 +348,111 @@ public:
             agentcore::move_to(s, id("u2"));
         }, {id("u2")});
         pi_turn("compact", "pi compacted after a move");
+
+        ours("set_leaf_id, then active tools", [&](FileSession& s) {
+            agentcore::set_leaf_id(s, id("u3"));
+            id("tools1") = agentcore::append_active_tools_change(s, {"read", "bash"});
+        }, {id("u3")});
+        pi_turn("append", "pi after a change of the active tools");
+
+        ours("active tools as the last entry", [&](FileSession& s) {
+            id("u4") = agentcore::append_message(s, agentcore::user_text("Fourth question from C++", 1768500000005));
+            id("tools2") = agentcore::append_active_tools_change(s, {});
+        });
+        pi_turn("branchWithSummary", "pi left the branch of the tool change", id("tools2"));
+
+        ours("custom and custom-message entries", [&](FileSession& s) {
+            agentcore::move_to(s, id("tools2"));
+            id("custom") = agentcore::append_custom_entry(s, "agentcore-state", Json{{"n", 2}, {"tools", {"read"}}});
+            id("cm1") = agentcore::append_custom_message_entry(s, "agentcore-note", std::string("Hidden note from C++"),
+                                                                false, Json{{"source", "cpp"}});
+            std::vector<agentcore::ContentBlock> blocks;
+            blocks.push_back(agentcore::TextContent{"Shown note from C++", {}});
+            blocks.push_back(agentcore::ImageContent{std::string(pixel), "image/png", {}});
+            id("cm2") = agentcore::append_custom_message_entry(s, "agentcore-card", std::move(blocks), true);
+            agentcore::append_message(s, assistant_text("Noted, from C++"));
+        }, {id("tools2")});
+        pi_turn("compact", "pi compacted over custom messages");
+
+        ours("bash executions and custom messages", [&](FileSession& s) {
+            agentcore::BashExecutionMessage ran;
+            ran.command = "make test";
+            ran.output = "ok\n";
+            ran.exit_code = 0;
+            ran.timestamp = 1768500000006;
+            id("bash1") = agentcore::append_message(s, ran);
+            agentcore::BashExecutionMessage cut;
+            cut.command = "yes | head -c 100000";
+            cut.output = "y\ny\n";
+            cut.exit_code = 1;
+            cut.truncated = true;
+            cut.full_output_path = "/tmp/pi-bash-output.txt";
+            cut.timestamp = 1768500000007;
+            agentcore::append_message(s, cut);
+            agentcore::BashExecutionMessage hidden;
+            hidden.command = "cat secrets.txt";
+            hidden.output = "(hidden)";
+            hidden.cancelled = true;
+            hidden.exclude_from_context = true;
+            hidden.timestamp = 1768500000008;
+            agentcore::append_message(s, hidden);
+            agentcore::CustomMessage note;
+            note.custom_type = "agentcore-reminder";
+            note.content = std::string("A custom message from C++");
+            note.display = true;
+            note.details = Json{{"priority", 1}};
+            note.timestamp = 1768500000009;
+            id("custom_message") = agentcore::append_message(s, note);
+            agentcore::append_message(s, assistant_text("Ran them, from C++"));
+        });
+        pi_turn("compact", "pi compacted over bash executions");
+
+        ours("a compaction appended directly", [&](FileSession& s) {
+            agentcore::append_message(s, agentcore::user_text("Fifth question from C++", 1768500000010));
+            agentcore::append_message(s, assistant_text("Fifth answer from C++"));
+            const auto branch = agentcore::get_branch(s);
+            const std::string kept = agentcore::id_of(*branch.at(branch.size() - 2));
+            agentcore::append_compaction(s, "Compacted directly by C++", kept, 5000,
+                                         Json{{"readFiles", {"a.txt"}}, {"modifiedFiles", Json::array()}}, true);
+        });
+        pi_turn("settings", "");
+
+        ours("a compaction that keeps nothing, then settings", [&](FileSession& s) {
+            agentcore::append_compaction(s, "Compacted by C++, nothing kept", std::nullopt, 6000);
+            agentcore::append_thinking_level_change(s, "low");
+            agentcore::append_active_tools_change(s, {"read"});
+        });
+        pi_turn("append", "pi after a compaction that kept nothing");
+
+        ours("compact, keeping the tail", [&](FileSession& s) {
+            agentcore::append_message(s, agentcore::user_text(std::string(400, 's'), 1768500000012));
+            agentcore::append_custom_message_entry(s, "agentcore-note", std::string("Kept note from C++"), true);
+            agentcore::append_message(s, assistant_text(std::string(400, 't')));
+            auto prep = agentcore::prepare_compaction(s, agentcore::CompactionSettings{true, 16384, 120});
+            if (!prep) throw std::runtime_error("agentcore found nothing to compact");
+            agentcore::compact(s, *prep, [](const agentcore::SummaryRequest&) {
+                return agentcore::SummaryResult{"agentcore compacted, keeping the tail", std::nullopt};
+            }, agentcore::CompactOptions{.retain_tail = true});
+        });
+        pi_turn("append", "pi after a compaction that kept its tail");
+
+        ours("set_leaf_id to the leaf it has", [&](FileSession& s) {
+            agentcore::set_leaf_id(s, agentcore::get_leaf_id(s));
+        }, {id("pi leaf")});
+        pi_turn("none", "");
+
+        ours("set_leaf_id after pi's look", [&](FileSession& s) {
+            agentcore::set_leaf_id(s, id("cm2"));
+        }, {id("cm2")});
+        pi_turn("label", "pi-label-on-a-custom-message", id("cm2"));
+
+        ours("set_leaf_id before the first entry", [&](FileSession& s) { agentcore::set_leaf_id(s, std::nullopt); });
+        pi_turn("none", "");
+
+        ours("append at the root after pi's look", [&](FileSession& s) {
+            agentcore::append_message(s, agentcore::user_text("A new start from C++", 1768500000011));
+        });
+        pi_turn("append", "pi on the new root");
         std::cout << "  alternating: " << turns_ << " turns compared\n";
     }
 
@@ -357,6 +469,8 @@ private:
         }
         FileSession back(agentcore::JsonlSessionStorage::open_read_only(file_));
         expected_ = context_as_pi(agentcore::build_context(back));
+        const auto leaf = agentcore::get_leaf_id(back);
+        expected_leaf_ = leaf ? PlainJson(*leaf) : PlainJson(nullptr);
         if (expected_ != written) fail_context("agentcore reading back its own '" + what + "' builds another context", expected_, written);
         on_branch_ = std::move(on_branch);
         last_ = what;
@@ -367,7 +481,7 @@ private:
         const auto step_file = folder_ / ("step-" + std::to_string(turns_) + ".json");
         const auto out_file = folder_ / ("step-" + std::to_string(turns_) + ".out.json");
         PlainJson step{{"file", file_}, {"action", action}, {"text", text}, {"out", out_file.string()},
-                       {"expected", {{"context", expected_}, {"onBranch", on_branch_}}}};
+                       {"expected", {{"context", expected_}, {"leafId", expected_leaf_}, {"onBranch", on_branch_}}}};
         if (!target.empty()) step["target"] = target;
         std::ofstream(step_file) << step.dump(1) << '\n';
         if (run({node_, (scripts_ / "pi_step.mjs").string(), pi_folder_.string(), step_file.string()}) != 0) {
@@ -379,11 +493,19 @@ private:
         const PlainJson ours_context = context_as_pi(agentcore::build_context(back));
         const std::string what = "agentcore reading pi's '" + action + "' after '" + last_ + "'";
         if (ours_context != theirs.at("context")) fail_context(what + ": the contexts differ", ours_context, theirs.at("context"));
-        if (agentcore::get_leaf_id(back).value_or("") != theirs.at("leafId").get<std::string>())
-            fail(what + ": leaf " + agentcore::get_leaf_id(back).value_or("<none>") + ", pi " + theirs.at("leafId").dump());
+        // pi's leaf is the file's last entry; when that is a `leaf` entry, agentcore's leaf is its
+        // target (README, "Where agentcore and pi differ").
+        const PlainJson& pi_leaf = theirs.at("leafId");
+        std::optional<std::string> resolved = pi_leaf.is_string() ? std::optional<std::string>(pi_leaf.get<std::string>()) : std::nullopt;
+        if (resolved)
+            if (const auto* move = agentcore::entry_as<agentcore::LeafEntry>(agentcore::get_entry(back, *resolved)))
+                resolved = move->target_id;
+        if (agentcore::get_leaf_id(back) != resolved)
+            fail(what + ": leaf " + agentcore::get_leaf_id(back).value_or("<none>") + ", pi " + pi_leaf.dump() +
+                 " (resolved: " + resolved.value_or("<none>") + ")");
         for (const auto& target_id : on_branch_) {
             bool found = false;
-            for (auto e = agentcore::get_entry(back, theirs.at("leafId").get<std::string>()); e && !found;) {
+            for (auto e = resolved ? agentcore::get_entry(back, *resolved) : nullptr; e && !found;) {
                 found = agentcore::id_of(*e) == target_id;
                 const auto& parent = agentcore::parent_id_of(*e);
                 e = parent ? agentcore::get_entry(back, *parent) : nullptr;
@@ -396,6 +518,7 @@ private:
             fail(what + ": name is " + agentcore::get_session_name(back).value_or("<none>"));
         for (const auto& new_id : theirs.at("newIds"))
             if (!agentcore::get_entry(back, new_id.get<std::string>())) fail(what + ": entry " + new_id.dump() + " missing");
+        if (pi_leaf.is_string()) id("pi leaf") = pi_leaf.get<std::string>();
         on_branch_.clear();
         ++turns_;
     }
@@ -407,6 +530,7 @@ private:
     std::string file_;
     std::map<std::string, std::string> ids_;
     PlainJson expected_;
+    PlainJson expected_leaf_;
     std::vector<std::string> on_branch_;
     std::string last_ = "create";
     int turns_ = 0;

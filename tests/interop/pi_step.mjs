@@ -2,12 +2,15 @@
 // build the context agentcore built, then does one thing of its own and reports the result.
 //
 // Usage: node pi_step.mjs <pi folder> <step.json>
-//   step.json: { file, action, expected: {context, onBranch: [ids]}, target?, text, out }
+//   step.json: { file, action, expected: {context, leafId, onBranch: [ids]}, target?, text, out }
 //   actions: "append" (a user and an assistant message), "label" (of `target`), "name",
 //   "compact" (pi's own prepareCompaction, scripted summary), "branch" (to `target`, then a user
 //   message), "branchWithSummary" (to `target`), "settings" (thinking level and model), "none".
 //   Writes `out`: { leafId, context, newIds }.
-// Exit code 1 when pi's context (or branch) differs from agentcore's before pi acts.
+// Exit code 1 when pi's context, leaf or branch differs from agentcore's before pi acts. pi's leaf
+// is its file's last entry: after a move by agentcore that is the `leaf` entry, which pi does not
+// know; it must hang under its target and name agentcore's leaf as its target (null when
+// agentcore moved before the first entry).
 import { readFileSync, writeFileSync } from "node:fs";
 import { isDeepStrictEqual } from "node:util";
 import { loadPi, loadPiCompaction } from "./pi_loader.mjs";
@@ -25,6 +28,17 @@ const before = asJson(sm.buildSessionContext());
 if (!isDeepStrictEqual(before, step.expected.context)) {
     failures++;
     console.error(`MISMATCH (pi opening agentcore's file before "${step.action}"): context\n  agentcore: ${JSON.stringify(step.expected.context)}\n  pi:        ${JSON.stringify(before)}`);
+}
+const piLeaf = sm.getLeafId();
+const piLeafEntry = piLeaf ? sm.getEntry(piLeaf) : undefined;
+const resolvedLeaf = piLeafEntry?.type === "leaf" ? (piLeafEntry.targetId ?? null) : piLeaf;
+if (resolvedLeaf !== step.expected.leafId) {
+    failures++;
+    console.error(`MISMATCH (pi opening agentcore's file before "${step.action}"): pi's leaf ${piLeaf} (${piLeafEntry?.type}) resolves to ${resolvedLeaf}, agentcore's leaf is ${step.expected.leafId}`);
+}
+if (piLeafEntry?.type === "leaf" && (piLeafEntry.parentId ?? null) !== (piLeafEntry.targetId ?? null)) {
+    failures++;
+    console.error(`MISMATCH (pi opening agentcore's file before "${step.action}"): the leaf entry ${piLeaf} hangs under ${piLeafEntry.parentId}, not under its target ${piLeafEntry.targetId}`);
 }
 const branch = new Set(sm.getBranch().map((e) => e.id));
 for (const id of step.expected.onBranch ?? []) {
