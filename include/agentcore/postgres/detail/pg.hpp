@@ -266,6 +266,8 @@ private:
             conn_.reset();
             throw Error(ErrorCode::storage, "connecting to PostgreSQL database '" + name_ + "': " + message, "", true);
         }
+        // Notices (such as "already exists, skipping") are not for the application's stderr.
+        PQsetNoticeProcessor(conn_.get(), [](void*, const char*) {}, nullptr);
     }
 
     void apply(const std::string& setting, const std::string& value) {

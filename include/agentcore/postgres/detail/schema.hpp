@@ -86,7 +86,8 @@ inline void prepare(Connection& c, bool writable) {
                            "database '" + c.name() + "' has schema version " + std::to_string(version) +
                                "; open it for writing once to migrate it to " + std::to_string(schema_version));
     // Two first migrators may race on creating the version table itself: the loser's catalog
-    // insert fails (23505 or 42P07) after the winner's commit, and it finds the table made.
+    // insert fails (23505, 42P07 or 42710) after the winner's commit, and the next try finds
+    // the table made.
     for (int attempt = 0;; ++attempt) {
         try {
             c.exec("CREATE TABLE IF NOT EXISTS agentcore_schema_migrations"
@@ -94,7 +95,8 @@ inline void prepare(Connection& c, bool writable) {
                    "creating the schema of");
             break;
         } catch (const Error& e) {
-            if (attempt > 0 || (e.sqlstate() != "23505" && e.sqlstate() != "42P07")) throw;
+            const bool raced = e.sqlstate() == "23505" || e.sqlstate() == "42P07" || e.sqlstate() == "42710";
+            if (attempt >= 3 || !raced) throw;
         }
     }
     retrying(5, [&] {
