@@ -24,5 +24,12 @@ if(TARGET agentcore_postgres)
     set_tests_properties("postgres: stop the server" PROPERTIES FIXTURES_CLEANUP agentcore_pg LABELS "unit;postgres")
     catch_discover_tests(agentcore_postgres_tests TEST_PREFIX "postgres: "
         PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}"
-        LABELS "unit;postgres" FIXTURES_REQUIRED agentcore_pg SKIP_RETURN_CODE 77 TIMEOUT 600)
+        FIXTURES_REQUIRED agentcore_pg SKIP_RETURN_CODE 77 TIMEOUT 600 TEST_LIST agentcore_postgres_test_names)
+    # Two labels are a list, which catch_discover_tests' PROPERTIES flatten: set them in a
+    # ctest script that runs after the discovered tests are defined.
+    file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/postgres_labels.cmake
+         "foreach(_test IN LISTS agentcore_postgres_test_names)\n"
+         "    set_tests_properties(\"\${_test}\" PROPERTIES LABELS \"unit;postgres\")\n"
+         "endforeach()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${CMAKE_CURRENT_BINARY_DIR}/postgres_labels.cmake)
 endif()

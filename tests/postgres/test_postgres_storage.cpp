@@ -142,7 +142,7 @@ TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round
     CHECK(copy.entry_count() == pi.entry_count());
 }
 
-TEST_CASE("an older schema is migrated; a newer one is refused with invalid_session, untouched", "[postgres][schema]") {
+TEST_CASE("an older schema is migrated, and a newer one is refused with invalid_session, untouched", "[postgres][schema]") {
     const std::string db = pgt::fresh_database();
     Raw raw(db);
     raw.exec("CREATE TABLE agentcore_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)");

@@ -329,7 +329,7 @@ public:
     [[nodiscard]] std::string create_entry_id() {
         if (!read_only_ && !ids_) {
             std::unordered_set<std::string> ids;
-            const auto r = db().exec("SELECT id FROM entries WHERE session_id = $1",
+            const auto r = read("SELECT id FROM entries WHERE session_id = $1",
                                      detail::pg::Params().text(header_.id), "reading the entry ids of");
             ids.reserve(static_cast<std::size_t>(r.rows()));
             for (int i = 0; i < r.rows(); ++i) ids.emplace(r.text(i, 0));
@@ -417,7 +417,7 @@ public:
         }
         static const std::string sql = std::string("SELECT e.seq, ") + detail::pg::node_columns +
                                        ", e.line FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
-        const auto r = db().exec(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+        const auto r = read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
                                  "reading an entry from");
         if (r.rows() == 0) return nullptr;
         remember_node(detail::pg::node_of(r, 0, 0), id);
@@ -425,7 +425,7 @@ public:
     }
 
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
-        const auto r = db().exec(
+        const auto r = read(
             "SELECT seq, line FROM entries WHERE session_id = $1 AND type = $2 AND seq < $3 ORDER BY seq",
             detail::pg::Params().text(header_.id).text(type).int64(state_.next_seq), "reading entries from");
         std::vector<EntryHandle> out;
@@ -435,7 +435,7 @@ public:
     }
 
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
-        const auto r = db().exec(
+        const auto r = read(
             "SELECT label FROM entries WHERE session_id = $1 AND type = 'label' AND target_id = $2 AND seq < $3"
             " ORDER BY seq DESC LIMIT 1",
             detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq), "reading a label from");
@@ -464,7 +464,7 @@ public:
         const std::size_t count = entry_count();
         if (query.after >= count) return {};
         const std::size_t n = std::min(query.limit, count - query.after);
-        const auto r = db().exec(
+        const auto r = read(
             "SELECT seq, line FROM entries WHERE session_id = $1 AND seq > $2 AND seq < $4 ORDER BY seq LIMIT $3",
             detail::pg::Params()
                 .text(header_.id)
@@ -502,7 +502,7 @@ public:
                 out = {};
             }
         }
-        const auto r = db().exec(
+        const auto r = read(
             "SELECT l.state_thinking, l.state_model, l.state_tools, e.seq,"
             " CASE WHEN e.seq = ANY($4::bigint[]) THEN NULL ELSE e.line END"
             " FROM entries l LEFT JOIN entries e ON e.session_id = l.session_id"
@@ -550,7 +550,7 @@ public:
     /// A read-only open follows what writers appended since it was opened (or last refreshed).
     /// A removed session: not_found.
     void refresh() {
-        const auto r = db().exec(
+        const auto r = read(
             (std::string("SELECT ") + detail::pg::state_columns + " FROM sessions WHERE id = $1").c_str(),
             detail::pg::Params().text(header_.id), "refreshing a session from");
         if (r.rows() == 0) not_found(header_.id);
@@ -562,7 +562,7 @@ public:
     [[nodiscard]] std::string export_jsonl() const {
         std::string out = encode_header(header_, dialect_);
         out.push_back('\n');
-        const auto r = db().exec("SELECT line FROM entries WHERE session_id = $1 AND seq < $2 ORDER BY seq",
+        const auto r = read("SELECT line FROM entries WHERE session_id = $1 AND seq < $2 ORDER BY seq",
                                  detail::pg::Params().text(header_.id).int64(state_.next_seq), "exporting from");
         for (int i = 0; i < r.rows(); ++i) {
             out.append(r.text(i, 0));
@@ -605,6 +605,20 @@ private:
             if (link_->writer) link_->needs_recover = true;
         }
         return c;
+    }
+
+    // Runs a read. A connection found lost is replaced and the read run once more (a read
+    // changes nothing, so running it again is safe).
+    detail::pg::Result read(const char* sql, const detail::pg::Params& params, std::string_view what) const {
+        try {
+            return db().exec(sql, params, what);
+        } catch (const detail::pg::Error& e) {
+            if (!e.connection_lost()) throw;
+        }
+        return db().exec(sql, params, what);
+    }
+    detail::pg::Result read(const std::string& sql, const detail::pg::Params& params, std::string_view what) const {
+        return read(sql.c_str(), params, what);
     }
 
     // The connection of a writer that may write: reconnected and recovered, its lease not lost.
@@ -681,7 +695,7 @@ private:
 
     // Whether the entry `kept` is `parent` or one of its ancestors; its position when it is.
     std::optional<std::int64_t> kept_ancestor(const std::string& kept, const detail::pg::Node& parent) {
-        const auto r = db().exec(
+        const auto r = read(
             "WITH RECURSIVE k AS (SELECT seq FROM entries WHERE session_id = $1 AND id = $2 AND seq < $4),"
             " up(seq, parent_seq) AS (SELECT seq, parent_seq FROM entries WHERE session_id = $1 AND seq = $3"
             " UNION ALL SELECT e.seq, e.parent_seq FROM up JOIN entries e ON e.session_id = $1"
@@ -700,7 +714,7 @@ private:
         }
         static const std::string sql = std::string("SELECT e.seq, ") + detail::pg::node_columns +
                                        " FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
-        const auto r = db().exec(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+        const auto r = read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
                                  "reading an entry from");
         if (r.rows() == 0) return std::nullopt;
         const detail::pg::Node n = detail::pg::node_of(r, 0, 0);
@@ -726,7 +740,7 @@ private:
             detail::pg::node_columns +
             ", e.id, CASE WHEN e.seq = ANY($4::bigint[]) THEN NULL ELSE e.line END"
             " FROM up JOIN entries e ON e.session_id = $1 AND e.seq = up.seq ORDER BY e.seq";
-        const auto r = db().exec(sql.c_str(),
+        const auto r = read(sql.c_str(),
                                  detail::pg::Params().text(header_.id).text(start).int64(state_.next_seq).text(known_seqs()),
                                  "reading a path from");
         std::vector<EntryHandle> out;
@@ -752,7 +766,7 @@ private:
     EntryHandle known(std::int64_t seq) const {
         if (auto it = pinned_.find(seq); it != pinned_.end()) return it->second;
         if (auto it = handles_.find(seq); it != handles_.end()) return it->second;
-        const auto r = db().exec("SELECT line FROM entries WHERE session_id = $1 AND seq = $2",
+        const auto r = read("SELECT line FROM entries WHERE session_id = $1 AND seq = $2",
                                  detail::pg::Params().text(header_.id).int64(seq), "reading an entry from");
         if (r.rows() == 0)
             throw SessionError(ErrorCode::invalid_session, "session '" + header_.id + "' in database '" +
