@@ -734,12 +734,13 @@ private:
         static const std::string sql =
             std::string("WITH RECURSIVE up(seq, bound) AS ("
                         " SELECT seq, path_start_seq FROM entries WHERE session_id = $1 AND id = $2 AND seq < $3"
-                        " UNION ALL SELECT e.parent_seq, up.bound FROM up JOIN entries e ON e.session_id = $1"
-                        " AND e.seq = up.seq WHERE e.parent_seq >= up.bound)"
+                        " UNION ALL SELECT p.seq, up.bound FROM up, LATERAL (SELECT e.parent_seq AS seq FROM entries e"
+                        " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= up.bound)"
                         " SELECT e.seq, ") +
             detail::pg::node_columns +
             ", e.id, CASE WHEN e.seq = ANY($4::bigint[]) THEN NULL ELSE e.line END"
-            " FROM up JOIN entries e ON e.session_id = $1 AND e.seq = up.seq ORDER BY e.seq";
+            " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq LIMIT 1) e"
+            " ORDER BY e.seq";
         const auto r = read(sql.c_str(),
                                  detail::pg::Params().text(header_.id).text(start).int64(state_.next_seq).text(known_seqs()),
                                  "reading a path from");

@@ -298,9 +298,10 @@ private:
         const Result r = c.exec(
             (std::string("WITH RECURSIVE up(seq, bound) AS ("
                          " SELECT seq, path_start_seq FROM entries WHERE session_id = $1 AND id = $2 AND seq < $3"
-                         " UNION ALL SELECT e.parent_seq, up.bound FROM up JOIN entries e ON e.session_id = $1"
-                         " AND e.seq = up.seq WHERE e.parent_seq >= up.bound) SELECT ") +
-             source_columns + " FROM up JOIN entries e ON e.session_id = $1 AND e.seq = up.seq ORDER BY e.seq")
+                         " UNION ALL SELECT p.seq, up.bound FROM up, LATERAL (SELECT e.parent_seq AS seq FROM entries e"
+                         " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= up.bound) SELECT ") +
+             source_columns + " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq"
+             " LIMIT 1) e ORDER BY e.seq")
                 .c_str(),
             Params().text(source).text(*start).int64(next), "forking a session in");
         return sources_of(r);
