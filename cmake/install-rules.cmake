@@ -7,6 +7,9 @@ install(TARGETS agentcore agentcore_testing EXPORT agentcoreTargets FILE_SET HEA
 if(TARGET agentcore_sqlite)
     install(TARGETS agentcore_sqlite EXPORT agentcoreTargets FILE_SET HEADERS)
 endif()
+if(TARGET agentcore_postgres)
+    install(TARGETS agentcore_postgres EXPORT agentcoreTargets FILE_SET HEADERS)
+endif()
 install(EXPORT agentcoreTargets NAMESPACE agentcore:: DESTINATION ${CMAKE_INSTALL_DATADIR}/agentcore/cmake)
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/agentcoreConfig.cmake.in
     ${CMAKE_CURRENT_BINARY_DIR}/agentcoreConfig.cmake

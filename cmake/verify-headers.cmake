@@ -12,6 +12,11 @@ if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.24)
         set_property(TARGET agentcore_sqlite PROPERTY VERIFY_INTERFACE_HEADER_SETS ON)
         add_dependencies(agentcore_verify_headers agentcore_sqlite_verify_interface_header_sets)
     endif()
+    # The PostgreSQL headers likewise, only where libpq was found.
+    if(TARGET agentcore_postgres)
+        set_property(TARGET agentcore_postgres PROPERTY VERIFY_INTERFACE_HEADER_SETS ON)
+        add_dependencies(agentcore_verify_headers agentcore_postgres_verify_interface_header_sets)
+    endif()
 else()
     # Older CMake: the same check by hand, one generated source per header.
     set(_agentcore_verify_sources)

@@ -1,0 +1,127 @@
+#pragma once
+// The PostgreSQL schema of agentcore's sessions, its versions and its migrations (SPEC §9).
+//
+// `sessions` keeps one row per session: the header as the codec wrote it (unknown fields kept),
+// what must be O(1) to read — the next append position, the leaf, the name and the stats —
+// written by each append's statement, and the writer's lease (owner, fencing token, expiry on
+// the database's clock). `entries` keeps each entry's line exactly as the codec wrote it, so that
+// an export gives the bytes of a JSONL file, beside the columns the queries and a server-side
+// fork need: position, parent position, type, label and leaf target, the usage the stats count,
+// and per entry where its path starts (SPEC §4.4) and which entries of its ancestry set the
+// context's state (SPEC §4.5), so that a context costs O(its path) in one query.
+//
+// Portable SQL, for the engines that speak PostgreSQL's protocol: no sequences or SERIAL (the
+// position comes from sessions.next_seq), no advisory locks, no LISTEN/NOTIFY, no CONCURRENTLY.
+// Two processes migrating at once serialise on the version rows: each version is claimed with
+// INSERT ... ON CONFLICT DO NOTHING inside the migrating transaction, so a second migrator waits
+// for the first to commit and then finds the version taken.
+
+#include <agentcore/error.hpp>
+#include <agentcore/postgres/detail/pg.hpp>
+
+#include <cstdint>
+#include <iterator>
+#include <string>
+
+namespace agentcore::detail::pg {
+
+/// Each migration takes the schema from the version before it to its own (index + 1).
+inline constexpr const char* migrations[] = {
+    // 1: sessions and entries. Text that is ordered or compared (ids, times, cwd) uses the "C"
+    // collation: byte order, as every other storage sorts.
+    "CREATE TABLE sessions ("
+    " id text COLLATE \"C\" PRIMARY KEY, created text COLLATE \"C\" NOT NULL, cwd text COLLATE \"C\" NOT NULL,"
+    " dialect smallint NOT NULL, header text NOT NULL, next_seq bigint NOT NULL DEFAULT 1,"
+    " leaf_id text, name text, message_count bigint NOT NULL DEFAULT 0,"
+    " cached_tokens bigint NOT NULL DEFAULT 0, uncached_tokens bigint NOT NULL DEFAULT 0,"
+    " total_tokens bigint NOT NULL DEFAULT 0, cost_total double precision NOT NULL DEFAULT 0,"
+    " updated_at timestamptz NOT NULL DEFAULT now(), writer_owner text,"
+    " writer_fence bigint NOT NULL DEFAULT 0, writer_expires timestamptz) WITH (fillfactor = 80);"
+    "CREATE INDEX sessions_by_time ON sessions (created, id);"
+    "CREATE TABLE entries ("
+    " session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
+    " seq bigint NOT NULL, id text COLLATE \"C\" NOT NULL, parent_seq bigint, type text COLLATE \"C\" NOT NULL,"
+    " target_id text COLLATE \"C\", label text, name text, first_kept_id text COLLATE \"C\", retained_tail boolean,"
+    " root_seq bigint NOT NULL, path_start_seq bigint NOT NULL, state_thinking bigint, state_model bigint,"
+    " state_tools bigint, sets smallint NOT NULL DEFAULT 0, u_input bigint, u_output bigint,"
+    " u_cache_read bigint, u_cache_write bigint, u_cost double precision, line text NOT NULL,"
+    " PRIMARY KEY (session_id, seq), UNIQUE (session_id, id), CHECK (parent_seq < seq),"
+    " CHECK (path_start_seq <= seq), CHECK (root_seq <= path_start_seq));"
+    "CREATE INDEX entries_by_type ON entries (session_id, type, seq);",
+    // 2: listing by working directory and labels by target without a scan.
+    "CREATE INDEX sessions_by_cwd ON sessions (cwd, created, id);"
+    "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label';",
+};
+
+/// The schema version this library writes.
+inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::size(migrations));
+
+/// The schema version a database holds: 0 when it has no agentcore schema.
+inline std::int64_t stored_schema_version(Connection& c) {
+    const Result has = c.exec(
+        "SELECT count(*) FROM information_schema.tables WHERE table_schema = current_schema()"
+        " AND table_name = 'agentcore_schema_migrations'",
+        "reading the schema version of");
+    if (has.int64(0, 0) == 0) return 0;
+    const Result v = c.exec("SELECT coalesce(max(version), 0) FROM agentcore_schema_migrations",
+                            "reading the schema version of");
+    return v.int64(0, 0);
+}
+
+inline SessionError newer_schema(const Connection& c, std::int64_t v) {
+    return SessionError(ErrorCode::invalid_session, "database '" + c.name() + "' has schema version " +
+                                                        std::to_string(v) + ", newer than this library's " +
+                                                        std::to_string(schema_version));
+}
+
+/// Readies a database: checks the schema version (a newer one: invalid_session, nothing
+/// changed) and, when `writable`, creates or migrates the schema in one transaction. A
+/// read-only connection (a replica) needs the current version.
+inline void prepare(Connection& c, bool writable) {
+    std::int64_t version = stored_schema_version(c);
+    if (version > schema_version) throw newer_schema(c, version);
+    if (version == schema_version) return;
+    if (!writable)
+        throw SessionError(ErrorCode::invalid_session,
+                           "database '" + c.name() + "' has schema version " + std::to_string(version) +
+                               "; open it for writing once to migrate it to " + std::to_string(schema_version));
+    // Two first migrators may race on creating the version table itself: the loser's catalog
+    // insert fails (23505, 42P07 or 42710) after the winner's commit, and the next try finds
+    // the table made.
+    for (int attempt = 0;; ++attempt) {
+        try {
+            c.exec("CREATE TABLE IF NOT EXISTS agentcore_schema_migrations"
+                   " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)",
+                   "creating the schema of");
+            break;
+        } catch (const Error& e) {
+            const bool raced = e.sqlstate() == "23505" || e.sqlstate() == "42P07" || e.sqlstate() == "42710";
+            if (attempt >= 3 || !raced) throw;
+        }
+    }
+    retrying(5, [&] {
+        Transaction tx(c);
+        for (std::int64_t v = 1; v <= schema_version; ++v) {
+            const Result claimed = c.exec(
+                "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES ($1, now())"
+                " ON CONFLICT (version) DO NOTHING RETURNING version",
+                Params().int64(v), "migrating the schema of");
+            if (claimed.rows() == 0) continue;  // applied already (perhaps just now, by another process)
+            try {
+                c.exec_script(migrations[v - 1], "migrating the schema of");
+            } catch (const Error& e) {
+                if (e.sqlstate() == "42P07")
+                    throw SessionError(ErrorCode::invalid_session,
+                                       "database '" + c.name() +
+                                           "' holds a table named like agentcore's (sessions, entries) that is not "
+                                           "agentcore's; use another database or schema");
+                throw;
+            }
+        }
+        const std::int64_t now = stored_schema_version(c);
+        if (now > schema_version) throw newer_schema(c, now);
+        tx.commit();
+    });
+}
+
+}  // namespace agentcore::detail::pg

@@ -1,0 +1,184 @@
+#pragma once
+// PostgresSessionRepo: every session of a repository in one PostgreSQL database (or schema),
+// shared by agent servers on many machines (SPEC §4.10, §9). Needs the target
+// agentcore::postgres; the umbrella header does not include it. Including this header
+// registers the URL schemes postgresql:// and postgres:// with open_repository:
+//
+//     auto repo = agentcore::open_repository("postgresql://agent@db.internal/agents");
+//
+// The URL (or any libpq connection string given to the constructor) is passed to libpq as it
+// is: host, port, user, database, TLS and the other libpq parameters all work; the password is
+// best kept out of it (PGPASSWORD, ~/.pgpass).
+
+#include <agentcore/any_repo.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/fork.hpp>
+#include <agentcore/ids.hpp>
+#include <agentcore/postgres/detail/fork.hpp>
+#include <agentcore/postgres/detail/pg.hpp>
+#include <agentcore/postgres/postgres_storage.hpp>
+#include <agentcore/repo.hpp>
+#include <agentcore/session_ops.hpp>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+
+namespace agentcore {
+
+/// A repository of sessions in one PostgreSQL database; its schema is created or migrated when
+/// it is opened. Copies share the connections; thread-safe (each session it opens is used by
+/// one thread at a time).
+class PostgresSessionRepo {
+public:
+    using storage_type = PostgresSessionStorage;
+    using session_type = Session<PostgresSessionStorage>;
+
+    /// Connects with a libpq connection string or URI and readies the schema. An unreachable
+    /// server: storage; a newer schema: invalid_session.
+    explicit PostgresSessionRepo(std::string conninfo, PostgresStorageOptions options = {})
+        : conninfo_(std::move(conninfo)), options_(std::move(options)) {
+        pool_ = std::make_shared<detail::pg::Pool>(conninfo_);
+        (void)detail::pg::connect(pool_, std::string(), true, options_);
+        read_pool_ = options_.replica ? std::make_shared<detail::pg::Pool>(*options_.replica) : pool_;
+    }
+
+    [[nodiscard]] const std::string& conninfo() const noexcept { return conninfo_; }
+    [[nodiscard]] const PostgresStorageOptions& options() const noexcept { return options_; }
+    [[nodiscard]] PostgresStorageOptions& options() noexcept { return options_; }
+    /// The connections to the primary (writers, forks, removal) and to the replica named in the
+    /// options, or the primary (read-only opens, listing).
+    [[nodiscard]] const std::shared_ptr<detail::pg::Pool>& pool() const noexcept { return pool_; }
+    [[nodiscard]] const std::shared_ptr<detail::pg::Pool>& read_pool() const noexcept { return read_pool_; }
+
+private:
+    std::string conninfo_;
+    PostgresStorageOptions options_;
+    std::shared_ptr<detail::pg::Pool> pool_;
+    std::shared_ptr<detail::pg::Pool> read_pool_;
+};
+
+namespace detail::pg {
+
+inline PostgresSessionRepo::session_type make_session(PostgresSessionStorage storage) {
+    return PostgresSessionRepo::session_type(std::make_shared<PostgresSessionStorage>(std::move(storage)));
+}
+
+}  // namespace detail::pg
+
+/// Creates an empty session and returns it open for writing (its lease taken). A taken id:
+/// already_exists; an invalid id: invalid_session.
+inline PostgresSessionRepo::session_type create(PostgresSessionRepo& repo, CreateOptions options = {}) {
+    SessionHeader header = detail::new_header(std::move(options), repo.options().environment);
+    return detail::pg::make_session(PostgresSessionStorage::create(repo.pool(), std::move(header), repo.options()));
+}
+
+/// Opens a session for writing (takes its lease). Unknown id: not_found; invalid id:
+/// invalid_session; another writer's unexpired lease: locked.
+inline PostgresSessionRepo::session_type open(PostgresSessionRepo& repo, std::string_view id) {
+    return detail::pg::make_session(PostgresSessionStorage::open(repo.pool(), id, repo.options()));
+}
+
+/// Opens a session for reading only (on the replica, when the options name one): no lease.
+inline PostgresSessionRepo::session_type open_read_only(const PostgresSessionRepo& repo, std::string_view id) {
+    return detail::pg::make_session(PostgresSessionStorage::open_read_only(repo.read_pool(), id, repo.options()));
+}
+
+/// The sessions, newest first (by creation time, then id) unless the options say otherwise,
+/// optionally of one working directory. Complexity: O(the page), keyset paging over the
+/// indexes (cwd, created, id) and (created, id).
+inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& options = {}) {
+    SessionList out;
+    const bool nul = (options.cwd && detail::pg::has_nul(*options.cwd)) ||
+                     (options.after && (detail::pg::has_nul(options.after->created) || detail::pg::has_nul(options.after->id)));
+    if (nul) return out;  // no stored text holds a NUL byte
+    const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
+    std::string sql = "SELECT header, dialect FROM sessions";
+    detail::pg::Params p;
+    int n = 0;
+    const char* joiner = " WHERE ";
+    if (options.cwd) {
+        p.text(*options.cwd);
+        sql += joiner + std::string("cwd = $") + std::to_string(++n);
+        joiner = " AND ";
+    }
+    if (options.after) {
+        p.text(options.after->created).text(options.after->id);
+        sql += joiner + std::string("(created, id) ") + (options.newest_first ? "<" : ">") + " ($" +
+               std::to_string(n + 1) + ", $" + std::to_string(n + 2) + ")";
+        n += 2;
+    }
+    sql += options.newest_first ? " ORDER BY created DESC, id DESC" : " ORDER BY created, id";
+    const auto max = static_cast<std::size_t>(std::numeric_limits<std::int64_t>::max() - 1);
+    const bool bounded = options.limit < max;
+    if (bounded) {
+        p.int64(static_cast<std::int64_t>(options.limit) + 1);
+        sql += " LIMIT $" + std::to_string(++n);
+    }
+    const auto r = link->conn->exec(sql, p, "listing the sessions of");
+    const std::string where = "postgresql database '" + link->conn->name() + "'";
+    for (int i = 0; i < r.rows(); ++i) {
+        if (bounded && out.sessions.size() == options.limit) {
+            const auto& last = out.sessions.back().header;
+            out.next = ListCursor{last.timestamp, last.id};
+            break;
+        }
+        SessionListing listing;
+        try {
+            listing.header = decode_header(r.text(i, 0));
+        } catch (const SessionError& e) {
+            out.problems.push_back(ListProblem{where, detail::pg::detail_of(e)});
+            continue;
+        }
+        listing.dialect = r.int64(i, 1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+        out.sessions.push_back(std::move(listing));
+    }
+    return out;
+}
+
+/// Removes a session and its entries in one statement; an unknown id does nothing. An invalid
+/// id: invalid_session. A writer that still has it open gets `storage` on its next append.
+inline void remove(PostgresSessionRepo& repo, std::string_view id) {
+    check_session_id(id);
+    const auto link = detail::pg::connect(repo.pool(), std::string(), true, repo.options());
+    detail::pg::retrying(repo.options().attempts, [&] {
+        link->conn->exec("DELETE FROM sessions WHERE id = $1", detail::pg::Params().text(id), "removing a session from");
+    });
+}
+
+/// Forks a session (SPEC §4.9) on the server, in one transaction (see
+/// detail::pg::ForkAccess): the entries of get_entries_to_fork with the same ids,
+/// parent_session = the source's id, cwd and metadata inherited unless given, the source's
+/// dialect. Unknown source: not_found; bad target: invalid_fork_target; taken new id:
+/// already_exists. The source is read without its lease and not changed.
+inline PostgresSessionRepo::session_type fork(PostgresSessionRepo& repo, std::string_view source_id,
+                                              const ForkOptions& options = {}) {
+    return detail::pg::make_session(detail::pg::ForkAccess::fork(repo.pool(), source_id, options, repo.options()));
+}
+
+static_assert(SessionRepository<PostgresSessionRepo>);
+
+namespace detail::pg {
+
+/// Registers "postgresql://..." and "postgres://..." with open_repository wherever this
+/// header is included; the whole URL goes to libpq.
+inline const bool scheme_registered = [] {
+    for (const char* scheme : {"postgresql", "postgres"}) {
+        register_repository_scheme(scheme, [scheme](std::string_view rest) {
+            const std::string url = std::string(scheme) + ":" + std::string(rest);
+            if (rest.substr(0, 2) != "//")
+                throw SessionError(ErrorCode::invalid_session,
+                                   "repository URL '" + std::string(scheme) + ":...': expected " + scheme + "://");
+            return AnyRepository(PostgresSessionRepo(url), url);
+        });
+    }
+    return true;
+}();
+
+}  // namespace detail::pg
+
+}  // namespace agentcore
