@@ -9,5 +9,13 @@ if(TARGET agentcore_sqlite)
                                                         Threads::Threads)
     target_include_directories(agentcore_sqlite_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     catch_discover_tests(agentcore_sqlite_tests TEST_PREFIX "sqlite: "
-        PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}" LABELS "unit;sqlite")
+        PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}"
+        TEST_LIST agentcore_sqlite_test_names)
+    # Two labels are a list, which catch_discover_tests' PROPERTIES flatten: set them in a ctest
+    # script that runs after the discovered tests are defined.
+    file(WRITE ${CMAKE_CURRENT_BINARY_DIR}/sqlite_labels.cmake
+         "foreach(_test IN LISTS agentcore_sqlite_test_names)\n"
+         "    set_tests_properties(\"\${_test}\" PROPERTIES LABELS \"unit;sqlite\")\n"
+         "endforeach()\n")
+    set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES ${CMAKE_CURRENT_BINARY_DIR}/sqlite_labels.cmake)
 endif()
