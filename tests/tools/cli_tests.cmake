@@ -158,6 +158,12 @@ agentcore_cli_test(export_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WOR
 string(REPEAT "│  " 17 seventeen_levels)  # every level of this tree continues (│)
 agentcore_cli_test(tree_branchy EXIT 0 ARGS tree <FIXTURES>/branchy.jsonl
                    STDOUT_REGEX "«23» (│  |   )+└─ assistant: Side 38\n" NO_STDOUT_REGEX "${seventeen_levels}")
+# Its output grows linearly: at most 100 bytes per entry at 1,197 and at 11,997 entries (about 60
+# are written; drawing every level, a line would grow with its depth, the output with its square).
+agentcore_cli_test(tree_branchy_300 EXIT 0 ARGS tree <FIXTURES>/branchy-300.jsonl --no-fold
+                   STDOUT_REGEX "assistant: Side 298\n" STDOUT_MAX_BYTES 119700)
+agentcore_cli_test(tree_branchy_3000 EXIT 0 ARGS tree <FIXTURES>/branchy-3000.jsonl --no-fold
+                   STDOUT_REGEX "assistant: Side 2998\n" STDOUT_MAX_BYTES 1199700)
 
 # Strings from the file never drive the terminal: control characters, line breaks, C1 controls
 # and bidirectional overrides in ids, names, labels, types, paths and messages are shown escaped.

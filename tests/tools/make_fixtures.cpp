@@ -206,8 +206,9 @@ int main(int argc, char** argv) {
                "{\"type\":\"session\",\"id\":42}\n");
 
     // Every entry of the main line has a side branch, appended after the main line goes on: each
-    // branch point nests the rest of the session one level deeper.
-    {
+    // branch point nests the rest of the session one level deeper. 40 entries on the main line
+    // (118 entries), and 300 and 3,000 for the size of `tree`'s output.
+    for (const int main_line : {40, 300, 3000}) {
         Script b;
         SessionHeader header;
         header.id = "branchy-0009";
@@ -215,7 +216,7 @@ int main(int argc, char** argv) {
         header.cwd = "/home/dev/project";
         Session<InMemorySessionStorage<>> branchy(InMemorySessionStorage<>(header, b.env));
         std::string previous;
-        for (int i = 0; i < 40; ++i) {
+        for (int i = 0; i < main_line; ++i) {
             const std::string main_id = append_message(branchy, b.user("Main " + std::to_string(i)));
             if (!previous.empty()) {
                 move_to(branchy, previous);
@@ -224,7 +225,9 @@ int main(int argc, char** argv) {
             }
             previous = main_id;
         }
-        write_session(branchy, out + "/branchy.jsonl", Dialect::native, b.env);
+        write_session(branchy,
+                      out + (main_line == 40 ? "/branchy.jsonl" : "/branchy-" + std::to_string(main_line) + ".jsonl"),
+                      Dialect::native, b.env);
     }
 
     // Ids, a name, a label, a custom type and text that would drive a terminal (a colour, a
