@@ -230,6 +230,25 @@ int main(int argc, char** argv) {
                       Dialect::native, b.env);
     }
 
+    // A value nested 100,000 levels deep (an entry's data; a header's metadata): on a line in the
+    // middle, as the last line, in the header.
+    {
+        const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+        const std::string header_line = native.substr(0, native.find('\n') + 1);
+        const std::string first =
+            R"({"type":"message","id":"aaaa0001","parent_id":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"Before","timestamp":1767225601000}})" "\n";
+        const std::string deep_entry =
+            R"({"type":"custom","id":"aaaa0002","parent_id":"aaaa0001","timestamp":"2026-01-01T00:00:02.000Z","custom_type":"deep","data":)" +
+            deep + "}\n";
+        const std::string after =
+            R"({"type":"message","id":"aaaa0003","parent_id":"aaaa0001","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"After","timestamp":1767225603000}})" "\n";
+        write_file(out + "/deep-middle.jsonl", header_line + first + deep_entry + after);
+        write_file(out + "/deep-last.jsonl", header_line + first + deep_entry);
+        write_file(out + "/deep-header.jsonl",
+                   R"({"type":"session","version":3,"id":"deep-0011","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/project","parent_session":null,"metadata":{"x":)" +
+                       deep + "}}\n" + first);
+    }
+
     // Ids, a name, a label, a custom type and text that would drive a terminal (a colour, a
     // window title, a line break, a right-to-left override, a C1 CSI),
     // and ids that are names of Object.prototype's members, one of them labeled.
