@@ -6,6 +6,7 @@
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 
+#include <cstdio>
 #include <random>
 #include <set>
 #include <sstream>
@@ -311,4 +312,6 @@ TEST_CASE("random sessions keep every tool result after its call, with at most o
     }
     // The generator really compacts: a property over sessions that never compact proves little.
     CHECK(compactions > static_cast<int>(sessions));
+    std::printf("reliability: pairing property: %llu sessions x %d operations, %d compactions\n",
+                static_cast<unsigned long long>(sessions), operations, compactions);
 }

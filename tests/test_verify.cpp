@@ -238,3 +238,102 @@ TEST_CASE("verify checks a tree where every entry has a side branch in linear ti
     CHECK(kinds(report) == Strings{"context_orphan_tool_result@after"});
     CHECK(report.entries_checked == 20002);
 }
+
+namespace {
+
+// A storage that counts the entries it hands out (by id, in lists, on paths): what a check reads.
+class CountingStorage {
+public:
+    explicit CountingStorage(InMemorySessionStorage<> inner) : inner_(std::move(inner)) {}
+    const SessionHeader& metadata() const { return inner_.metadata(); }
+    const Environment& environment() const { return inner_.environment(); }
+    std::optional<std::string> get_leaf_id() const { return inner_.get_leaf_id(); }
+    void set_leaf_id(std::optional<std::string> id) { inner_.set_leaf_id(std::move(id)); }
+    std::string create_entry_id() { return inner_.create_entry_id(); }
+    void append_entry(SessionTreeEntry e) { inner_.append_entry(std::move(e)); }
+    EntryHandle get_entry(std::string_view id) const {
+        ++reads;
+        return inner_.get_entry(id);
+    }
+    std::vector<EntryHandle> find_entries(std::string_view t) const { return counted(inner_.find_entries(t)); }
+    std::optional<std::string> get_label(std::string_view id) const { return inner_.get_label(id); }
+    std::optional<std::string> get_session_name() const { return inner_.get_session_name(); }
+    std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+        return counted(inner_.get_path_to_root_or_compaction(start));
+    }
+    std::vector<EntryHandle> get_entries(EntriesQuery q) const { return counted(inner_.get_entries(q)); }
+    SessionStats get_session_stats() const { return inner_.get_session_stats(); }
+    std::size_t entry_count() const { return inner_.entry_count(); }
+
+    mutable std::size_t reads = 0;
+
+private:
+    std::vector<EntryHandle> counted(std::vector<EntryHandle> entries) const {
+        reads += entries.size();
+        return entries;
+    }
+    InMemorySessionStorage<> inner_;
+};
+static_assert(SessionStorage<CountingStorage>);
+
+// A main line of `steps` custom entries of type "step", each with a side branch (a user message),
+// and a compaction at 90 % that keeps the last tenth before it. Returns the entry count.
+Session<CountingStorage> counting_session(ContextBuildOptions options = {}) {
+    const MemorySession memory = memory_session();
+    return Session<CountingStorage>(CountingStorage(InMemorySessionStorage<>(
+                                        memory.storage().metadata(), Environment::deterministic(1796197403123, 1))),
+                                    std::move(options));
+}
+
+std::size_t fill_branchy(Session<CountingStorage>& s, std::size_t steps) {
+    std::optional<std::string> previous;
+    std::vector<std::string> main_line;
+    for (std::size_t i = 0; i < steps; ++i) {
+        if (i == steps * 9 / 10) append_compaction(s, "summary", main_line[steps * 8 / 10], 1000);
+        main_line.push_back(append_custom_entry(s, "step", Json(i)));
+        if (previous) {
+            move_to(s, previous);
+            append_message(s, i % 2 == 0 ? assistant_tool_call("c" + std::to_string(i), "read")
+                                         : tool_result("c" + std::to_string(i - 1), "read", "x"));
+            move_to(s, main_line.back());
+        }
+        previous = main_line.back();
+    }
+    return s.storage().entry_count();
+}
+
+}  // namespace
+
+TEST_CASE("verify reads each entry of a branchy tree and puts it into a context a bounded number of times", "[verify]") {
+    // Every entry of the main line has a side branch, so there are as many tips as main-line
+    // entries. Each main-line entry is a custom entry whose projector counts how often it is put
+    // into a context; the storage counts the entries it hands out. Both must stay within a few
+    // times the entry count at two sizes: building every tip's context instead (what verify once
+    // did) puts the main line into a context once per tip below it, N²/2 times.
+    std::size_t projected = 0;
+    ContextBuildOptions counting;
+    counting.entry_projectors["step"] = [&](const CustomEntry&, std::size_t, const std::vector<EntryHandle>&) {
+        ++projected;
+        return std::vector<AgentMessage>{};
+    };
+    for (const std::size_t steps : {std::size_t{500}, std::size_t{5000}}) {
+        auto s = counting_session(counting);
+        const std::size_t entries = fill_branchy(s, steps);
+        INFO(steps << " main-line entries, " << entries << " entries");
+        s.storage().reads = 0;
+        projected = 0;
+        const VerifyReport report = verify(s);
+        CHECK(report.entries_checked == entries);
+        CHECK(s.storage().reads <= 2 * entries);
+        CHECK(projected <= 2 * steps);
+        CHECK(projected >= steps);  // the projector does see every step
+    }
+    // The same count notices the per-tip way at once, even on the small tree.
+    auto s = counting_session();
+    const std::size_t entries = fill_branchy(s, 500);
+    ContextBuildOptions per_tip_counting = counting;
+    per_tip_counting.entry_transforms = per_tip().entry_transforms;
+    projected = 0;
+    (void)verify_entries(s.storage().get_entries(EntriesQuery{}), per_tip_counting);
+    CHECK(projected > 20 * entries);
+}

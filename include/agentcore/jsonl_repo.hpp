@@ -4,7 +4,9 @@
 // Layout: one folder per working directory, `--<cwd without its leading slash, with / \ :
 // replaced by ->--`, mode 0700; in it one file per session, `<creation time with ':' and '.'
 // replaced by '-'>_<session id>.jsonl`, mode 0600. Temporary files start with '.' and never end
-// in ".jsonl"; backups and quarantines end in a time stamp: list never shows them.
+// in ".jsonl"; backups and quarantines end in a time stamp: list never shows them. The
+// temporary files of writers killed while they created, forked, repaired or upgraded a session
+// are removed by the next create or fork (sweep_temporary_files).
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
@@ -26,7 +28,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +86,25 @@ public:
         return found;
     }
 
+    /// Calls `visit(path)` for each cwd folder (`--…--`, a real folder, not a link).
+    template <class Visit>
+    void for_each_folder(Visit&& visit) const {
+        DIR* dir = ::opendir(root_.c_str());
+        if (dir == nullptr) return;
+        std::vector<std::string> folders;
+        while (const dirent* e = ::readdir(dir)) {
+            const std::string_view name = e->d_name;
+            if (name.size() >= 4 && name.substr(0, 2) == "--" && name.substr(name.size() - 2) == "--")
+                folders.emplace_back(name);
+        }
+        ::closedir(dir);
+        for (const auto& folder : folders) {
+            struct stat st {};
+            const std::string path = root_ + "/" + folder;
+            if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) visit(path);
+        }
+    }
+
     /// Calls `visit(path, id from the file name)` for each session file of each cwd folder (or
     /// of the one folder given).
     template <class Visit>
@@ -105,20 +128,7 @@ public:
             each_file(root_ + "/" + *only_folder);
             return;
         }
-        DIR* dir = ::opendir(root_.c_str());
-        if (dir == nullptr) return;
-        std::vector<std::string> folders;
-        while (const dirent* e = ::readdir(dir)) {
-            const std::string_view name = e->d_name;
-            if (name.size() >= 4 && name.substr(0, 2) == "--" && name.substr(name.size() - 2) == "--")
-                folders.emplace_back(name);
-        }
-        ::closedir(dir);
-        for (const auto& folder : folders) {
-            struct stat st {};
-            const std::string path = root_ + "/" + folder;
-            if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) each_file(path);
-        }
+        for_each_folder(each_file);
     }
 
 private:
@@ -190,10 +200,33 @@ inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& 
 
 }  // namespace detail
 
+/// Removes the hidden temporary files (`.<name>.tmp-<pid>-…`) that processes killed while they
+/// created, forked, repaired or upgraded a session left in the repository's cwd folders. Only a
+/// file whose writer is gone — the flock its writer holds on it from its creation on is free,
+/// whatever process now has the id in its name — and that was last changed at least
+/// `older_than` ago is removed: a temporary file a live process is writing is never touched.
+/// create and fork call it with the default age (detail::temp_file_grace, 15 minutes). Returns
+/// how many files it removed; never throws.
+///
+/// Complexity: one pass over each cwd folder's names; a few calls per temporary file.
+inline std::size_t sweep_temporary_files(const JsonlSessionRepo& repo,
+                                         std::chrono::seconds older_than = detail::temp_file_grace) noexcept {
+    std::size_t removed = 0;
+    try {
+        const auto& ops = detail::ops_or_real(repo.options().file_ops);
+        repo.for_each_folder(
+            [&](const std::string& folder) { removed += detail::sweep_temp_files(ops, folder, {}, older_than); });
+    } catch (const std::exception&) {
+        // Housekeeping: what could not be looked at now is swept by a later call.
+    }
+    return removed;
+}
+
 /// Creates an empty session file (written atomically) and returns it open for writing. The id
 /// is checked before any path is built (invalid_session); a taken id: already_exists. The id is
 /// claimed under an flock on the root folder: of processes creating or forking to one new id at
-/// the same moment, exactly one succeeds and the others get already_exists.
+/// the same moment, exactly one succeeds and the others get already_exists. Temporary files that
+/// killed writers left are swept first (sweep_temporary_files).
 inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
     const JsonlStorageOptions& so = repo.options();
     SessionHeader header = detail::new_header(std::move(options), so.environment);
@@ -201,6 +234,7 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
     if (repo.find_path(id))
         throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
                            ErrorLocation{.session = id});
+    sweep_temporary_files(repo);
     const auto& ops = detail::ops_or_real(so.file_ops);
     detail::prepare_session_folder(repo, ops, header.cwd);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
@@ -324,7 +358,8 @@ inline void remove(JsonlSessionRepo& repo, std::string_view id) {
 /// same ids, header parent_session = the source file's path, cwd and metadata inherited unless
 /// given, the source's dialect. Written to a temporary file, synced, moved into place, the
 /// folder synced: list never sees a half-written fork. The source is read without its lock and
-/// not changed. Unknown source: not_found; taken new id: already_exists.
+/// not changed. Unknown source: not_found; taken new id: already_exists. Temporary files that
+/// killed writers left are swept first (sweep_temporary_files).
 inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
                                            const ForkOptions& options = {}) {
     // Both ids are checked before any file is touched.
@@ -342,6 +377,7 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
     if (repo.find_path(id))
         throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
                            ErrorLocation{.session = id});
+    sweep_temporary_files(repo);
     const auto& ops = detail::ops_or_real(so.file_ops);
     detail::prepare_session_folder(repo, ops, header.cwd);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +

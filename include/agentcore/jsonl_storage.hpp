@@ -143,11 +143,11 @@ public:
             check.record(*handle);
             handles.push_back(std::move(handle));
         }
+        // The temporary file is locked from its creation on, and the lock comes with it when it
+        // gets its name: no other writer can get in between.
         detail::TempFile temp(*s.ops_, s.path_);
         temp.write(content);
         temp.sync();
-        // Locked before it has its name: no other writer can get in between.
-        detail::lock_exclusive(*s.ops_, temp.fd(), std::chrono::milliseconds(0), temp.path());
         before_publish();
         s.fd_ = temp.publish(false);
         s.header_ = std::move(header);
@@ -183,7 +183,8 @@ public:
     /// lines, a torn tail and entries that break the tree (their bytes go to a quarantine file
     /// beside the session), keeps the original as `<path>.bak-<time>`, and moves the clean copy
     /// into place atomically. A clean file is left as it is. A file without a valid header:
-    /// invalid_session.
+    /// invalid_session. Temporary files that killed repairs of this file left beside it are
+    /// removed (detail::sweep_temp_files).
     static RepairReport repair(const std::string& path, JsonlStorageOptions options = {}) {
         options.lenient = true;
         JsonlSessionStorage s(path, std::move(options), false);
@@ -191,6 +192,7 @@ public:
         std::string clean;
         std::string dropped;
         s.load(&clean, &dropped, &report);
+        detail::sweep_temp_files(*s.ops_, detail::parent_folder(s.path_), detail::file_name(s.path_));
         return report;
     }
 

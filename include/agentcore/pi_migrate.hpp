@@ -23,6 +23,7 @@
 //   SessionError(invalid_session); nothing is changed.
 
 #include <agentcore/codec.hpp>
+#include <agentcore/detail/atomic_file.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
@@ -374,14 +375,17 @@ inline std::string read_whole_file(const std::string& path) {
     return content;
 }
 
-/// Writes `content` to `path` atomically: a temporary file in the same folder (mode 0600),
-/// synced, renamed into place, the folder synced. When `keep_original_as` is given, the file
-/// that was at `path` is first linked to that name (it must not exist). On failure the
-/// temporary file is removed and `path` is as before (a kept original may remain beside it).
+/// Writes `content` to `path` atomically: a temporary file in the same folder (mode 0600,
+/// locked while it is written, see atomic_file.hpp), synced, renamed into place, the folder
+/// synced. When `keep_original_as` is given, the file that was at `path` is first linked to that
+/// name (it must not exist). On failure the temporary file is removed and `path` is as before (a
+/// kept original may remain beside it). Temporary files of `path` that killed writers left are
+/// removed first (sweep_temp_files).
 inline void write_file_atomically(const std::string& path, std::string_view content, std::uint64_t random,
                                   const std::string& keep_original_as = {}) {
     const FileOps& ops = FileOps::real();
     const std::string folder = parent_folder(path);
+    sweep_temp_files(ops, folder, file_name(path));
     std::string temp;
     FileHandle f;
     for (int attempt = 0; attempt < 100 && !f; ++attempt) {
@@ -397,6 +401,7 @@ inline void write_file_atomically(const std::string& path, std::string_view cont
         ops.unlink(temp.c_str());
         throw error;
     };
+    if (const int err = lock_new_temp_file(ops, f.get())) fail("locking", temp, err);
     if (const int err = pwrite_all(ops, f.get(), content, 0)) fail("writing", temp, err);
     if (const int err = sync_file(ops, f.get(), false)) fail("syncing", temp, err);
     f.reset();

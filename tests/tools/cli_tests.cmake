@@ -158,6 +158,12 @@ agentcore_cli_test(export_onto_live_session EXIT 2 COPY pi.jsonl WRAP flock <WOR
 string(REPEAT "│  " 17 seventeen_levels)  # every level of this tree continues (│)
 agentcore_cli_test(tree_branchy EXIT 0 ARGS tree <FIXTURES>/branchy.jsonl
                    STDOUT_REGEX "«23» (│  |   )+└─ assistant: Side 38\n" NO_STDOUT_REGEX "${seventeen_levels}")
+# Its output grows linearly: at most 100 bytes per entry at 1,197 and at 11,997 entries (about 60
+# are written; drawing every level, a line would grow with its depth, the output with its square).
+agentcore_cli_test(tree_branchy_300 EXIT 0 ARGS tree <FIXTURES>/branchy-300.jsonl --no-fold
+                   STDOUT_REGEX "assistant: Side 298\n" STDOUT_MAX_BYTES 119700)
+agentcore_cli_test(tree_branchy_3000 EXIT 0 ARGS tree <FIXTURES>/branchy-3000.jsonl --no-fold
+                   STDOUT_REGEX "assistant: Side 2998\n" STDOUT_MAX_BYTES 1199700)
 
 # Strings from the file never drive the terminal: control characters, line breaks, C1 controls
 # and bidirectional overrides in ids, names, labels, types, paths and messages are shown escaped.
@@ -171,3 +177,36 @@ agentcore_cli_test(info_hostile EXIT 0 COLOUR OFF ARGS info <FIXTURES>/hostile.j
                    STDOUT_REGEX "cwd: +/home/\\\\x1b.0.pwned\\\\x07dev\n.*name: +Name\\\\x1b.0.title\\\\x07 \\\\u202eevil\n")
 agentcore_cli_test(context_hostile_leaf EXIT 2 ARGS context <FIXTURES>/hostile.jsonl --leaf "x${esc}c"
                    STDERR_REGEX "not_found.*'x\\\\x1bc'")
+
+# A file holding a value nested 100,000 levels deep (an entry's data in the middle of the file, on
+# its last line, or the header's metadata): every command answers at once, naming the file, the
+# line and the field by its first and last steps (exit 2; verify: 1, a problem found); nothing
+# recurses that deep. A deep last line is an append that was never completed, as torn.jsonl's.
+set(deep_field "nesting too deep in field 'data\\[0\\]\\[0\\]\\[0\\]\\[0\\]\\[0\\]\\.\\.\\.\\([0-9]+ levels\\)\\.\\.\\.\\[0\\]\\[0\\]\\[0\\]'")
+set(deep_header_field "nesting too deep in field 'metadata\\.x\\[0\\]\\[0\\]\\[0\\]\\[0\\]\\.\\.\\.\\(")
+foreach(command info tree context export convert)
+    set(extra)
+    if(command STREQUAL "export")
+        set(extra -o <WORK>/out.html)
+    elseif(command STREQUAL "convert")
+        set(extra --to pi -o <WORK>/out.jsonl)
+    endif()
+    agentcore_cli_test(${command}_deep_line EXIT 2 ARGS ${command} <FIXTURES>/deep-middle.jsonl ${extra}
+                       STDERR_REGEX "invalid_entry.*deep-middle.jsonl('? line 3|:3): .*${deep_field}")
+    agentcore_cli_test(${command}_deep_header EXIT 2 ARGS ${command} <FIXTURES>/deep-header.jsonl ${extra}
+                       STDERR_REGEX "invalid_session.*deep-header.jsonl('? line 1|:1): .*${deep_header_field}")
+endforeach()
+agentcore_cli_test(verify_deep_line EXIT 1 ARGS verify <FIXTURES>/deep-middle.jsonl
+                   STDOUT_REGEX "deep-middle.jsonl:3: entry 'aaaa0002': ${deep_field}.*\n.*deep-middle.jsonl: 1 problem")
+agentcore_cli_test(verify_deep_header EXIT 1 ARGS verify <FIXTURES>/deep-header.jsonl
+                   STDOUT_REGEX "invalid_session.*deep-header.jsonl' line 1: .*${deep_header_field}.*1 problem")
+agentcore_cli_test(repair_deep_line EXIT 0 COPY deep-middle.jsonl ARGS repair <WORK>/deep-middle.jsonl
+                   STDOUT_REGEX "deep-middle.jsonl:3: dropped: entry 'aaaa0002': ${deep_field}.*repaired, 2 entries kept")
+agentcore_cli_test(info_deep_last_line EXIT 0 ARGS info <FIXTURES>/deep-last.jsonl STDOUT_REGEX "entries: +1\n")
+agentcore_cli_test(tree_deep_last_line EXIT 0 ARGS tree <FIXTURES>/deep-last.jsonl STDOUT_REGEX "aaaa0001 user: Before  ← leaf\n$")
+agentcore_cli_test(context_deep_last_line EXIT 0 ARGS context <FIXTURES>/deep-last.jsonl STDOUT_REGEX "messages: 1\n")
+agentcore_cli_test(export_deep_last_line EXIT 0 ARGS export <FIXTURES>/deep-last.jsonl -o <WORK>/out.html
+                   STDOUT_REGEX "out.html: 1 entries")
+agentcore_cli_test(convert_deep_last_line EXIT 0 ARGS convert <FIXTURES>/deep-last.jsonl --to pi -o <WORK>/out.jsonl
+                   STDOUT_REGEX "1 entries written in the pi dialect.*deep-last.jsonl:3: torn_last_line")
+agentcore_cli_test(verify_deep_last_line EXIT 1 ARGS verify <FIXTURES>/deep-last.jsonl STDOUT_REGEX "torn last line")

@@ -206,8 +206,9 @@ int main(int argc, char** argv) {
                "{\"type\":\"session\",\"id\":42}\n");
 
     // Every entry of the main line has a side branch, appended after the main line goes on: each
-    // branch point nests the rest of the session one level deeper.
-    {
+    // branch point nests the rest of the session one level deeper. 40 entries on the main line
+    // (118 entries), and 300 and 3,000 for the size of `tree`'s output.
+    for (const int main_line : {40, 300, 3000}) {
         Script b;
         SessionHeader header;
         header.id = "branchy-0009";
@@ -215,7 +216,7 @@ int main(int argc, char** argv) {
         header.cwd = "/home/dev/project";
         Session<InMemorySessionStorage<>> branchy(InMemorySessionStorage<>(header, b.env));
         std::string previous;
-        for (int i = 0; i < 40; ++i) {
+        for (int i = 0; i < main_line; ++i) {
             const std::string main_id = append_message(branchy, b.user("Main " + std::to_string(i)));
             if (!previous.empty()) {
                 move_to(branchy, previous);
@@ -224,7 +225,28 @@ int main(int argc, char** argv) {
             }
             previous = main_id;
         }
-        write_session(branchy, out + "/branchy.jsonl", Dialect::native, b.env);
+        write_session(branchy,
+                      out + (main_line == 40 ? "/branchy.jsonl" : "/branchy-" + std::to_string(main_line) + ".jsonl"),
+                      Dialect::native, b.env);
+    }
+
+    // A value nested 100,000 levels deep (an entry's data; a header's metadata): on a line in the
+    // middle, as the last line, in the header.
+    {
+        const std::string deep = std::string(100000, '[') + std::string(100000, ']');
+        const std::string header_line = native.substr(0, native.find('\n') + 1);
+        const std::string first =
+            R"({"type":"message","id":"aaaa0001","parent_id":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"Before","timestamp":1767225601000}})" "\n";
+        const std::string deep_entry =
+            R"({"type":"custom","id":"aaaa0002","parent_id":"aaaa0001","timestamp":"2026-01-01T00:00:02.000Z","custom_type":"deep","data":)" +
+            deep + "}\n";
+        const std::string after =
+            R"({"type":"message","id":"aaaa0003","parent_id":"aaaa0001","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"After","timestamp":1767225603000}})" "\n";
+        write_file(out + "/deep-middle.jsonl", header_line + first + deep_entry + after);
+        write_file(out + "/deep-last.jsonl", header_line + first + deep_entry);
+        write_file(out + "/deep-header.jsonl",
+                   R"({"type":"session","version":3,"id":"deep-0011","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/home/dev/project","parent_session":null,"metadata":{"x":)" +
+                       deep + "}}\n" + first);
     }
 
     // Ids, a name, a label, a custom type and text that would drive a terminal (a colour, a

@@ -9,6 +9,7 @@
 #   COLOUR                            ON/OFF: stdout must / must not hold colour escapes
 #   GOLDEN                            stdout must equal this file (fixture folder as <FIXTURES>)
 #   STDOUT_REGEX, NO_STDOUT_REGEX     stdout must / must not match
+#   STDOUT_MAX_BYTES                  stdout must hold at most this many bytes
 #   STDERR_REGEX                      stderr must match; without it stderr must be empty
 #   COMPARE                           two files that must be equal afterwards
 #   CHECK_FILE, FILE_REGEX, FILE_NO_REGEX   a file written by the tool, and what it must (not) hold
@@ -65,6 +66,14 @@ if(GOLDEN)
 endif()
 if(STDOUT_REGEX AND NOT out MATCHES "${STDOUT_REGEX}")
     message(FATAL_ERROR "stdout does not match '${STDOUT_REGEX}'\n${shown}")
+endif()
+if(STDOUT_MAX_BYTES)
+    string(LENGTH "${out}" out_bytes)
+    if(out_bytes GREATER STDOUT_MAX_BYTES)
+        string(SUBSTRING "${out}" 0 2000 head)
+        message(FATAL_ERROR "stdout holds ${out_bytes} bytes, more than ${STDOUT_MAX_BYTES}\n"
+                            "command: ${WRAP} agentcore ${ARGS}\nexit code: ${code}\n--- stdout (first 2000 bytes) ---\n${head}")
+    endif()
 endif()
 if(NO_STDOUT_REGEX AND out MATCHES "${NO_STDOUT_REGEX}")
     message(FATAL_ERROR "stdout matches '${NO_STDOUT_REGEX}' but must not\n${shown}")

@@ -21,7 +21,8 @@ set_tests_properties(tools.fixtures PROPERTIES FIXTURES_SETUP agentcore_tools_fi
 # stdout, stderr and files; the options are described at the top of run_cli.cmake. GOLDEN names
 # a file in tests/tools/expected.
 function(agentcore_cli_test name)
-    set(one EXIT GOLDEN STDOUT_REGEX NO_STDOUT_REGEX STDERR_REGEX CHECK_FILE FILE_REGEX FILE_NO_REGEX PTY COLOUR)
+    set(one EXIT GOLDEN STDOUT_REGEX NO_STDOUT_REGEX STDOUT_MAX_BYTES STDERR_REGEX CHECK_FILE FILE_REGEX FILE_NO_REGEX PTY
+            COLOUR)
     set(many ARGS ENV COPY WRAP COMPARE)
     cmake_parse_arguments(T "" "${one}" "${many}" ${ARGN})
     if(T_GOLDEN)

@@ -101,8 +101,17 @@ private:
     bool fail(std::string& error, const char* reason) const {
         error = reason != nullptr ? reason : "invalid JSON";
         if (path_depth_ > 0) {
+            // A path of more steps than a line holds shows its first and last ones: a value
+            // nested hundreds of levels deep still gets a message of one short line.
+            constexpr int first_steps = 6;
+            constexpr int last_steps = 3;
             std::string path;
             for (int i = 1; i <= path_depth_; ++i) {
+                if (i == first_steps + 1 && path_depth_ > first_steps + last_steps + 1) {
+                    path += "...(" + std::to_string(path_depth_ - first_steps - last_steps) + " levels)...";
+                    i = path_depth_ - last_steps;
+                    continue;
+                }
                 const PathStep& step = path_[static_cast<std::size_t>(i)];
                 if (step.index != no_index) {
                     path += '[' + std::to_string(step.index) + ']';

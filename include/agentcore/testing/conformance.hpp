@@ -142,6 +142,41 @@ inline CreateOptions named(std::string id, std::string cwd = "/work") {
     return o;
 }
 
+// The settings of a session filled by fill_settings_then_compact: the thinking level given, the
+// model and tools chosen before the compactions' first kept entries.
+template <class SessionT>
+void expect_settings(Checker& c, const SessionT& s, const std::string& level, const std::string& when) {
+    const SessionContext ctx = build_context(s);
+    c.check(ctx.thinking_level == level, when + ": thinking level " + level + ", got " + ctx.thinking_level);
+    c.check(ctx.model && ctx.model->provider == "openai" && ctx.model->model_id == "gpt-5",
+            when + ": the model chosen before the first kept entry");
+    c.check(ctx.active_tool_names == std::optional<std::vector<std::string>>(std::vector<std::string>{"read", "bash"}),
+            when + ": the tools chosen before the first kept entry");
+}
+
+// Settings, then a compaction that keeps only what follows them, one with a retained tail, a
+// later change of the thinking level; ends with the leaf back on the entry z before that change.
+template <class SessionT>
+void fill_settings_then_compact(Checker& c, SessionT& s) {
+    append_thinking_level_change(s, "high");
+    append_active_tools_change(s, {"read", "bash"});
+    append_message(s, user_text("x"));
+    append_message(s, assistant_text("reply"));  // sets the model; the model_change after it wins
+    append_model_change(s, "openai", "gpt-5");
+    const std::string y = append_message(s, user_text("y"));
+    append_compaction(s, "summary", y, 100);
+    const std::string z = append_message(s, user_text("z"));
+    c.check(build_context(s).messages.size() == 3, "summary, y and z");
+    expect_settings(c, s, "high", "after a compaction that keeps y");
+    append_compaction(s, "tail", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{user_text("kept")});
+    append_message(s, user_text("w"));
+    expect_settings(c, s, "high", "after a compaction with a retained tail");
+    append_thinking_level_change(s, "low");
+    expect_settings(c, s, "low", "after a later change");
+    move_to(s, z);
+    expect_settings(c, s, "high", "back on z, before that change");
+}
+
 // Everything a reader can see of a session, for comparing a session with its reopened self.
 template <class S>
 std::string snapshot(const S& s) {
@@ -343,6 +378,48 @@ ConformanceReport run_conformance(const ConformanceTarget<R>& target,
         move_to(s, a, empty);
         c.check(build_context(s).messages.size() == 1, "a branch summary with an empty summary adds no message");
     });
+
+    run("the newest compaction decides where the path starts; older ones in its kept range change nothing "
+        "[SPEC 4.4, 4.5]",
+        [&](Checker& c, R& repo) {
+            // pi writes this shape when a user compacts twice in a row: the second compaction keeps
+            // entries from before the first.
+            SessionT s = create(repo, named("conf-compactions"));
+            const std::string a = append_message(s, user_text("a"));
+            const std::string b = append_message(s, assistant_text("b"));
+            const std::string k1 = append_compaction(s, "first", b, 100);
+            const std::string d = append_message(s, user_text("d"));
+            const std::string kt = append_compaction(s, "tail", std::nullopt, 100, {}, false, std::nullopt,
+                                                     std::vector<AgentMessage>{user_text("old tail")});
+            const std::string f = append_message(s, assistant_text("f"));
+            const std::string k2 = append_compaction(s, "newest", a, 200);
+            const std::string g = append_message(s, user_text("g"));
+            const auto path = ids_of(get_branch(s));
+            c.check(path == std::vector<std::string>{a, b, k1, d, kt, f, k2, g},
+                    "the walk goes through the older compactions to the newest one's first kept entry: got " +
+                        joined(path));
+            const SessionContext ctx = build_context(s);
+            std::vector<std::string> shown;
+            for (const auto& m : ctx.messages) {
+                if (const auto* sum = std::get_if<CompactionSummaryMessage>(&*m)) shown.push_back("summary:" + sum->summary);
+                else if (const auto* u = std::get_if<UserMessage>(&*m))
+                    shown.push_back(std::holds_alternative<std::string>(u->content) ? std::get<std::string>(u->content) : "?");
+                else if (const auto* as = std::get_if<AssistantMessage>(&*m))
+                    shown.push_back(!as->content.empty() && std::holds_alternative<TextContent>(as->content[0])
+                                        ? std::get<TextContent>(as->content[0]).text
+                                        : "?");
+                else shown.push_back("other");
+            }
+            c.check(shown == std::vector<std::string>{"summary:newest", "a", "b", "d", "f", "g"},
+                    "one summary, the newest, then the kept entries without the older compactions' summaries or "
+                    "tails: got " + joined(shown));
+        });
+
+    run("the context's settings come from the leaf's whole ancestry, through compactions [SPEC 4.5]",
+        [&](Checker& c, R& repo) {
+            SessionT s = create(repo, named("conf-settings"));
+            fill_settings_then_compact(c, s);
+        });
 
     run("labels are trimmed, newest wins across branches, empty clears [SPEC 4.6]", [&](Checker& c, R& repo) {
         SessionT s = create(repo, named("conf-labels"));
@@ -578,6 +655,18 @@ ConformanceReport run_conformance(const ConformanceTarget<R>& target,
             SessionT r = open_read_only(again, "conf-reopen");
             c.check(r.storage().entry_count() == 7, "an append after reopening is kept");
             c.check(list(again, ListOptions{}).sessions.size() == 1, "the reopened repository lists the session");
+        });
+
+        run("a reopened session keeps the settings chosen before a compaction [SPEC 4.5, 6, 9]", [&](Checker& c, R& repo) {
+            {
+                SessionT s = create(repo, named("conf-settings-reopen"));
+                fill_settings_then_compact(c, s);
+            }
+            R again = target.reopen(repo);
+            SessionT s = open(again, "conf-settings-reopen");
+            expect_settings(c, s, "high", "reopened, on the leaf z");
+            append_message(s, user_text("v"));
+            expect_settings(c, s, "high", "reopened, after an append");
         });
     }
     return report;
