@@ -1,7 +1,8 @@
 // The SQLite storage's figures, each beside its target: appends against a bare INSERT + COMMIT
 // of the same row with the same pragmas; open + build_context of a leaf ~1,000 deep at 10,000
-// and 100,000 entries (beside the JSONL open of the same session); list; fork; import; and the
-// type-erased repository against the concrete type.
+// and 100,000 entries (beside the JSONL open of the same session); list; fork; import; copies
+// between a folder and a database as `agentcore copy` makes them (copy_session between
+// repositories opened by URL); and the type-erased repository against the concrete type.
 //
 // Usage: bench_sqlite [--quick] [folder]   (build with the release preset; --quick: small sizes)
 
@@ -207,6 +208,32 @@ int main(int argc, char** argv) {
         figure(what.c_str(), jsonl_ms, "ms", "(for comparison)", true);
         what = "  import into SQLite (SqliteSessionStorage::create), " + label + " (MB/s)";
         figure(what.c_str(), copy_mb_s, "MB/s", ">= 50 MB/s (copy)", copy_mb_s >= 50);
+
+        // `agentcore copy`: copy_session between repositories opened by URL, durable as the tool
+        // writes, with a progress callback; MB/s of the session's JSONL file.
+        {
+            AnyRepository database = open_repository("sqlite:" + db);
+            AnyRepository files = open_repository(folder + "/copy-" + label);
+            AnyRepository database2 = open_repository("sqlite:" + folder + "/copy-" + label + ".db");
+            std::size_t read = 0;
+            const CopyProgress progress = [&](std::size_t done, std::size_t) { read = done; };
+            auto t1 = Clock::now();
+            std::string path;
+            {
+                const auto copy = copy_session(database, files, "deep", progress);
+                path = copy.storage().target<JsonlSessionStorage>()->path();
+            }
+            const double to_files_ms = ms_since(t1);
+            const double mb = static_cast<double>(std::filesystem::file_size(path)) / 1e6;
+            t1 = Clock::now();
+            (void)copy_session(files, database2, "deep", progress);
+            const double to_database_ms = ms_since(t1);
+            what = "  agentcore copy, folder -> SQLite, " + label + " (MB/s)";
+            figure(what.c_str(), mb / (to_database_ms / 1000), "MB/s", ">= 50 MB/s", mb / (to_database_ms / 1000) >= 50);
+            what = "  agentcore copy, SQLite -> folder, " + label + " (MB/s)";
+            figure(what.c_str(), mb / (to_files_ms / 1000), "MB/s", ">= 50 MB/s", mb / (to_files_ms / 1000) >= 50);
+            if (read != static_cast<std::size_t>(entries)) std::printf("  the copy reported %zu entries read\n", read);
+        }
     }
 
     // list: 1,000 sessions; one cwd among 10,000.

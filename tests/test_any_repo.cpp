@@ -48,6 +48,7 @@ TEST_CASE("an unknown scheme or a bad URL is a clear error", "[any][repo]") {
     CHECK(error_of([] { open_repository(""); }) == ErrorCode::invalid_session);
     CHECK(error_of([] { open_repository("memory:extra"); }) == ErrorCode::invalid_session);
     CHECK(error_of([] { open_repository("jsonl:"); }) == ErrorCode::invalid_session);
+    CHECK(known_repository_schemes() == std::vector<std::string>{"jsonl", "memory"});
     const std::string m = message_of_error([] { open_repository("postgres://db/x"); });
     CHECK(m.find("unknown scheme 'postgres'") != std::string::npos);
     CHECK(m.find("memory:") != std::string::npos);
@@ -74,4 +75,111 @@ TEST_CASE("the type-erased repository passes the conformance kit", "[any][confor
     report = agentcore::testing::run_conformance(jsonl);
     INFO(report.summary());
     CHECK(report.ok());
+}
+
+namespace {
+
+// A repository of an application's own that has no import_session: it models SessionRepository
+// only, and AnyRepository refuses imports into it.
+struct PlainRepo {
+    using storage_type = InMemorySessionRepo::storage_type;
+    using session_type = InMemorySessionRepo::session_type;
+    InMemorySessionRepo inner{};
+};
+PlainRepo::session_type create(PlainRepo& r, CreateOptions o) { return create(r.inner, std::move(o)); }
+PlainRepo::session_type open(PlainRepo& r, std::string_view id) { return open(r.inner, id); }
+PlainRepo::session_type open_read_only(const PlainRepo& r, std::string_view id) { return open_read_only(r.inner, id); }
+SessionList list(const PlainRepo& r, const ListOptions& o) { return list(r.inner, o); }
+void remove(PlainRepo& r, std::string_view id) { remove(r.inner, id); }
+PlainRepo::session_type fork(PlainRepo& r, std::string_view id, const ForkOptions& o) { return fork(r.inner, id, o); }
+
+static_assert(SessionRepository<PlainRepo>);
+static_assert(!ImportingRepository<PlainRepo>);
+
+// A session with every kind of line worth copying: messages with usage, a label, a name, an
+// entry type the library does not know, and a leaf move.
+std::string write_rich_session(AnyRepository& repo, const std::string& id) {
+    auto s = create(repo, CreateOptions{id, "/home/ann/project", Json{{"team", "a"}}, std::nullopt});
+    const std::string a = append_message(s, UserMessage{"héllo \"quoted\"", 1, {}});
+    AssistantMessage m;
+    m.content.push_back(TextContent{"hi", {}});
+    m.provider = "anthropic";
+    m.model = "claude";
+    m.usage.input = 3;
+    m.usage.cost.total = 0.125;
+    m.stop_reason = "stop";
+    append_message(s, std::move(m));
+    append_label(s, a, std::string("mark"));
+    append_session_name(s, "rich");
+    s.storage().append_entry(entry_from_json(Json{{"type", "future"}, {"id", "f1234567"}, {"parent_id", a},
+                                                  {"timestamp", "2026-01-01T00:00:00.000Z"}, {"x", {1}}},
+                                             Dialect::native));
+    set_leaf_id(s, a);
+    return s.storage().target<JsonlSessionStorage>() ? s.storage().target<JsonlSessionStorage>()->path() : "";
+}
+
+}  // namespace
+
+TEST_CASE("copy_session copies a session between repositories with its header, entries and dialect",
+          "[any][repo][copy]") {
+    for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
+        agentcore::testing::ScratchDir dir;
+        JsonlStorageOptions jo;
+        jo.dialect = dialect;
+        jo.durability = Durability::os_buffered;
+        AnyRepository source(JsonlSessionRepo(dir.file("a"), jo), dir.file("a"));
+        const std::string path = write_rich_session(source, "rich");
+        const std::string bytes = agentcore::testing::read_file(path);
+
+        // Through memory (which keeps entries, not lines) and back into a folder: the header and
+        // entries are the same; the dialect is the one the copy is given.
+        AnyRepository memory = open_repository("memory:");
+        std::vector<std::pair<std::size_t, std::size_t>> calls;
+        auto in_memory = copy_session(source, memory, "rich", [&](std::size_t done, std::size_t total) {
+            calls.emplace_back(done, total);
+        });
+        CHECK(in_memory.storage().entry_count() == 6);
+        CHECK(calls == std::vector<std::pair<std::size_t, std::size_t>>{{6, 6}});
+        CHECK(in_memory.storage().dialect() == Dialect::native);
+        CHECK(encode_header(in_memory.storage().metadata(), dialect) == bytes.substr(0, bytes.find('\n')));
+
+        // Folder to folder keeps the dialect, the file's name and every byte.
+        AnyRepository target = open_repository(dir.file("b"));
+        auto copy = copy_session(source, target, "rich");
+        CHECK(copy.storage().dialect() == dialect);
+        const std::string copied = copy.storage().target<JsonlSessionStorage>()->path();
+        CHECK(copied.substr(dir.file("b").size()) == path.substr(dir.file("a").size()));
+        CHECK(agentcore::testing::read_file(copied) == bytes);
+
+        CHECK(agentcore::testing::error_of([&] { copy_session(source, target, "rich"); }) == ErrorCode::already_exists);
+        CHECK(agentcore::testing::read_file(copied) == bytes);
+        CHECK(agentcore::testing::error_of([&] { copy_session(source, target, "none"); }) == ErrorCode::not_found);
+    }
+}
+
+TEST_CASE("an import into a repository without import_session is refused with storage", "[any][repo][copy]") {
+    AnyRepository plain{PlainRepo{InMemorySessionRepo()}};
+    SessionHeader header;
+    header.id = "x";
+    CHECK(agentcore::testing::error_of([&] { import_session(plain, header, {}); }) == ErrorCode::storage);
+    CHECK(list(plain).sessions.empty());
+}
+
+TEST_CASE("an imported session's creation time names one file in its cwd folder, whatever it holds",
+          "[jsonl][repo][copy]") {
+    agentcore::testing::ScratchDir dir;
+    JsonlSessionRepo repo(dir.path());
+    SessionHeader header;
+    header.id = "odd";
+    header.timestamp = "../x/y_z\n" + std::string(100, 't');
+    header.cwd = "/w";
+    {
+        auto s = import_session(repo, header, {});
+        const std::string name = s.storage().path().substr(s.storage().path().rfind('/') + 1);
+        CHECK(name == "---x-y-z-" + std::string(55, 't') + "_odd.jsonl");
+    }
+    CHECK(repo.find_path("odd").has_value());
+    const SessionList listed = list(repo);
+    REQUIRE(listed.sessions.size() == 1);
+    CHECK(listed.sessions[0].header.timestamp == header.timestamp);
 }

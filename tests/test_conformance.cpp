@@ -24,6 +24,7 @@ TEST_CASE("the in-memory repository passes the conformance kit", "[conformance][
     const auto report = run_conformance(target);
     INFO(report.summary());
     CHECK(report.checks.size() >= 15);
+    CHECK(report.checks.back().find("import_session") == 0);  // an ImportingRepository: the import is checked
     CHECK(report.ok());
 }
 

@@ -1,4 +1,5 @@
-// `agentcore context FILE`: the context build_context returns, as the application would send it.
+// `agentcore context FILE` (or REPOSITORY SESSION): the context build_context returns, as the
+// application would send it.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -44,7 +45,7 @@ void print_indented(std::string_view text) {
 }  // namespace
 
 int run_context(const ContextOptions& options) {
-    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
+    return with_session(resolve_source(options.source), false, [&](const auto& session, const FileInfo& file) {
     SessionContext context;
     try {
         context = options.leaf ? build_context_at(session, std::optional<std::string_view>(*options.leaf))

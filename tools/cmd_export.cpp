@@ -1,4 +1,5 @@
-// `agentcore export FILE -o OUT.html`: a self-contained HTML viewer of the session.
+// `agentcore export FILE -o OUT.html` (or REPOSITORY SESSION): a self-contained HTML viewer of the
+// session.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -103,8 +104,10 @@ void write_atomically(const std::string& path, std::string_view content) {
 }  // namespace
 
 int run_export(const ExportOptions& options) {
-    const OutputGuard guard = guard_output(options.file, options.out);
-    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
+    const ResolvedSource source = resolve_source(options.source);
+    // A session in a database: the output must not be the database file either.
+    const OutputGuard guard = guard_output(source.stored_path, options.out);
+    return with_session(source, false, [&](const auto& session, const FileInfo& file) {
     std::string page(html::page_head);
     page += script_safe_json(session_data(session.storage(), file));
     page += html::page_tail;

@@ -1,4 +1,5 @@
-// `agentcore info FILE`: what a session file holds, without its conversation text.
+// `agentcore info FILE` or `agentcore info REPOSITORY SESSION`: what a session holds, without its
+// conversation text.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -11,7 +12,7 @@
 namespace agentcore::tool {
 
 int run_info(const InfoOptions& options) {
-    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
+    return with_session(resolve_source(options.source), false, [&](const auto& session, const FileInfo& file) {
     const auto& storage = session.storage();
     const SessionHeader& header = storage.metadata();
     const SessionStats stats = storage.get_session_stats();
@@ -24,7 +25,8 @@ int run_info(const InfoOptions& options) {
     if (options.json) {
         Json by_type_json = Json::object();
         for (const auto& [type, count] : by_type) by_type_json[type] = count;
-        Json out = {{"file", file.path},
+        const bool stored_in_file = file.repository.empty();
+        Json out = {{"file", stored_in_file ? Json(file.path) : Json()},
                     {"id", header.id},
                     {"created", header.timestamp},
                     {"cwd", header.cwd},
@@ -33,7 +35,7 @@ int run_info(const InfoOptions& options) {
                     {"version", header.version},
                     {"name", name ? Json(*name) : Json()},
                     {"leaf", leaf ? Json(*leaf) : Json()},
-                    {"size", file.file_size},
+                    {"size", stored_in_file ? Json(file.file_size) : Json()},
                     {"entry_count", storage.entry_count()},
                     {"entries_by_type", std::move(by_type_json)},
                     {"stats",
@@ -42,6 +44,13 @@ int run_info(const InfoOptions& options) {
                       {"uncached_tokens", stats.uncached_tokens},
                       {"total_tokens", stats.total_tokens},
                       {"cost_total", stats.cost_total}}}};
+        if (!stored_in_file) {
+            // The repository beside the file it stands for.
+            Json named = {{"file", nullptr}, {"repository", file.repository}};
+            for (auto& [key, value] : out.items())
+                if (key != "file") named[key] = std::move(value);
+            out = std::move(named);
+        }
         if (!header.metadata.empty()) out["metadata"] = header.metadata;
         if (file.upgrade && file.upgrade->from_version != file.upgrade->to_version)
             out["upgraded_from_version"] = file.upgrade->from_version;
@@ -51,8 +60,11 @@ int run_info(const InfoOptions& options) {
 
     // Header fields come from the file: shown on one line each, control characters escaped.
     auto field = [](const std::string& text) { return escaped(text, 4096); };
-    std::cout << "file:      " << field(file.path) << " (" << format_size(file.file_size) << ")\n"
-              << "session:   " << field(header.id) << "\n"
+    if (file.repository.empty())
+        std::cout << "file:      " << field(file.path) << " (" << format_size(file.file_size) << ")\n";
+    else
+        std::cout << "repo:      " << field(file.repository) << "\n";
+    std::cout << "session:   " << field(header.id) << "\n"
               << "created:   " << field(header.timestamp) << "\n"
               << "cwd:       " << field(header.cwd) << "\n";
     if (header.parent_session) std::cout << "forked:    " << field(*header.parent_session) << "\n";

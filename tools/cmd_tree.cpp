@@ -1,4 +1,5 @@
-// `agentcore tree FILE`: the session tree drawn with box characters, one line per entry.
+// `agentcore tree FILE` (or REPOSITORY SESSION): the session tree drawn with box characters, one
+// line per entry.
 //
 // A linear run stays in one column; a branch point draws its children with ├─ / └─. The path
 // from the root to the leaf is marked ●, the leaf "← leaf". Filters hide entries; a hidden
@@ -229,7 +230,7 @@ const char* filter_name(TreeFilter filter) {
 }  // namespace
 
 int run_tree(const TreeOptions& options) {
-    return with_session(options.file, false, [&](const auto& session, const FileInfo& file) {
+    return with_session(resolve_source(options.source), false, [&](const auto& session, const FileInfo& file) {
     const Tree tree = build_tree(session.storage(), options.filter);
     if (options.json) {
         Json entries = Json::array();

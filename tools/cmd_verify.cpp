@@ -1,5 +1,5 @@
-// `agentcore verify`, `repair` and `convert`: checking a session file, rewriting a damaged one,
-// and writing a session in the other dialect.
+// `agentcore verify`, `repair` and `convert`: checking a session (a file, or a session of a
+// repository), rewriting a damaged file, and writing a session file in the other dialect.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -32,10 +32,12 @@ struct Problem {
 }  // namespace
 
 int run_verify(const VerifyOptions& options) {
+    const ResolvedSource source = resolve_source(options.source);
+    const std::string& shown = source.shown;
     std::vector<Problem> problems;
     std::size_t entry_count = 0;
     try {
-        with_session(options.file, /*lenient=*/true, [&](const auto& session, const FileInfo& file) {
+        with_session(source, /*lenient=*/true, [&](const auto& session, const FileInfo& file) {
             entry_count = session.storage().entry_count();
             for (const auto& p : file.problems) problems.push_back({p.line, p.reason});
             if (file.torn_tail) problems.push_back({0, "torn last line (an append that was never completed)"});
@@ -56,16 +58,16 @@ int run_verify(const VerifyOptions& options) {
         Json list = Json::array();
         for (const auto& p : problems)
             list.push_back({{"line", p.line == 0 ? Json() : Json(p.line)}, {"reason", p.reason}});
-        std::cout << pretty_json({{"file", options.file},
+        std::cout << pretty_json({{"file", shown},
                                   {"ok", problems.empty()},
                                   {"entries", entry_count},
                                   {"problems", std::move(list)}});
     } else if (problems.empty()) {
-        std::cout << escaped(options.file) << ": ok (" << entry_count << " entries)\n";
+        std::cout << escaped(shown) << ": ok (" << entry_count << " entries)\n";
     } else {
         for (const auto& p : problems)
-            std::cout << escaped(options.file) << where(p.line) << ": " << escaped(p.reason) << "\n";
-        std::cout << escaped(options.file) << ": " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
+            std::cout << escaped(shown) << where(p.line) << ": " << escaped(p.reason) << "\n";
+        std::cout << escaped(shown) << ": " << problems.size() << (problems.size() == 1 ? " problem" : " problems")
                   << "\n";
     }
     return problems.empty() ? exit_ok : exit_problems;

@@ -2,20 +2,23 @@
 // The commands of the `agentcore` tool. Each returns its exit code (cli_common.hpp) and throws
 // ToolError for an error that ends it.
 
+#include "session_source.hpp"
+
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace agentcore::tool {
 
 struct LsOptions {
-    std::string root;                ///< the repository root folder
+    std::string root;                ///< the repository: a folder of session files, or a URL
     std::optional<std::string> cwd;  ///< only sessions of this working directory
     bool json = false;
 };
 int run_ls(const LsOptions& options);
 
 struct InfoOptions {
-    std::string file;
+    SessionSource source;
     bool json = false;
 };
 int run_info(const InfoOptions& options);
@@ -29,7 +32,7 @@ enum class TreeFilter {
 };
 
 struct TreeOptions {
-    std::string file;
+    SessionSource source;
     TreeFilter filter = TreeFilter::standard;
     bool timestamps = false;
     bool fold = true;  ///< fold long linear runs into "… N more entries"
@@ -38,14 +41,14 @@ struct TreeOptions {
 int run_tree(const TreeOptions& options);
 
 struct ContextOptions {
-    std::string file;
+    SessionSource source;
     std::optional<std::string> leaf;  ///< build at this entry instead of the session's leaf
     bool json = false;
 };
 int run_context(const ContextOptions& options);
 
 struct VerifyOptions {
-    std::string file;
+    SessionSource source;
     bool json = false;
 };
 int run_verify(const VerifyOptions& options);
@@ -63,9 +66,16 @@ struct ConvertOptions {
 int run_convert(const ConvertOptions& options);
 
 struct ExportOptions {
-    std::string file;
+    SessionSource source;
     std::string out;
 };
 int run_export(const ExportOptions& options);
+
+struct CopyOptions {
+    std::string source;                 ///< the repository copied from
+    std::string destination;            ///< the repository copied into (created when missing)
+    std::vector<std::string> sessions;  ///< the ids to copy; empty: every session
+};
+int run_copy(const CopyOptions& options);
 
 }  // namespace agentcore::tool

@@ -1,5 +1,6 @@
-// agentcore: inspect, draw, check, repair, convert and export agent session files (native and
-// pi dialects). Arguments and help come from CLI11.
+// agentcore: inspect, draw, check, repair, convert and export agent sessions (files of the native
+// and pi dialects, and sessions of any repository open_repository opens), and copy sessions between
+// repositories. Arguments and help come from CLI11.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -24,32 +25,47 @@ std::string default_root() {
     return env != nullptr && *env != '\0' ? std::string(env) : std::string("./sessions");
 }
 
+constexpr const char* source_help =
+    "Session file; or a repository: a folder of session files, or a URL (sqlite:PATH, jsonl:PATH, ...)";
+constexpr const char* session_help = "The session's id, when SOURCE is a repository";
+
+// SOURCE [SESSION]: a session file, or a repository and the id of one of its sessions (the id may
+// also be given as --session ID, as `copy` takes it).
+void add_source(CLI::App* command, SessionSource& source) {
+    command->add_option("SOURCE", source.location, source_help)->required();
+    command->add_option("SESSION,--session", source.session, session_help);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-    CLI::App app{"Inspect, check, convert and export agent session files (native and pi JSONL)", "agentcore"};
+    CLI::App app{"Inspect, check, convert, export and copy agent sessions (native and pi JSONL files, databases)",
+                 "agentcore"};
     app.require_subcommand(1);
     app.set_version_flag("--version", std::string(agentcore::version_string));
-    app.footer("Exit codes: 0 ok, 1 problems found, 2 usage or I/O error.");
+    app.footer("Exit codes: 0 ok, 1 problems found (or a copy that would replace a different session), "
+               "2 usage or I/O error.");
     std::function<int()> command;
 
     LsOptions ls;
     ls.root = default_root();
     auto* ls_cmd = app.add_subcommand("ls", "List sessions, newest first: id, created, name, messages, size");
-    ls_cmd->add_option("ROOT", ls.root, "Sessions folder (default: $AGENTCORE_SESSIONS or ./sessions)");
+    ls_cmd->add_option("ROOT", ls.root,
+                       "Repository: a folder of session files or a URL such as sqlite:sessions.db "
+                       "(default: $AGENTCORE_SESSIONS or ./sessions)");
     ls_cmd->add_option("--cwd", ls.cwd, "Only sessions of this working directory");
     ls_cmd->add_flag("--json", ls.json, "JSON output");
     ls_cmd->callback([&] { command = [&] { return run_ls(ls); }; });
 
     InfoOptions info;
     auto* info_cmd = app.add_subcommand("info", "Header, dialect, entries by type, leaf, name, tokens and cost");
-    info_cmd->add_option("FILE", info.file, "Session file")->required();
+    add_source(info_cmd, info.source);
     info_cmd->add_flag("--json", info.json, "JSON output");
     info_cmd->callback([&] { command = [&] { return run_info(info); }; });
 
     TreeOptions tree;
     auto* tree_cmd = app.add_subcommand("tree", "Draw the session tree; the leaf and the path to it are marked (●)");
-    tree_cmd->add_option("FILE", tree.file, "Session file")->required();
+    add_source(tree_cmd, tree.source);
     auto* all = tree_cmd->add_flag_callback("--all", [&] { tree.filter = TreeFilter::all; },
                                             "Every entry, labels and leaf moves too");
     auto* user_only = tree_cmd->add_flag_callback("--user-only", [&] { tree.filter = TreeFilter::user_only; },
@@ -65,14 +81,14 @@ int main(int argc, char** argv) {
 
     ContextOptions context;
     auto* context_cmd = app.add_subcommand("context", "The context build_context returns for the leaf (or --leaf)");
-    context_cmd->add_option("FILE", context.file, "Session file")->required();
+    add_source(context_cmd, context.source);
     context_cmd->add_option("--leaf", context.leaf, "Build the context of the branch that ends at this entry id");
     context_cmd->add_flag("--json", context.json, "JSON output, messages in the file's dialect");
     context_cmd->callback([&] { command = [&] { return run_context(context); }; });
 
     VerifyOptions verify;
-    auto* verify_cmd = app.add_subcommand("verify", "Check a session file; exit 1 when problems are found");
-    verify_cmd->add_option("FILE", verify.file, "Session file")->required();
+    auto* verify_cmd = app.add_subcommand("verify", "Check a session; exit 1 when problems are found");
+    add_source(verify_cmd, verify.source);
     verify_cmd->add_flag("--json", verify.json, "JSON output");
     verify_cmd->callback([&] { command = [&] { return run_verify(verify); }; });
 
@@ -91,9 +107,17 @@ int main(int argc, char** argv) {
 
     ExportOptions exp;
     auto* export_cmd = app.add_subcommand("export", "Write a self-contained HTML viewer of the session");
-    export_cmd->add_option("FILE", exp.file, "Session file")->required();
+    add_source(export_cmd, exp.source);
     export_cmd->add_option("-o,--output", exp.out, "Output .html file")->required();
     export_cmd->callback([&] { command = [&] { return run_export(exp); }; });
+
+    CopyOptions copy;
+    auto* copy_cmd = app.add_subcommand(
+        "copy", "Copy sessions between repositories, as they are; identical ones already there are skipped");
+    copy_cmd->add_option("SRC", copy.source, "Repository to copy from: a folder of session files or a URL")->required();
+    copy_cmd->add_option("DST", copy.destination, "Repository to copy into (created when missing)")->required();
+    copy_cmd->add_option("-s,--session", copy.sessions, "Copy only this session (repeatable; default: every session)");
+    copy_cmd->callback([&] { command = [&] { return run_copy(copy); }; });
 
     try {
         app.parse(argc, argv);

@@ -26,7 +26,8 @@ namespace agentcore::tool {
 
 /// What the tool knows about an opened file beyond its session.
 struct FileInfo {
-    std::string path;
+    std::string path;  ///< the file; for a session of a repository that is not a folder, how it is named
+    std::string repository;  ///< that repository's URL (empty for a file)
     Dialect dialect = Dialect::native;
     std::uint64_t file_size = 0;
     std::vector<LineProblem> problems;        ///< lines a lenient open skipped
@@ -90,7 +91,7 @@ int with_session(const std::string& path, bool lenient, Command&& command) {
         const auto version = header_version(path);  // refuses anything but a regular file
         if (version && *version < current_session_version) {
             LoadedSession loaded = load_session_file(path);
-            FileInfo info{path, loaded.dialect, 0, {}, false, std::move(loaded.report)};
+            FileInfo info{path, {}, loaded.dialect, 0, {}, false, std::move(loaded.report)};
             info.file_size = std::filesystem::file_size(path);
             info.torn_tail = info.upgrade->count(PiMigrationKind::torn_last_line) != 0;
             const Session<InMemorySessionStorage<>> session(std::move(loaded.storage));
@@ -100,8 +101,8 @@ int with_session(const std::string& path, bool lenient, Command&& command) {
         options.lenient = lenient;
         const Session<JsonlSessionStorage> session(JsonlSessionStorage::open_read_only(path, options));
         const JsonlSessionStorage& storage = session.storage();
-        const FileInfo info{path, storage.dialect(), storage.file_size(), storage.problems(), storage.had_torn_tail(),
-                            std::nullopt};
+        const FileInfo info{path, {}, storage.dialect(), storage.file_size(), storage.problems(),
+                            storage.had_torn_tail(), std::nullopt};
         return command(session, info);
     } catch (const SessionError& e) {
         throw ToolError(e.what(), exit_failure, e.code());

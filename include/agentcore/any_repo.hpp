@@ -57,6 +57,8 @@ public:
     [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const { return impl_->get_entries(query); }
     [[nodiscard]] SessionStats get_session_stats() const { return impl_->get_session_stats(); }
     [[nodiscard]] std::size_t entry_count() const { return impl_->entry_count(); }
+    /// The dialect of the storage held (dialect_of): native for one that keeps no lines.
+    [[nodiscard]] Dialect dialect() const { return impl_->dialect(); }
 
     /// The storage held, when it is an S; null otherwise.
     template <SessionStorage S>
@@ -82,6 +84,7 @@ private:
         virtual std::vector<EntryHandle> get_entries(EntriesQuery) const = 0;
         virtual SessionStats get_session_stats() const = 0;
         virtual std::size_t entry_count() const = 0;
+        virtual Dialect dialect() const = 0;
     };
     template <class S>
     struct Model final : Concept {
@@ -102,12 +105,14 @@ private:
         std::vector<EntryHandle> get_entries(EntriesQuery q) const override { return storage->get_entries(q); }
         SessionStats get_session_stats() const override { return storage->get_session_stats(); }
         std::size_t entry_count() const override { return storage->entry_count(); }
+        Dialect dialect() const override { return dialect_of(*storage); }
         std::shared_ptr<S> storage;
     };
     std::shared_ptr<Concept> impl_;
 };
 
 static_assert(SessionStorage<AnyStorage>);
+static_assert(has_dialect<AnyStorage>);
 
 /// A session of any storage, as a Session<AnyStorage> sharing its storage and context options.
 template <SessionStorage S>
@@ -131,11 +136,16 @@ template <class R>
 void any_remove(R& r, std::string_view id) { remove(r, id); }
 template <class R>
 auto any_fork(R& r, std::string_view id, const ForkOptions& o) { return fork(r, id, o); }
+template <class R>
+auto any_import(R& r, SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) {
+    return import_session(r, std::move(h), std::move(e), d);
+}
 
 }  // namespace detail
 
 /// Any SessionRepository behind one type; its sessions are Session<AnyStorage>. Copies share the
-/// repository. Models SessionRepository.
+/// repository. Models SessionRepository and ImportingRepository (an import into a repository
+/// that is not an ImportingRepository throws `storage`).
 class AnyRepository {
 public:
     using storage_type = AnyStorage;
@@ -163,6 +173,10 @@ public:
     friend session_type fork(AnyRepository& r, std::string_view id, const ForkOptions& o = {}) {
         return r.impl_->fork(id, o);
     }
+    friend session_type import_session(AnyRepository& r, SessionHeader header, std::vector<SessionTreeEntry> entries,
+                                       Dialect dialect = Dialect::native) {
+        return r.impl_->import_session(std::move(header), std::move(entries), dialect);
+    }
 
 private:
     struct Concept {
@@ -173,6 +187,7 @@ private:
         virtual SessionList list(const ListOptions&) const = 0;
         virtual void remove(std::string_view) = 0;
         virtual session_type fork(std::string_view, const ForkOptions&) = 0;
+        virtual session_type import_session(SessionHeader, std::vector<SessionTreeEntry>, Dialect) = 0;
     };
     template <class R>
     struct Model final : Concept {
@@ -187,6 +202,14 @@ private:
         session_type fork(std::string_view id, const ForkOptions& o) override {
             return erase_session(detail::any_fork(repo, id, o));
         }
+        session_type import_session(SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) override {
+            if constexpr (ImportingRepository<R>) {
+                return erase_session(detail::any_import(repo, std::move(h), std::move(e), d));
+            } else {
+                throw SessionError(ErrorCode::storage,
+                                   "session '" + h.id + "' cannot be imported: the repository has no import_session");
+            }
+        }
         R repo;
     };
     std::shared_ptr<Concept> impl_;
@@ -194,6 +217,7 @@ private:
 };
 
 static_assert(SessionRepository<AnyRepository>);
+static_assert(ImportingRepository<AnyRepository>);
 
 /// Opens the repository of a URL's scheme; `rest` is what follows "scheme:".
 using RepositoryOpener = std::function<AnyRepository(std::string_view rest)>;
@@ -239,6 +263,13 @@ inline std::optional<std::string_view> url_scheme(std::string_view url) {
 inline bool register_repository_scheme(std::string scheme, RepositoryOpener opener) {
     detail::repository_schemes().insert_or_assign(std::move(scheme), std::move(opener));
     return true;
+}
+
+/// The URL schemes open_repository knows, sorted: "jsonl", "memory", and those registered.
+inline std::vector<std::string> known_repository_schemes() {
+    std::vector<std::string> out;
+    for (const auto& [name, opener] : detail::repository_schemes()) out.push_back(name);
+    return out;
 }
 
 /// The repository a URL names (see the top of this header). An empty URL, an unknown scheme,

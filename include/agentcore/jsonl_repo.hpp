@@ -67,11 +67,16 @@ public:
         return name;
     }
 
-    /// The file name of a session: `<timestamp with ':' and '.' → '-'>_<id>.jsonl`.
+    /// The file name of a session: `<timestamp with ':' and '.' → '-'>_<id>.jsonl`. A creation
+    /// time written elsewhere (an imported session's) has '/', '\\', '_' and control characters
+    /// turned into '-' too and is cut at 64 bytes, so that the name stays one name in the cwd's
+    /// folder and the id is what follows its first '_'.
     [[nodiscard]] static std::string file_name(std::string_view timestamp, std::string_view id) {
-        std::string name(timestamp);
+        std::string name(timestamp.substr(0, 64));
         for (char& c : name)
-            if (c == ':' || c == '.') c = '-';
+            if (c == ':' || c == '.' || c == '/' || c == '\\' || c == '_' || static_cast<unsigned char>(c) < 0x20 ||
+                c == '\x7f')
+                c = '-';
         return name + "_" + std::string(id) + ".jsonl";
     }
 
@@ -387,6 +392,33 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
         detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
+/// Creates a session file holding `header` as it is and `entries` in order, written in
+/// `dialect` (ImportingRepository): for copies of sessions stored elsewhere. Laid out as create
+/// lays out a session (the header's cwd and creation time name its folder and file), written
+/// to a temporary file, synced and moved into place under the repository's lock as fork is: list
+/// never sees half a session. In the pi dialect a `leaf` entry nothing hangs under is placed under
+/// its target, as set_leaf_id writes it there. A taken id: already_exists; an invalid id:
+/// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each
+/// case no session file is written.
+inline JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, SessionHeader header,
+                                                     std::vector<SessionTreeEntry> entries,
+                                                     Dialect dialect = Dialect::native) {
+    check_session_id(header.id);
+    const std::string id = header.id;
+    if (repo.find_path(id))
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
+                           ErrorLocation{.session = id});
+    JsonlStorageOptions so = repo.options();
+    so.dialect = dialect;
+    const auto& ops = detail::ops_or_real(so.file_ops);
+    detail::prepare_session_folder(repo, ops, header.cwd);
+    std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
+                       JsonlSessionRepo::file_name(header.timestamp, id);
+    return detail::make_session(
+        detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
+}
+
 static_assert(SessionRepository<JsonlSessionRepo>);
+static_assert(ImportingRepository<JsonlSessionRepo>);
 
 }  // namespace agentcore

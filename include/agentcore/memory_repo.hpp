@@ -37,6 +37,7 @@ private:
     friend SessionList list(const InMemorySessionRepo&, const ListOptions&);
     friend void remove(InMemorySessionRepo&, std::string_view);
     friend session_type fork(InMemorySessionRepo&, std::string_view, const ForkOptions&);
+    friend session_type import_session(InMemorySessionRepo&, SessionHeader, std::vector<SessionTreeEntry>, Dialect);
 
     Environment environment_;
     std::map<std::string, std::shared_ptr<storage_type>, std::less<>> sessions_;
@@ -111,6 +112,28 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
     return InMemorySessionRepo::session_type(std::move(storage));
 }
 
+/// Creates a session with `header` as it is and `entries` in order (ImportingRepository): for
+/// copies of sessions stored elsewhere. Memory keeps entries, not lines: the dialect is not
+/// kept. A taken id: already_exists; an invalid id: invalid_session; entries that do not form a
+/// tree: already_exists / invalid_entry; in each case the repository is unchanged.
+inline InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo, SessionHeader header,
+                                                        std::vector<SessionTreeEntry> entries,
+                                                        Dialect dialect = Dialect::native) {
+    (void)dialect;
+    check_session_id(header.id);
+    if (header.metadata.is_null()) header.metadata = Json::object();
+    if (repo.sessions_.count(header.id) != 0)
+        throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
+                           ErrorLocation{.session = header.id});
+    std::string id = header.id;
+    // Built completely before it is published: a failure leaves the repository unchanged.
+    auto storage = std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    for (auto& e : entries) storage->append_entry(std::move(e));
+    repo.sessions_.emplace(std::move(id), storage);
+    return InMemorySessionRepo::session_type(std::move(storage));
+}
+
 static_assert(SessionRepository<InMemorySessionRepo>);
+static_assert(ImportingRepository<InMemorySessionRepo>);
 
 }  // namespace agentcore

@@ -12,6 +12,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -89,6 +90,52 @@ concept SessionRepository =
         remove(r, id);
         { fork(r, id, f) } -> std::same_as<typename R::session_type>;
     };
+
+/// A repository that can take in a session made elsewhere, as it is. Every built-in repository
+/// models it; it is optional for an application's own (AnyRepository then refuses the import).
+///
+/// Required, besides SessionRepository (r: R&):
+/// - import_session(r, SessionHeader, std::vector<SessionTreeEntry>, Dialect) -> session_type
+///   creates a session with that header exactly (id, creation time, cwd, metadata, parent,
+///   unknown fields) holding those entries in that order, written in that dialect where the
+///   repository keeps lines, all or nothing: a taken id is already_exists, an invalid id
+///   invalid_session, entries that do not form a tree already_exists / invalid_entry, and in each
+///   case the repository is left as it was. Returns the session open for writing.
+template <class R>
+concept ImportingRepository =
+    SessionRepository<R> && requires(R& r, SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) {
+        { import_session(r, std::move(h), std::move(e), d) } -> std::same_as<typename R::session_type>;
+    };
+
+/// Called while a session is read: (entries read so far, entries in the session).
+using CopyProgress = std::function<void(std::size_t done, std::size_t total)>;
+
+/// Copies the session `id` of `from` into `to`: what open_read_only reads (the header as
+/// stored, every entry in append order) becomes import_session's session, in the dialect the
+/// source keeps it in (dialect_of). Lossless: unknown entry types and fields survive, and a
+/// session copied between JSONL and database repositories exports the same lines. All or nothing
+/// in `to`; `from` is only read. Unknown id: not_found; an id that `to` already holds:
+/// already_exists, nothing changed. Returns the copy, open for writing.
+///
+/// Complexity: one pass over the entries (read in pages of 4096; `progress` is called after
+/// each page), holding them in memory until the import has written them.
+template <SessionRepository From, ImportingRepository To>
+typename To::session_type copy_session(const From& from, To& to, std::string_view id,
+                                       const CopyProgress& progress = {}) {
+    const auto source = open_read_only(from, id);
+    const auto& storage = source.storage();
+    const std::size_t count = storage.entry_count();
+    std::vector<SessionTreeEntry> entries;
+    entries.reserve(count);
+    constexpr std::size_t page = 4096;
+    while (entries.size() < count) {
+        const auto handles = storage.get_entries(EntriesQuery{entries.size(), page});
+        if (handles.empty()) break;
+        for (const auto& h : handles) entries.push_back(*h);
+        if (progress) progress(entries.size(), count);
+    }
+    return import_session(to, storage.metadata(), std::move(entries), dialect_of(storage));
+}
 
 namespace detail {
 

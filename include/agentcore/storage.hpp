@@ -90,6 +90,9 @@ struct StateEntries {
 /// StateEntries, kept by the storage so that the state of a context costs no walk of the whole
 /// ancestry; without it, build_context walks the ancestry through get_entry.
 ///
+/// Optional (has_dialect): cs.dialect() -> Dialect, the JSONL dialect the storage keeps its
+/// session's lines in; read through dialect_of.
+///
 /// Handles point to immutable entries: a storage may create them on demand (nothing requires
 /// every entry to live in memory), but must never hand out an entry that later changes.
 template <class S>
@@ -118,6 +121,25 @@ template <class S>
 concept has_state_entries = requires(const S& cs, std::optional<std::string_view> leaf) {
     { cs.get_state_entries(leaf) } -> std::same_as<StateEntries>;
 };
+
+/// A storage that keeps its session's lines in one JSONL dialect (see dialect_of).
+template <class S>
+concept has_dialect = requires(const S& cs) {
+    { cs.dialect() } -> std::same_as<Dialect>;
+};
+
+/// The dialect a storage keeps its session in: its own for the JSONL and database storages
+/// (has_dialect), native for a storage that keeps no lines (memory). A copy of the session
+/// (copy_session) is written in it.
+template <SessionStorage S>
+[[nodiscard]] Dialect dialect_of(const S& storage) {
+    if constexpr (has_dialect<S>) {
+        return storage.dialect();
+    } else {
+        (void)storage;
+        return Dialect::native;
+    }
+}
 
 namespace detail {
 

@@ -2,12 +2,13 @@
 # error paths (exit codes and the file and line named on stderr), and colours on a terminal.
 
 # Help and usage.
-agentcore_cli_test(help EXIT 0 ARGS --help STDOUT_REGEX "Subcommands:.*ls.*info.*tree.*context.*verify.*repair.*convert.*export")
-foreach(command ls info tree context verify repair convert export)
+agentcore_cli_test(help EXIT 0 ARGS --help
+                   STDOUT_REGEX "Subcommands:.*ls.*info.*tree.*context.*verify.*repair.*convert.*export.*copy")
+foreach(command ls info tree context verify repair convert export copy)
     agentcore_cli_test(help_${command} EXIT 0 ARGS ${command} --help STDOUT_REGEX "Usage: .*${command}")
 endforeach()
 agentcore_cli_test(usage_no_command EXIT 2 ARGS "" STDERR_REGEX "subcommand")
-agentcore_cli_test(usage_missing_file EXIT 2 ARGS tree STDERR_REGEX "FILE is required")
+agentcore_cli_test(usage_missing_file EXIT 2 ARGS tree STDERR_REGEX "SOURCE is required")
 agentcore_cli_test(usage_exclusive_filters EXIT 2 ARGS tree <FIXTURES>/native.jsonl --all --user-only
                    STDERR_REGEX "excludes")
 agentcore_cli_test(usage_bad_dialect EXIT 2 ARGS convert <FIXTURES>/pi.jsonl --to klingon -o x.jsonl
@@ -210,3 +211,105 @@ agentcore_cli_test(export_deep_last_line EXIT 0 ARGS export <FIXTURES>/deep-last
 agentcore_cli_test(convert_deep_last_line EXIT 0 ARGS convert <FIXTURES>/deep-last.jsonl --to pi -o <WORK>/out.jsonl
                    STDOUT_REGEX "1 entries written in the pi dialect.*deep-last.jsonl:3: torn_last_line")
 agentcore_cli_test(verify_deep_last_line EXIT 1 ARGS verify <FIXTURES>/deep-last.jsonl STDOUT_REGEX "torn last line")
+# Repositories: every reading command takes a repository (a folder, or a URL) and a session id
+# instead of a file. A folder's session is read as its file.
+agentcore_cli_test(tree_folder_session EXIT 0 ARGS tree <FIXTURES>/repository tour-0001 GOLDEN tree.txt)
+agentcore_cli_test(tree_jsonl_url_session EXIT 0 ARGS tree jsonl:<FIXTURES>/repository --session tour-pi-0002
+                   GOLDEN tree.txt)
+agentcore_cli_test(info_folder_session EXIT 0 ARGS info <FIXTURES>/repository tour-pi-0002
+                   STDOUT_REGEX "file: +<FIXTURES>/repository/--home-dev-project--/[^\n]*_tour-pi-0002.jsonl .*dialect: +pi")
+agentcore_cli_test(context_folder_session EXIT 0 ARGS context <FIXTURES>/repository tour-0001 GOLDEN context.txt)
+agentcore_cli_test(verify_folder_session EXIT 0 ARGS verify <FIXTURES>/repository extras-0003
+                   STDOUT_REGEX "_extras-0003.jsonl: ok \\(6 entries\\)")
+agentcore_cli_test(info_folder_unknown_session EXIT 2 ARGS info <FIXTURES>/repository nope-0009
+                   STDERR_REGEX "session 'nope-0009' not found in '[^']*/repository'")
+agentcore_cli_test(info_folder_no_session EXIT 2 ARGS info <FIXTURES>/repository
+                   STDERR_REGEX "repository': not a session file: it is a folder .*a repository holds many sessions: name one after it")
+agentcore_cli_test(info_file_with_session EXIT 2 ARGS info <FIXTURES>/native.jsonl tour-0001
+                   STDERR_REGEX "native.jsonl': a session id goes with a repository")
+agentcore_cli_test(info_url_no_session EXIT 2 ARGS info sqlite:sessions.db
+                   STDERR_REGEX "'sqlite:sessions.db': a repository holds many sessions: name one after it, `sqlite:sessions.db SESSION` \\(`agentcore ls sqlite:sessions.db` lists them\\)")
+agentcore_cli_test(info_unknown_scheme EXIT 2 ARGS info nosuch:x.db s1 STDERR_REGEX "unknown scheme 'nosuch'")
+agentcore_cli_test(info_missing_folder_url EXIT 2 ARGS info jsonl:<WORK>/none s1 STDERR_REGEX "none' not found")
+agentcore_cli_test(ls_jsonl_url EXIT 0 ARGS ls jsonl:<FIXTURES>/sessions GOLDEN ls.txt)
+agentcore_cli_test(ls_unknown_scheme EXIT 2 ARGS ls nosuch:x STDERR_REGEX "unknown scheme 'nosuch'")
+
+# copy between two folders: every session, then nothing more; the files are the same bytes.
+agentcore_cli_test(copy_folder_to_folder EXIT 0
+                   WRAP sh -c "\"$0\" \"$@\" && diff -r <FIXTURES>/repository copied >&2 && \"$0\" \"$@\""
+                   ARGS copy <FIXTURES>/repository copied
+                   STDOUT_REGEX "tour-0001: copied \\(64 entries\\)\n.*4 sessions copied, 0 skipped\n.*tour-0001: skipped \\(already there, identical\\)\n.*0 sessions copied, 4 skipped\n")
+agentcore_cli_test(copy_onto_itself EXIT 2 ARGS copy <FIXTURES>/repository <FIXTURES>/./repository
+                   STDERR_REGEX "are the same repository: a copy onto itself is refused")
+agentcore_cli_test(copy_from_file EXIT 2 ARGS copy <FIXTURES>/native.jsonl copied
+                   STDERR_REGEX "native.jsonl': is a session file, not a repository")
+agentcore_cli_test(copy_missing_source EXIT 2 ARGS copy <WORK>/none copied STDERR_REGEX "none': no such folder")
+agentcore_cli_test(copy_unknown_session EXIT 2
+                   WRAP sh -c "\"$0\" \"$@\" && rc=0 || rc=$? && test ! -e copied && exit $rc || exit 99"
+                   ARGS copy <FIXTURES>/repository copied --session tour-0001 --session nope-0009
+                   STDERR_REGEX "session 'nope-0009' not found in '[^']*/repository'")
+# A session DST holds with other content stops the copy before anything is written: exit 1, DST
+# as it was (extras-0003 unchanged, new-0005 not added).
+agentcore_cli_test(copy_clash_folder EXIT 1 COPY repository
+                   WRAP sh -c "\"$0\" \"$@\" && rc=0 || rc=$? && diff -r <FIXTURES>/repository repository >&2 && exit $rc || exit 99"
+                   ARGS copy <FIXTURES>/repository-clash repository
+                   STDERR_REGEX "session 'extras-0003' is already in 'repository' and differs from the one in '[^']*repository-clash' \\(entry 1 \\('[0-9a-f]+'\\) differs\\); nothing copied")
+
+if(TARGET agentcore::sqlite)
+    # The same sessions in SQLite: the reading commands give what they give for the files, and
+    # a copy back into a folder gives the files' bytes, in both dialects.
+    set(into_db sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db >/dev/null && exec \"$0\" \"$@\"")
+    agentcore_cli_test(sqlite_tree EXIT 0 WRAP ${into_db} ARGS tree sqlite:s.db tour-0001 GOLDEN tree.txt)
+    agentcore_cli_test(sqlite_tree_pi EXIT 0 WRAP ${into_db} ARGS tree sqlite:s.db tour-pi-0002 GOLDEN tree.txt)
+    agentcore_cli_test(sqlite_context EXIT 0 WRAP ${into_db} ARGS context sqlite:s.db tour-0001 GOLDEN context.txt)
+    agentcore_cli_test(sqlite_context_json_pi EXIT 0 WRAP ${into_db} ARGS context sqlite:s.db tour-pi-0002 --json
+                       GOLDEN context-pi.json)
+    agentcore_cli_test(sqlite_info EXIT 0 WRAP ${into_db} ARGS info sqlite:s.db tour-0001 GOLDEN info-sqlite.txt)
+    agentcore_cli_test(sqlite_info_json EXIT 0 WRAP ${into_db} ARGS info sqlite:s.db tour-pi-0002 --json
+                       STDOUT_REGEX "^{\n  \"file\": null,\n  \"repository\": \"sqlite:s.db\",\n.*\"dialect\": \"pi\",.*\"size\": null,")
+    agentcore_cli_test(sqlite_verify EXIT 0 WRAP ${into_db} ARGS verify sqlite:s.db extras-pi-0004
+                       STDOUT_REGEX "^sqlite:s.db \\(session extras-pi-0004\\): ok \\(6 entries\\)\n$")
+    agentcore_cli_test(sqlite_export EXIT 0 WRAP ${into_db} ARGS export sqlite:s.db tour-0001 -o <WORK>/session.html
+                       STDOUT_REGEX "session.html: 64 entries" CHECK_FILE <WORK>/session.html
+                       FILE_REGEX "\"id\":\"tour-0001\"")
+    agentcore_cli_test(sqlite_export_onto_database EXIT 2 WRAP ${into_db} ARGS export sqlite:s.db tour-0001 -o ./s.db
+                       STDERR_REGEX "'./s.db': is the input file 's.db'")
+    agentcore_cli_test(sqlite_ls EXIT 0 WRAP ${into_db} ARGS ls sqlite:s.db GOLDEN ls-sqlite.txt)
+    agentcore_cli_test(sqlite_ls_cwd_json EXIT 0 WRAP ${into_db} ARGS ls sqlite:s.db --cwd /home/dev/extras --json
+                       STDOUT_REGEX "\"id\": \"extras-pi-0004\",.*\"size\": null,\n *\"dialect\": \"pi\","
+                       NO_STDOUT_REGEX "tour-")
+    agentcore_cli_test(sqlite_unknown_session EXIT 2 WRAP ${into_db} ARGS info sqlite:s.db nope-0009
+                       STDERR_REGEX "not_found.*session 'nope-0009' not found in database 's.db'")
+    # A database a reading command is given must exist: it is never created.
+    agentcore_cli_test(sqlite_missing_database EXIT 2
+                       WRAP sh -c "\"$0\" \"$@\" && rc=0 || rc=$? && test ! -e missing.db && exit $rc || exit 99"
+                       ARGS info sqlite:missing.db s1 STDERR_REGEX "'sqlite:missing.db': 'missing.db' not found")
+    agentcore_cli_test(sqlite_ls_missing_database EXIT 2
+                       WRAP sh -c "\"$0\" \"$@\" && rc=0 || rc=$? && test ! -e missing.db && exit $rc || exit 99"
+                       ARGS ls sqlite:missing.db STDERR_REGEX "'missing.db' not found")
+
+    # copy: folder → SQLite → folder gives every file's bytes (native and pi, the tour's branches,
+    # compaction and leaf moves, entry types and fields the library does not model); again, it
+    # skips them all.
+    agentcore_cli_test(copy_sqlite_round_trip EXIT 0
+                       WRAP sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db && \"$0\" \"$@\" && diff -r <FIXTURES>/repository back >&2"
+                       ARGS copy sqlite:s.db back
+                       STDOUT_REGEX "^tour-0001: copied \\(64 entries\\)\n.*4 sessions copied, 0 skipped\n.*4 sessions copied, 0 skipped\n$")
+    agentcore_cli_test(copy_sqlite_again_skips EXIT 0 WRAP ${into_db} ARGS copy <FIXTURES>/repository sqlite:s.db
+                       STDOUT_REGEX "extras-pi-0004: skipped \\(already there, identical\\)\n.*0 sessions copied, 4 skipped\n$")
+    agentcore_cli_test(copy_sqlite_selected EXIT 0
+                       WRAP sh -c "\"$0\" \"$@\" && \"$0\" ls sqlite:s.db"
+                       ARGS copy <FIXTURES>/repository sqlite:s.db --session tour-pi-0002 -s extras-0003 -s tour-pi-0002
+                       STDOUT_REGEX "2 sessions copied, 0 skipped\nID .*extras-0003.*tour-pi-0002"
+                       NO_STDOUT_REGEX "tour-0001|extras-pi-0004")
+    # A clash with a database: exit 1, the database as it was (a copy back is the first folder).
+    agentcore_cli_test(copy_sqlite_clash EXIT 1
+                       WRAP sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db >/dev/null || exit 98 && \"$0\" \"$@\" && rc=0 || rc=$? && \"$0\" copy sqlite:s.db back >/dev/null && diff -r <FIXTURES>/repository back >&2 && exit $rc || exit 99"
+                       ARGS copy <FIXTURES>/repository-clash sqlite:s.db
+                       STDERR_REGEX "session 'extras-0003' is already in 'sqlite:s.db' and differs from the one in '[^']*repository-clash' \\(entry 1 \\('[0-9a-f]+'\\) differs\\); nothing copied")
+    agentcore_cli_test(copy_sqlite_onto_itself EXIT 2 WRAP ${into_db} ARGS copy sqlite:s.db sqlite:./s.db
+                       STDERR_REGEX "are the same repository")
+else()
+    # Without agentcore::sqlite the scheme is unknown, and the message says so.
+    agentcore_cli_test(sqlite_unavailable EXIT 2 ARGS info sqlite:s.db s1 STDERR_REGEX "unknown scheme 'sqlite'")
+endif()

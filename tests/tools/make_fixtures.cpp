@@ -1,5 +1,6 @@
 // Writes the deterministic session files the CLI and browser tests read: the same branched,
-// compacted session in the native and the pi dialect, a small repository for `ls`, and damaged
+// compacted session in the native and the pi dialect, a small repository for `ls`, repositories
+// for `copy` (both dialects, entry types and fields the library does not model), and damaged
 // files for the error paths. Usage: agentcore_tools_fixtures OUT_DIR
 #include <agentcore/jsonl_repo.hpp>
 #include <agentcore/jsonl_storage.hpp>
@@ -161,6 +162,38 @@ void write_small(const std::string& root, const std::string& id, const std::stri
     write_session(session, folder + "/" + JsonlSessionRepo::file_name(header.timestamp, id), dialect, s.env);
 }
 
+// Writes a session into a JSONL repository folder, where JsonlSessionRepo keeps it.
+void write_in_repository(const Session<InMemorySessionStorage<>>& session, const std::string& root, Dialect dialect,
+                         const Environment& env) {
+    const SessionHeader& header = session.storage().metadata();
+    const std::string folder = root + "/" + JsonlSessionRepo::folder_name(header.cwd);
+    std::filesystem::create_directories(folder);
+    write_session(session, folder + "/" + JsonlSessionRepo::file_name(header.timestamp, header.id), dialect, env);
+}
+
+// A short session with an entry type and fields the library does not model: a copy keeps them.
+Session<InMemorySessionStorage<>> extras_session(Script& s, std::string id, const std::string& greeting) {
+    SessionHeader header;
+    header.id = std::move(id);
+    header.timestamp = format_timestamp(start_ms + 600000);
+    header.cwd = "/home/dev/extras";
+    Session<InMemorySessionStorage<>> session(InMemorySessionStorage<>(header, s.env));
+    const std::string hello = append_message(session, s.user(greeting));
+    const std::string hi = append_message(session, s.assistant("Hi."));
+    session.storage().append_entry(entry_from_json(
+        Json{{"type", "future_thing"}, {"id", "f0000001"}, {"parent_id", hi}, {"timestamp", "2026-01-01T00:10:09.000Z"},
+             {"payload", {{"x", {1, 2}}, {"note", "kept"}}}},
+        Dialect::native));
+    session.storage().append_entry(entry_from_json(
+        Json{{"type", "message"}, {"id", "f0000002"}, {"parent_id", "f0000001"}, {"timestamp", "2026-01-01T00:10:10.000Z"},
+             {"x_entry_note", "kept too"},
+             {"message", {{"role", "user"}, {"content", "And this?"}, {"timestamp", 1767226210000}, {"x_vendor", {{"a", 1}}}}}},
+        Dialect::native));
+    append_label(session, hello, std::string("start"));
+    append_session_name(session, "Extras");
+    return session;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -204,6 +237,24 @@ int main(int argc, char** argv) {
     write_file(broken_root + "/" + JsonlSessionRepo::folder_name("/home/dev/project") + "/" +
                    JsonlSessionRepo::file_name("2026-01-02T00:00:00.000Z", "broken-0005"),
                "{\"type\":\"session\",\"id\":42}\n");
+
+    // Repositories for `copy`: the tour and a short session in each dialect, and a repository
+    // whose extras-0003 differs from the first one's, beside a session the first one lacks.
+    {
+        const std::string repository = out + "/repository";
+        Script a;
+        write_in_repository(tour_session(a, "tour-0001"), repository, Dialect::native, a.env);
+        Script b;
+        write_in_repository(tour_session(b, "tour-pi-0002"), repository, Dialect::pi, b.env);
+        Script c;
+        write_in_repository(extras_session(c, "extras-0003", "Hello"), repository, Dialect::native, c.env);
+        Script d;
+        write_in_repository(extras_session(d, "extras-pi-0004", "Hello"), repository, Dialect::pi, d.env);
+        const std::string clash = out + "/repository-clash";
+        Script e;
+        write_in_repository(extras_session(e, "extras-0003", "Hello again"), clash, Dialect::native, e.env);
+        write_small(clash, "new-0005", "/home/dev/project", start_ms, "New", Dialect::native);
+    }
 
     // Every entry of the main line has a side branch, appended after the main line goes on: each
     // branch point nests the rest of the session one level deeper. 40 entries on the main line

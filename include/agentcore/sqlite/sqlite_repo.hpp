@@ -17,6 +17,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace agentcore {
 
@@ -148,7 +149,22 @@ inline SqliteSessionRepo::session_type fork(SqliteSessionRepo& repo, std::string
         SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), std::move(entries)));
 }
 
+/// Creates a session holding `header` as it is and `entries` in order, its lines written in
+/// `dialect` (ImportingRepository): for copies of sessions stored elsewhere. One transaction,
+/// as SqliteSessionStorage::create with entries: a taken id: already_exists; an invalid id:
+/// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each case
+/// nothing is written.
+inline SqliteSessionRepo::session_type import_session(SqliteSessionRepo& repo, SessionHeader header,
+                                                      std::vector<SessionTreeEntry> entries,
+                                                      Dialect dialect = Dialect::native) {
+    SqliteStorageOptions so = repo.options();
+    so.dialect = dialect;
+    return detail::sqlite::make_session(
+        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), std::move(entries)));
+}
+
 static_assert(SessionRepository<SqliteSessionRepo>);
+static_assert(ImportingRepository<SqliteSessionRepo>);
 
 namespace detail::sqlite {
 

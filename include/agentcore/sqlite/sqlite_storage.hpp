@@ -273,12 +273,17 @@ public:
 
     /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
     /// Throws not_found for an unknown target.
+    ///
+    /// As in a JSONL file (JsonlSessionStorage::set_leaf_id): in a native session the entry's
+    /// parent is the previous leaf; in a pi session it is the target, so that the session's
+    /// export leads pi down the target's branch, and a copy into a pi JSONL file holds the same
+    /// lines.
     void set_leaf_id(std::optional<std::string> target) {
         if (target && !find_seq(*target))
             throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
         LeafEntry leaf;
         leaf.id = create_entry_id();
-        leaf.parent_id = state_.leaf;
+        leaf.parent_id = dialect_ == Dialect::pi ? target : state_.leaf;
         leaf.timestamp = format_timestamp(options_.environment.now_ms());
         leaf.target_id = std::move(target);
         append_entry(std::move(leaf));

@@ -669,6 +669,74 @@ ConformanceReport run_conformance(const ConformanceTarget<R>& target,
             expect_settings(c, s, "high", "reopened, after an append");
         });
     }
+
+    if constexpr (ImportingRepository<R>) {
+        run("import_session keeps the header and entries given, all or nothing [SPEC 4.10]", [&](Checker& c, R& repo) {
+            std::vector<SessionTreeEntry> entries;
+            std::string before;
+            {
+                SessionT s = create(repo, named("conf-import-src"));
+                const std::string a = append_message(s, user_text("a"));
+                append_message(s, assistant_text("b", usage_of(1, 2, 3, 4, 0.5)));
+                append_label(s, a, std::string("mark"));
+                append_session_name(s, "imported");
+                const Json unknown = {{"type", "future_thing"}, {"id", "f0000010"}, {"parent_id", a},
+                                      {"timestamp", "2026-12-02T07:43:23.123Z"}, {"z", 1}};
+                s.storage().append_entry(entry_from_json(unknown, Dialect::native));
+                set_leaf_id(s, a);
+                before = snapshot(s.storage());
+                for (const auto& e : s.storage().get_entries(EntriesQuery{})) entries.push_back(*e);
+            }
+            SessionHeader header;
+            header.id = "conf-import";
+            header.timestamp = "2025-05-05T05:05:05.555Z";
+            header.cwd = "/imported";
+            header.parent_session = "conf-import-src";
+            header.metadata = Json{{"team", "b"}};
+            const std::string header_line = encode_header(header, Dialect::native);
+            {
+                SessionT s = import_session(repo, header, entries, Dialect::native);
+                c.check(encode_header(s.storage().metadata(), Dialect::native) == header_line,
+                        "the header is the one given, creation time included");
+                c.check(snapshot(s.storage()) == before, "the entries, leaf, labels, name and stats are the source's");
+                append_message(s, user_text("more"));
+            }
+            SessionT r = open_read_only(repo, "conf-import");
+            c.check(encode_header(r.storage().metadata(), Dialect::native) == header_line, "a later open reads the header");
+            c.check(r.storage().entry_count() == entries.size() + 1, "the imported session takes appends");
+            ListOptions by_cwd;
+            by_cwd.cwd = "/imported";
+            const SessionList listed = list(repo, by_cwd);
+            c.check(listed.sessions.size() == 1 && listed.sessions[0].header.timestamp == header.timestamp,
+                    "list shows it under its cwd and creation time");
+            const std::string kept = snapshot(r.storage());
+            c.expect_error(ErrorCode::already_exists, [&] { import_session(repo, header, entries, Dialect::native); },
+                           "an import of a taken id");
+            c.check(snapshot(open_read_only(repo, "conf-import").storage()) == kept, "the session with that id is unchanged");
+            SessionHeader bad = header;
+            bad.id = "conf-import-bad";
+            c.expect_error(ErrorCode::invalid_entry,
+                           [&] { import_session(repo, bad, std::vector<SessionTreeEntry>{entries[1]}, Dialect::native); },
+                           "entries whose parent is missing");
+            c.expect_error(ErrorCode::already_exists,
+                           [&] {
+                               import_session(repo, bad, std::vector<SessionTreeEntry>{entries[0], entries[0]},
+                                              Dialect::native);
+                           },
+                           "entries with one id twice");
+            c.expect_error(ErrorCode::not_found, [&] { open_read_only(repo, "conf-import-bad"); },
+                           "a failed import leaves no session");
+            c.check(list(repo, ListOptions{}).sessions.size() == 2, "list shows no session of a failed import");
+            bad.id = "bad/id";
+            c.expect_error(ErrorCode::invalid_session, [&] { import_session(repo, bad, entries, Dialect::native); },
+                           "an import with an invalid id");
+            if (target.reopen) {
+                R again = target.reopen(repo);
+                c.check(snapshot(open_read_only(again, "conf-import").storage()) == kept,
+                        "a reopened repository holds the imported session");
+            }
+        });
+    }
     return report;
 }
 
