@@ -142,6 +142,40 @@ TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round
     CHECK(copy.entry_count() == pi.entry_count());
 }
 
+TEST_CASE("a session copied from a JSONL folder into PostgreSQL and back is the same file, in both dialects",
+          "[postgres][copy][lossless]") {
+    const std::string db = pgt::fresh_database();
+    PostgresSessionRepo repo(db, fast());
+    for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
+        agentcore::testing::ScratchDir dir;
+        JsonlStorageOptions jo;
+        jo.dialect = dialect;
+        jo.durability = Durability::os_buffered;
+        JsonlSessionRepo folder(dir.file("a"), jo);
+        const std::string id = dialect == Dialect::pi ? "copied-pi" : "copied";
+        std::string path;
+        {
+            auto s = create(folder, named(id));
+            const std::string a = append_message(s, UserMessage{"first", 1, {}});
+            append_message(s, UserMessage{"second", 2, {}});
+            append_label(s, a, std::string("mark"));
+            append_session_name(s, "named");
+            set_leaf_id(s, a);
+            path = s.storage().path();
+        }
+        const std::string bytes = agentcore::testing::read_file(path);
+        {
+            auto copy = copy_session(folder, repo, id);
+            CHECK(copy.storage().dialect() == dialect);
+            CHECK(copy.storage().export_jsonl() == bytes);
+        }
+        CHECK(error_of([&] { copy_session(folder, repo, id); }) == ErrorCode::already_exists);
+        JsonlSessionRepo back(dir.file("b"), jo);
+        auto again = copy_session(repo, back, id);
+        CHECK(agentcore::testing::read_file(again.storage().path()) == bytes);
+    }
+}
+
 TEST_CASE("an older schema is migrated, and a newer one is refused with invalid_session, untouched", "[postgres][schema]") {
     const std::string db = pgt::fresh_database();
     Raw raw(db);

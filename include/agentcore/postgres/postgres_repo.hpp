@@ -160,7 +160,22 @@ inline PostgresSessionRepo::session_type fork(PostgresSessionRepo& repo, std::st
     return detail::pg::make_session(detail::pg::ForkAccess::fork(repo.pool(), source_id, options, repo.options()));
 }
 
+/// Creates a session holding `header` as it is and `entries` in order, its lines written in
+/// `dialect` (ImportingRepository): for copies of sessions stored elsewhere. One transaction,
+/// as PostgresSessionStorage::create with entries: a taken id: already_exists; an invalid id:
+/// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each case
+/// nothing is written. Returns the session open for writing (its lease taken).
+inline PostgresSessionRepo::session_type import_session(PostgresSessionRepo& repo, SessionHeader header,
+                                                        std::vector<SessionTreeEntry> entries,
+                                                        Dialect dialect = Dialect::native) {
+    PostgresStorageOptions options = repo.options();
+    options.dialect = dialect;
+    return detail::pg::make_session(
+        PostgresSessionStorage::create(repo.pool(), std::move(header), std::move(options), std::move(entries)));
+}
+
 static_assert(SessionRepository<PostgresSessionRepo>);
+static_assert(ImportingRepository<PostgresSessionRepo>);
 
 namespace detail::pg {
 
