@@ -11,8 +11,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-std::string text(std::size_t n, char c) { return std::string(n, c); }
-
 AgentMessage edit_call(std::string id, std::string path) {
     AssistantMessage m;
     m.content.push_back(ToolCallContent{std::move(id), "edit", Json{{"path", std::move(path)}}, {}});
@@ -78,16 +76,16 @@ TEST_CASE("prepare: summaries and messages without tool results, files from ever
 TEST_CASE("prepare: newest first within the budget; a summary still fits under 90%", "[branch]") {
     auto s = memory_session();
     auto root = append_message(s, user("root"));
-    auto first = append_message(s, user(text(400, 'a')));  // 100 tokens
-    move_to(s, first, BranchSummaryInput{text(200, 's'), {}, {}, false});  // 50 tokens
-    append_message(s, user(text(400, 'b')));               // 100
-    auto leaf = append_message(s, user(text(400, 'c')));   // 100
+    auto first = append_message(s, user(repeated(400, 'a')));  // 100 tokens
+    move_to(s, first, BranchSummaryInput{repeated(200, 's'), {}, {}, false});  // 50 tokens
+    append_message(s, user(repeated(400, 'b')));               // 100
+    auto leaf = append_message(s, user(repeated(400, 'c')));   // 100
     auto entries = collect_entries_for_branch_summary(s, leaf, root);
     REQUIRE(entries.size() == 4);
     CHECK(prepare_branch_summary(entries, 0).messages.size() == 4);
     CHECK(prepare_branch_summary(entries, 350).total_tokens == 350);
     auto two = prepare_branch_summary(entries, 200);
-    CHECK(texts(two.messages) == Strings{"user:" + text(400, 'b'), "user:" + text(400, 'c')});
+    CHECK(texts(two.messages) == Strings{"user:" + repeated(400, 'b'), "user:" + repeated(400, 'c')});
     // 200 of 230 used (< 90%): the summary is taken beyond the budget, then the walk ends.
     auto squeezed = prepare_branch_summary(entries, 230);
     CHECK(squeezed.messages.size() == 3);

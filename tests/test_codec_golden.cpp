@@ -21,14 +21,14 @@ SessionTreeEntry golden(std::string_view line, Dialect d) {
 }
 
 template <class T>
-const T& as(const SessionTreeEntry& entry) {
+const T& as_entry(const SessionTreeEntry& entry) {
     REQUIRE(std::holds_alternative<T>(entry));
     return std::get<T>(entry);
 }
 
 template <class T>
 const T& message_as(const SessionTreeEntry& entry) {
-    const auto& m = as<MessageEntry>(entry).message;
+    const auto& m = as_entry<MessageEntry>(entry).message;
     REQUIRE(std::holds_alternative<T>(m));
     return std::get<T>(m);
 }
@@ -232,16 +232,16 @@ TEST_CASE("tool results, bash executions and the summaries decode their fields",
 }
 
 TEST_CASE("setting changes, compactions and custom entries decode their fields", "[codec]") {
-    CHECK(as<ThinkingLevelChangeEntry>(golden(pairs[10].pi, Dialect::pi)).thinking_level == "high");
+    CHECK(as_entry<ThinkingLevelChangeEntry>(golden(pairs[10].pi, Dialect::pi)).thinking_level == "high");
     const auto model_entry = golden(pairs[11].native, Dialect::native);
-    const auto& model = as<ModelChangeEntry>(model_entry);
+    const auto& model = as_entry<ModelChangeEntry>(model_entry);
     CHECK(model.provider == "anthropic");
     CHECK(model.model_id == "claude-opus-4-1");
-    CHECK(as<ActiveToolsChangeEntry>(golden(pairs[12].pi, Dialect::pi)).active_tool_names ==
+    CHECK(as_entry<ActiveToolsChangeEntry>(golden(pairs[12].pi, Dialect::pi)).active_tool_names ==
           std::vector<std::string>{"read", "bash"});
 
     const auto pi_compaction = golden(pairs[13].pi, Dialect::pi);
-    const auto& c = as<CompactionEntry>(pi_compaction);
+    const auto& c = as_entry<CompactionEntry>(pi_compaction);
     CHECK(c.summary == "## Goal\nfix");
     CHECK(c.first_kept_entry_id == "9f60ce78");
     CHECK(c.tokens_before == 48211);
@@ -251,7 +251,7 @@ TEST_CASE("setting changes, compactions and custom entries decode their fields",
     CHECK_FALSE(c.from_hook);
 
     const auto tail_compaction = golden(pairs[14].native, Dialect::native);
-    const auto& t = as<CompactionEntry>(tail_compaction);
+    const auto& t = as_entry<CompactionEntry>(tail_compaction);
     CHECK_FALSE(t.first_kept_entry_id.has_value());
     REQUIRE(t.retained_tail.has_value());
     REQUIRE(t.retained_tail->size() == 1);
@@ -262,43 +262,43 @@ TEST_CASE("setting changes, compactions and custom entries decode their fields",
     CHECK(t.from_hook);
 
     const auto custom_entry = golden(pairs[15].pi, Dialect::pi);
-    const auto& custom = as<CustomEntry>(custom_entry);
+    const auto& custom = as_entry<CustomEntry>(custom_entry);
     CHECK(custom.custom_type == "my-ext");
     CHECK(custom.data == Json::parse(R"({"count":2,"ratio":0.5})"));
     CHECK(parent_id_of(custom_entry) == "c0ffee01");
-    CHECK(as<CustomEntry>(golden(pairs[16].native, Dialect::native)).data.is_null());
+    CHECK(as_entry<CustomEntry>(golden(pairs[16].native, Dialect::native)).data.is_null());
 
     const auto cm_entry = golden(pairs[18].pi, Dialect::pi);
-    const auto& cm = as<CustomMessageEntry>(cm_entry);
+    const auto& cm = as_entry<CustomMessageEntry>(cm_entry);
     CHECK(cm.custom_type == "reminder");
     CHECK(std::holds_alternative<std::vector<ContentBlock>>(cm.content));
     CHECK(cm.details == Json::parse(R"({"k":1})"));
     CHECK_FALSE(cm.display);
     const auto plain_cm = golden(pairs[19].native, Dialect::native);
-    CHECK(std::get<std::string>(as<CustomMessageEntry>(plain_cm).content) == "text body");
-    CHECK(as<CustomMessageEntry>(plain_cm).details.is_null());
+    CHECK(std::get<std::string>(as_entry<CustomMessageEntry>(plain_cm).content) == "text body");
+    CHECK(as_entry<CustomMessageEntry>(plain_cm).details.is_null());
 }
 
 TEST_CASE("labels, names, branch summaries and leaf entries decode their fields", "[codec]") {
-    CHECK(as<SessionInfoEntry>(golden(pairs[17].pi, Dialect::pi)).name == "Bug hunt");
+    CHECK(as_entry<SessionInfoEntry>(golden(pairs[17].pi, Dialect::pi)).name == "Bug hunt");
     const auto label_entry = golden(pairs[20].native, Dialect::native);
-    CHECK(as<LabelEntry>(label_entry).target_id == "9f60ce78");
-    CHECK(as<LabelEntry>(label_entry).label == "start");
-    CHECK_FALSE(as<LabelEntry>(golden(pairs[21].pi, Dialect::pi)).label.has_value());
+    CHECK(as_entry<LabelEntry>(label_entry).target_id == "9f60ce78");
+    CHECK(as_entry<LabelEntry>(label_entry).label == "start");
+    CHECK_FALSE(as_entry<LabelEntry>(golden(pairs[21].pi, Dialect::pi)).label.has_value());
 
     const auto bs_entry = golden(pairs[22].pi, Dialect::pi);
-    const auto& bs = as<BranchSummaryEntry>(bs_entry);
+    const auto& bs = as_entry<BranchSummaryEntry>(bs_entry);
     CHECK(bs.from_id == "9f60ce78");
     CHECK(bs.summary == "branch summary text");
     CHECK(bs.details == Json::parse(R"({"files":[]})"));
     CHECK(bs.from_hook);
     const auto root_bs = golden(pairs[23].native, Dialect::native);
     CHECK_FALSE(parent_id_of(root_bs).has_value());
-    REQUIRE(as<BranchSummaryEntry>(root_bs).usage.has_value());
-    CHECK(as<BranchSummaryEntry>(root_bs).usage->cost.input == 0.000015);
+    REQUIRE(as_entry<BranchSummaryEntry>(root_bs).usage.has_value());
+    CHECK(as_entry<BranchSummaryEntry>(root_bs).usage->cost.input == 0.000015);
 
-    CHECK(as<LeafEntry>(golden(pairs[24].pi, Dialect::pi)).target_id == "9f60ce78");
-    CHECK_FALSE(as<LeafEntry>(golden(pairs[25].native, Dialect::native)).target_id.has_value());
+    CHECK(as_entry<LeafEntry>(golden(pairs[24].pi, Dialect::pi)).target_id == "9f60ce78");
+    CHECK_FALSE(as_entry<LeafEntry>(golden(pairs[25].native, Dialect::native)).target_id.has_value());
 
     const auto extra_entry = golden(pairs[26].pi, Dialect::pi);
     CHECK(base_of(extra_entry).extra == Json::parse(R"({"source":"cli","weight":1.25})"));
@@ -309,7 +309,7 @@ TEST_CASE("an entry of an unknown type is kept whole and written back as read in
     constexpr std::string_view pi_line =
         R"({"type":"bookmark_v9","id":"u0000001","parentId":"9f60ce78","timestamp":"2026-12-02T09:28:38.000Z","payload":{"a":[1,2.5,null]},"note":"n"})";
     const auto entry = golden(pi_line, Dialect::pi);
-    const auto& u = as<UnknownEntry>(entry);
+    const auto& u = as_entry<UnknownEntry>(entry);
     CHECK(u.type == "bookmark_v9");
     CHECK(u.id == "u0000001");
     CHECK(u.parent_id == "9f60ce78");
@@ -346,7 +346,7 @@ TEST_CASE("a message of an unknown role and a block of an unknown type are kept 
     const auto& opaque = message_as<OpaqueMessage>(entry);
     CHECK(opaque.role == "hookMessage");
     CHECK(opaque.raw == Json::parse(pi_line)["message"]);
-    CHECK(timestamp_of(as<MessageEntry>(entry).message) == 5);
+    CHECK(timestamp_of(as_entry<MessageEntry>(entry).message) == 5);
     CHECK(encode_entry(entry, Dialect::native) == native_line);
     golden(native_line, Dialect::native);
 
@@ -418,7 +418,7 @@ TEST_CASE("readers accept null for every optional field and a missing parent as 
     const auto compaction = decode_entry(
         R"({"type":"compaction","id":"c1","timestamp":"t","summary":"s","firstKeptEntryId":null,"tokensBefore":5,"retainedTail":null,"details":null,"usage":null,"fromHook":null})",
         Dialect::pi);
-    const auto& c = as<CompactionEntry>(compaction);
+    const auto& c = as_entry<CompactionEntry>(compaction);
     CHECK_FALSE(c.parent_id.has_value());
     CHECK_FALSE(c.first_kept_entry_id.has_value());
     CHECK_FALSE(c.retained_tail.has_value());
@@ -440,9 +440,9 @@ TEST_CASE("readers accept null for every optional field and a missing parent as 
 
     const auto label = decode_entry(R"({"type":"label","id":"l","timestamp":"t","target_id":"x","label":null})",
                                     Dialect::native);
-    CHECK_FALSE(as<LabelEntry>(label).label.has_value());
+    CHECK_FALSE(as_entry<LabelEntry>(label).label.has_value());
     const auto leaf = decode_entry(R"({"type":"leaf","id":"l","parentId":"p","timestamp":"t"})", Dialect::pi);
-    CHECK_FALSE(as<LeafEntry>(leaf).target_id.has_value());
+    CHECK_FALSE(as_entry<LeafEntry>(leaf).target_id.has_value());
     CHECK(encode_entry(leaf, Dialect::pi) == R"({"type":"leaf","id":"l","parentId":"p","timestamp":"t","targetId":null})");
     const auto info = decode_entry(R"({"type":"session_info","id":"i","parentId":null,"timestamp":"t","name":null})",
                                    Dialect::pi);
@@ -459,10 +459,10 @@ TEST_CASE("an absent retained tail and an empty one stay different", "[codec]") 
     const std::string empty = encode_entry(c, Dialect::native);
     CHECK(absent == R"({"type":"compaction","id":"c","parent_id":null,"timestamp":"t","summary":"s","tokens_before":0,"from_hook":false})");
     CHECK(empty == R"({"type":"compaction","id":"c","parent_id":null,"timestamp":"t","summary":"s","tokens_before":0,"retained_tail":[],"from_hook":false})");
-    CHECK_FALSE(as<CompactionEntry>(decode_entry(absent, Dialect::native)).retained_tail.has_value());
+    CHECK_FALSE(as_entry<CompactionEntry>(decode_entry(absent, Dialect::native)).retained_tail.has_value());
     const auto read_empty = decode_entry(empty, Dialect::native);
-    REQUIRE(as<CompactionEntry>(read_empty).retained_tail.has_value());
-    CHECK(as<CompactionEntry>(read_empty).retained_tail->empty());
+    REQUIRE(as_entry<CompactionEntry>(read_empty).retained_tail.has_value());
+    CHECK(as_entry<CompactionEntry>(read_empty).retained_tail->empty());
 }
 
 TEST_CASE("an assistant error message goes before the timestamp natively and last for pi", "[codec]") {

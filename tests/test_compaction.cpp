@@ -14,9 +14,6 @@ using Strings = std::vector<std::string>;
 
 namespace {
 
-// A text of n copies of c: n / 4 tokens when n is a multiple of 4.
-std::string text(std::size_t n, char c) { return std::string(n, c); }
-
 ToolCallContent call(std::string id, std::string name, Json arguments) {
     return ToolCallContent{std::move(id), std::move(name), std::move(arguments), {}};
 }
@@ -115,7 +112,7 @@ TEST_CASE("serialize_conversation truncates long tool results by characters, wit
     CHECK(serialize_conversation(messages, 10) == "[Tool result]: abcdefghij");
     std::vector<AgentMessage> utf8{tool_result("c", "read", "\xC3\xA9\xC3\xA9\xC3\xA9")};  // "ééé"
     CHECK(serialize_conversation(utf8, 2) == "[Tool result]: \xC3\xA9\xC3\xA9\n[... 1 more characters truncated]");
-    std::vector<AgentMessage> long_result{tool_result("c", "read", text(2500, 'x'))};
+    std::vector<AgentMessage> long_result{tool_result("c", "read", repeated(2500, 'x'))};
     CHECK(serialize_conversation(long_result).size() == std::string("[Tool result]: ").size() + 2000 +
                                                             std::string("\n[... 500 more characters truncated]").size());
 }
@@ -125,10 +122,10 @@ TEST_CASE("serialize_conversation truncates long tool results by characters, wit
 
 TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user message", "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));       // 0: 100 tokens
-    append_message(s, assistant(text(400, 'b')));  // 1
-    append_message(s, user(text(400, 'c')));       // 2
-    append_message(s, assistant(text(400, 'd')));  // 3
+    append_message(s, user(repeated(400, 'a')));       // 0: 100 tokens
+    append_message(s, assistant(repeated(400, 'b')));  // 1
+    append_message(s, user(repeated(400, 'c')));       // 2
+    append_message(s, assistant(repeated(400, 'd')));  // 3
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, 4, 150) == CutPoint{2, std::nullopt, false});
     CHECK(find_cut_point(path, 0, 4, 100) == CutPoint{3, 2u, true});  // the assistant reply splits turn 2
@@ -140,10 +137,10 @@ TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user mess
 
 TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn splits it", "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));                    // 0: 100
+    append_message(s, user(repeated(400, 'a')));                    // 0: 100
     append_message(s, assistant_tool_call("c1", "read"));       // 1: 5 (read + {"path":"a.txt"})
-    append_message(s, tool_result("c1", "read", text(400, 'r')));  // 2: 100
-    append_message(s, assistant(text(400, 'd')));               // 3: 100
+    append_message(s, tool_result("c1", "read", repeated(400, 'r')));  // 2: 100
+    append_message(s, assistant(repeated(400, 'd')));               // 3: 100
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, 4, 100) == CutPoint{3, 0u, true});
     // 200 tokens reached at the tool result: the next valid cut point is the reply after it.
@@ -154,11 +151,11 @@ TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn
 
 TEST_CASE("cut point: never between a tool call and a result that comes later", "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));                       // 0
+    append_message(s, user(repeated(400, 'a')));                       // 0
     append_message(s, assistant_tool_call("c1", "read"));          // 1
-    append_message(s, user(text(400, 'u')));                       // 2: sent while the tool ran
-    append_message(s, tool_result("c1", "read", text(400, 'r')));  // 3
-    append_message(s, assistant(text(400, 'd')));                  // 4
+    append_message(s, user(repeated(400, 'u')));                       // 2: sent while the tool ran
+    append_message(s, tool_result("c1", "read", repeated(400, 'r')));  // 3
+    append_message(s, assistant(repeated(400, 'd')));                  // 4
     auto path = get_branch(s);
     // 300 tokens are reached at the user message 2, but a cut there would keep the result of
     // call c1 without the call: the cut moves on to the reply 4.
@@ -167,25 +164,25 @@ TEST_CASE("cut point: never between a tool call and a result that comes later", 
 
 TEST_CASE("cut point: when nothing valid follows, the nearest valid point before is taken", "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));                        // 0
+    append_message(s, user(repeated(400, 'a')));                        // 0
     append_message(s, assistant_tool_call("c1", "read"));           // 1
-    append_message(s, tool_result("c1", "read", text(4000, 'r')));  // 2: 1000 tokens
+    append_message(s, tool_result("c1", "read", repeated(4000, 'r')));  // 2: 1000 tokens
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, 3, 500) == CutPoint{1, 0u, true});
 }
 
 TEST_CASE("cut point: settings, labels and custom entries just before the cut are kept with it", "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));       // 0
-    auto b = append_message(s, assistant(text(400, 'b')));  // 1
+    append_message(s, user(repeated(400, 'a')));       // 0
+    auto b = append_message(s, assistant(repeated(400, 'b')));  // 1
     append_thinking_level_change(s, "high");       // 2
     append_model_change(s, "openai", "gpt");       // 3
     append_active_tools_change(s, {"read"});       // 4
     append_label(s, b, std::string("here"));       // 5
     append_custom_entry(s, "state", {});           // 6
     append_session_name(s, "n");                   // 7
-    append_message(s, user(text(400, 'c')));       // 8
-    append_message(s, assistant(text(400, 'd')));  // 9
+    append_message(s, user(repeated(400, 'c')));       // 8
+    append_message(s, assistant(repeated(400, 'd')));  // 9
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, path.size(), 150) == CutPoint{2, std::nullopt, false});
     // Pulling stops at the range's start.
@@ -194,11 +191,11 @@ TEST_CASE("cut point: settings, labels and custom entries just before the cut ar
 
 TEST_CASE("cut point: branch summaries and custom messages are valid cut points and begin turns", "[compaction][cut]") {
     auto s = memory_session();
-    auto a = append_message(s, user(text(400, 'a')));  // 0
-    append_message(s, assistant(text(400, 'b')));      // 1
-    move_to(s, a, BranchSummaryInput{text(400, 's'), {}, {}, false});  // 2 (child of 0)
-    append_custom_message_entry(s, "note", text(400, 'n'));            // 3
-    append_message(s, assistant(text(400, 'd')));                       // 4
+    auto a = append_message(s, user(repeated(400, 'a')));  // 0
+    append_message(s, assistant(repeated(400, 'b')));      // 1
+    move_to(s, a, BranchSummaryInput{repeated(400, 's'), {}, {}, false});  // 2 (child of 0)
+    append_custom_message_entry(s, "note", repeated(400, 'n'));            // 3
+    append_message(s, assistant(repeated(400, 'd')));                       // 4
     auto path = get_branch(s);
     REQUIRE(path.size() == 4);  // a, summary, note, d
     CHECK(find_cut_point(path, 0, 4, 150) == CutPoint{2, std::nullopt, false});
@@ -220,15 +217,15 @@ TEST_CASE("cut point: no valid cut point keeps nothing", "[compaction][cut]") {
 
 TEST_CASE("prepare: messages before the cut are summarised, the rest is the first kept entry on", "[compaction][prepare]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, assistant(text(400, 'b')));
-    auto c = append_message(s, user(text(400, 'c')));
-    auto d = append_message(s, assistant(text(400, 'd')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, assistant(repeated(400, 'b')));
+    auto c = append_message(s, user(repeated(400, 'c')));
+    auto d = append_message(s, assistant(repeated(400, 'd')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     CHECK(prep->leaf_id == d);
     CHECK(prep->messages_to_summarize.size() == 2);
-    CHECK(text_of(*prep->messages_to_summarize[0]) == text(400, 'a'));
+    CHECK(text_of(*prep->messages_to_summarize[0]) == repeated(400, 'a'));
     CHECK(prep->turn_prefix_messages.empty());
     CHECK_FALSE(prep->split_turn);
     CHECK(prep->first_kept_entry_id == c);
@@ -242,9 +239,9 @@ TEST_CASE("prepare: messages before the cut are summarised, the rest is the firs
 
 TEST_CASE("prepare: tokens before come from the newest valid usage", "[compaction][prepare]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, assistant(text(400, 'b'), "anthropic", "claude", usage(4000, 1000, 0, 0, 0)));
-    append_message(s, user(text(400, 'c')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, assistant(repeated(400, 'b'), "anthropic", "claude", usage(4000, 1000, 0, 0, 0)));
+    append_message(s, user(repeated(400, 'c')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     CHECK(prep->tokens_before == 5100);
@@ -269,10 +266,10 @@ TEST_CASE("prepare: a path that does not exist is not_found", "[compaction][prep
 
 TEST_CASE("prepare: a split turn gives its start as the turn prefix", "[compaction][prepare]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
+    append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("c1", "read", {{"path", "src/a.cpp"}})}));
-    append_message(s, tool_result("c1", "read", text(400, 'r')));
-    auto d = append_message(s, assistant(text(400, 'd')));
+    append_message(s, tool_result("c1", "read", repeated(400, 'r')));
+    auto d = append_message(s, assistant(repeated(400, 'd')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 100});
     REQUIRE(prep);
     CHECK(prep->split_turn);
@@ -284,15 +281,15 @@ TEST_CASE("prepare: a split turn gives its start as the turn prefix", "[compacti
 
 TEST_CASE("prepare: files come from summarised tool calls, not from kept ones", "[compaction][prepare][files]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
+    append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}}), call("2", "edit", {{"path", "e.txt"}}),
                                        call("3", "read", {{"path", "e.txt"}})}));
     append_message(s, tool_result("1", "read", "x"));
     append_message(s, tool_result("2", "edit", "x"));
     append_message(s, tool_result("3", "read", "x"));
-    append_message(s, user(text(400, 'c')));
+    append_message(s, user(repeated(400, 'c')));
     append_message(s, assistant_calls({call("4", "write", {{"path", "kept.txt"}})}));
-    append_message(s, tool_result("4", "write", text(400, 'w')));
+    append_message(s, tool_result("4", "write", repeated(400, 'w')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     CHECK(prep->messages_to_summarize.size() == 5);
@@ -301,19 +298,19 @@ TEST_CASE("prepare: files come from summarised tool calls, not from kept ones", 
 
 TEST_CASE("prepare after a compaction: its kept entries are summarised again, its summary is the previous one", "[compaction][prepare]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, assistant(text(400, 'b')));
-    auto c = append_message(s, user(text(400, 'c')));
-    append_message(s, assistant(text(400, 'd')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, assistant(repeated(400, 'b')));
+    auto c = append_message(s, user(repeated(400, 'c')));
+    append_message(s, assistant(repeated(400, 'd')));
     append_compaction(s, "first", c, 400, Json{{"read_files", {"old.txt"}}, {"modified_files", Json::array()}});
-    auto e = append_message(s, user(text(400, 'e')));
-    append_message(s, assistant(text(400, 'f')));
+    auto e = append_message(s, user(repeated(400, 'e')));
+    append_message(s, assistant(repeated(400, 'f')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     CHECK(prep->previous_summary == std::optional<std::string>("first"));
     REQUIRE(prep->messages_to_summarize.size() == 2);
-    CHECK(text_of(*prep->messages_to_summarize[0]) == text(400, 'c'));
-    CHECK(text_of(*prep->messages_to_summarize[1]) == text(400, 'd'));
+    CHECK(text_of(*prep->messages_to_summarize[0]) == repeated(400, 'c'));
+    CHECK(text_of(*prep->messages_to_summarize[1]) == repeated(400, 'd'));
     CHECK(prep->first_kept_entry_id == e);
     CHECK(prep->files.read_files == Strings{"old.txt"});
 }
@@ -333,12 +330,12 @@ TEST_CASE("prepare after a compaction: the cut never falls before it, even when 
 
 TEST_CASE("prepare after a compaction with a retained tail: the tail is summarised, not dropped", "[compaction][prepare]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, assistant(text(400, 'b')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, assistant(repeated(400, 'b')));
     append_compaction(s, "first", std::nullopt, 200, {}, false, std::nullopt,
                       std::vector<AgentMessage>{user("tail-u"), assistant("tail-a")});
-    auto e = append_message(s, user(text(400, 'e')));
-    append_message(s, assistant(text(400, 'f')));
+    auto e = append_message(s, user(repeated(400, 'e')));
+    append_message(s, assistant(repeated(400, 'f')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     std::vector<std::string> summarised;
@@ -354,9 +351,9 @@ TEST_CASE("cut point: a tool call in the previous compaction's retained tail pai
     auto s = memory_session();
     append_compaction(s, "first", std::nullopt, 200, {}, false, std::nullopt,
                       std::vector<AgentMessage>{user("q"), assistant_calls({call("late", "read", Json{{"path", "a"}})})});
-    append_message(s, user(text(400, 't')));
-    append_message(s, tool_result("late", "read", text(40, 'r')));
-    auto d = append_message(s, assistant(text(400, 'd')));
+    append_message(s, user(repeated(400, 't')));
+    append_message(s, tool_result("late", "read", repeated(40, 'r')));
+    auto d = append_message(s, assistant(repeated(400, 'd')));
     const auto path = get_branch(s);
     const CutPoint cut = find_cut_point(path, 1, path.size(), 120);
     CHECK(cut.first_kept_index == 3);
@@ -372,7 +369,7 @@ TEST_CASE("cut point: a tool call in the previous compaction's retained tail pai
         REQUIRE(compact(copy, *p, fixed_summary, CompactOptions{retain_tail, 2000}));
         const SessionContext ctx = build_context(copy);
         CHECK(ctx.dropped.empty());
-        CHECK(describe(ctx) == Strings{"compaction_summary:SUMMARY", "assistant:" + text(400, 'd')});
+        CHECK(describe(ctx) == Strings{"compaction_summary:SUMMARY", "assistant:" + repeated(400, 'd')});
     }
 }
 
@@ -391,11 +388,11 @@ TEST_CASE("prepare: a compaction written by a hook does not contribute its detai
 
 TEST_CASE("compact appends the compaction and the context becomes summary plus kept messages", "[compaction][compact]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
+    append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}})}));
     append_message(s, tool_result("1", "read", "x"));
-    auto c = append_message(s, user(text(400, 'c')));
-    append_message(s, assistant(text(400, 'd')));
+    auto c = append_message(s, user(repeated(400, 'c')));
+    append_message(s, assistant(repeated(400, 'd')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     SummaryRequest seen;
@@ -417,7 +414,7 @@ TEST_CASE("compact appends the compaction and the context becomes summary plus k
     CHECK(get_session_stats(s).cost_total == Approx(0.25));
 
     CHECK(seen.messages.size() == 3);
-    CHECK(seen.conversation_text == "[User]: " + text(400, 'a') +
+    CHECK(seen.conversation_text == "[User]: " + repeated(400, 'a') +
                                         "\n\n[Assistant tool calls]: read(path=\"r.txt\")\n\n[Tool result]: x");
     CHECK(seen.turn_prefix.empty());
     CHECK(seen.turn_prefix_text.empty());
@@ -426,15 +423,15 @@ TEST_CASE("compact appends the compaction and the context becomes summary plus k
     CHECK(seen.tokens_before == prep->tokens_before);
 
     CHECK(describe(build_context(s)) ==
-          Strings{"compaction_summary:the summary", "user:" + text(400, 'c'), "assistant:" + text(400, 'd')});
+          Strings{"compaction_summary:the summary", "user:" + repeated(400, 'c'), "assistant:" + repeated(400, 'd')});
 }
 
 TEST_CASE("compact with retain_tail stores the kept messages and still names the first kept entry", "[compaction][compact]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, assistant(text(400, 'b')));
-    auto c = append_message(s, user(text(400, 'c')));
-    append_message(s, assistant(text(400, 'd')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, assistant(repeated(400, 'b')));
+    auto c = append_message(s, user(repeated(400, 'c')));
+    append_message(s, assistant(repeated(400, 'd')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
     REQUIRE(prep);
     auto id = compact(s, *prep, fixed_summary, CompactOptions{true, 2000});
@@ -446,7 +443,7 @@ TEST_CASE("compact with retain_tail stores the kept messages and still names the
     append_message(s, user("e"));
     CHECK(get_branch(s).size() == 2);  // the tail ends the walk: the kept entries are not visited
     CHECK(describe(build_context(s)) ==
-          Strings{"compaction_summary:SUMMARY", "user:" + text(400, 'c'), "assistant:" + text(400, 'd'), "user:e"});
+          Strings{"compaction_summary:SUMMARY", "user:" + repeated(400, 'c'), "assistant:" + repeated(400, 'd'), "user:e"});
 
     // Read as pi 0.73 reads it, without the tail: the same messages, from the first kept entry.
     auto without_tail = memory_session();
@@ -467,8 +464,8 @@ TEST_CASE("compact with retain_tail stores the kept messages and still names the
 
 TEST_CASE("compact: a cancelling summariser appends nothing and returns none", "[compaction][compact]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, user(text(400, 'b')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     const auto before = s.storage().entry_count();
@@ -479,8 +476,8 @@ TEST_CASE("compact: a cancelling summariser appends nothing and returns none", "
 
 TEST_CASE("compact: a throwing summariser appends nothing and the exception propagates", "[compaction][compact]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, user(text(400, 'b')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     const auto before = s.storage().entry_count();
@@ -491,8 +488,8 @@ TEST_CASE("compact: a throwing summariser appends nothing and the exception prop
 
 TEST_CASE("compact: a preparation whose leaf has moved is invalid_entry, before or after summarising", "[compaction][compact]") {
     auto s = memory_session();
-    append_message(s, user(text(400, 'a')));
-    append_message(s, user(text(400, 'b')));
+    append_message(s, user(repeated(400, 'a')));
+    append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     append_message(s, user("c"));
@@ -520,11 +517,11 @@ TEST_CASE("compact: a preparation whose leaf has moved is invalid_entry, before 
 TEST_CASE("compact twice: the second summary folds in the first and the context has one summary", "[compaction][compact]") {
     auto s = memory_session();
     CompactionSettings settings{true, 16384, 150};
-    for (char ch = 'a'; ch < 'k'; ++ch) append_message(s, user(text(400, ch)));
+    for (char ch = 'a'; ch < 'k'; ++ch) append_message(s, user(repeated(400, ch)));
     auto first = prepare_compaction(s, settings);
     REQUIRE(first);
     REQUIRE(compact(s, *first, [](const SummaryRequest&) { return SummaryResult{"S1", std::nullopt}; }));
-    for (char ch = 'k'; ch < 'o'; ++ch) append_message(s, user(text(400, ch)));
+    for (char ch = 'k'; ch < 'o'; ++ch) append_message(s, user(repeated(400, ch)));
     auto second = prepare_compaction(s, settings);
     REQUIRE(second);
     CHECK(second->previous_summary == std::optional<std::string>("S1"));
@@ -535,5 +532,5 @@ TEST_CASE("compact twice: the second summary folds in the first and the context 
     }));
     CHECK(previous == std::optional<std::string>("S1"));
     auto ctx = build_context(s);
-    CHECK(describe(ctx) == Strings{"compaction_summary:S2", "user:" + text(400, 'm'), "user:" + text(400, 'n')});
+    CHECK(describe(ctx) == Strings{"compaction_summary:S2", "user:" + repeated(400, 'm'), "user:" + repeated(400, 'n')});
 }

@@ -22,7 +22,7 @@ SessionError caught(F&& f) {
     return SessionError(ErrorCode::storage, "none");
 }
 
-const char* header_line =
+const char* dup_header_line =
     R"({"type":"session","version":3,"id":"dup-session","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w","parent_session":null,"metadata":{}})";
 
 std::string message_line(std::string_view id) {
@@ -62,7 +62,7 @@ TEST_CASE("an error carries its parts and a wrapped one writes its prefix once",
 TEST_CASE("a duplicate id in a file names file, line and entry once, by load and by convert", "[error][pi]") {
     ScratchDir dir;
     const std::string path = dir.file("dup.jsonl");
-    write_file(path, std::string(header_line) + "\n" + message_line("e1") + "\n" + message_line("e1") + "\n");
+    write_file(path, std::string(dup_header_line) + "\n" + message_line("e1") + "\n" + message_line("e1") + "\n");
     for (const SessionError& e : {caught([&] { load_session_file(path); }),
                                   caught([&] { convert(path, Dialect::pi, dir.file("out.jsonl")); })}) {
         CHECK(e.code() == ErrorCode::already_exists);
@@ -77,7 +77,7 @@ TEST_CASE("a duplicate id in a file names file, line and entry once, by load and
 TEST_CASE("a bad line of a JSONL file names the file, the line and the entry as parts", "[error][jsonl]") {
     ScratchDir dir;
     const std::string path = dir.file("bad.jsonl");
-    write_file(path, std::string(header_line) + "\n" + message_line("e1") + "\n" +
+    write_file(path, std::string(dup_header_line) + "\n" + message_line("e1") + "\n" +
                          R"({"type":"message","id":"e2","parent_id":"e1","timestamp":"t","message":{"role":"user","content":5,"timestamp":1}})" +
                          "\n" + message_line("e3") + "\n");
     // The open checks every line's fields (a line it accepts always decodes): it fails there.

@@ -70,7 +70,7 @@ TEST_CASE("a write that fails with ENOSPC leaves file and memory unchanged and t
         Faults::get().fail_pwrite_at = calls + 1;
         Faults::get().pwrite_errno = EIO;
     }
-    const std::string message = error_message_of([&] { append_message(s, user("two")); });
+    const std::string message = message_of_error([&] { append_message(s, user("two")); });
     CHECK(message.find("[agentcore.storage]") == 0);
     CHECK(message.find(path) != std::string::npos);
     CHECK(read_file(path) == before);
@@ -95,11 +95,11 @@ TEST_CASE("a failed fdatasync poisons the storage until the file is opened again
         auto s = create_file_session(path, faulty_options());
         first = append_message(s, user("one"));
         Faults::get().fail_fdatasync_at = Faults::get().fdatasync_calls + 1;
-        CHECK(error_code_of([&] { append_message(s, user("two")); }) == ErrorCode::storage);
+        CHECK(error_of([&] { append_message(s, user("two")); }) == ErrorCode::storage);
         CHECK(s.storage().poisoned());
         CHECK(s.storage().entry_count() == 1);
         CHECK(get_leaf_id(s) == first);
-        CHECK(error_code_of([&] { append_message(s, user("three")); }) == ErrorCode::storage);
+        CHECK(error_of([&] { append_message(s, user("three")); }) == ErrorCode::storage);
     }
     auto s = open_file_session(path, faulty_options());
     CHECK(get_leaf_id(s) == first);
@@ -231,7 +231,7 @@ TEST_CASE("a writer in another process makes this one locked until it exits", "[
     ::close(release[0]);
     char c;
     REQUIRE(::read(ready[0], &c, 1) == 1);
-    CHECK(error_code_of([&] { open_file_session(path); }) == ErrorCode::locked);
+    CHECK(error_of([&] { open_file_session(path); }) == ErrorCode::locked);
     CHECK(open_file_read_only(path).storage().entry_count() == 1);
     REQUIRE(::write(release[1], "go", 1) == 1);
     auto options = jsonl_options();
@@ -250,7 +250,7 @@ TEST_CASE("a failure while creating a file leaves no session and no temporary fi
     SECTION("the sync of the temporary file fails") { Faults::get().fail_fsync_at = 1; }
     SECTION("the publication fails") { Faults::get().fail_link_at = 1; }
     SECTION("the header cannot be written") { Faults::get().fail_pwrite_at = 1; }
-    CHECK(error_code_of([&] { create_file_session(path, faulty_options()); }) == ErrorCode::storage);
+    CHECK(error_of([&] { create_file_session(path, faulty_options()); }) == ErrorCode::storage);
     std::size_t files = 0;
     for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
         (void)e;
@@ -267,12 +267,12 @@ struct MapRecorder {
         static std::size_t n = 0;
         return n;
     }
-    static const detail::FileOps& ops() {
-        static const detail::FileOps table = [] {
-            detail::FileOps o = detail::FileOps::real();
+    static const agentcore::detail::FileOps& ops() {
+        static const agentcore::detail::FileOps table = [] {
+            agentcore::detail::FileOps o = agentcore::detail::FileOps::real();
             o.mmap = [](void* a, std::size_t n, int prot, int flags, int fd, off_t off) {
                 if (fd >= 0) largest() = std::max(largest(), n + static_cast<std::size_t>(off));
-                return detail::FileOps::real().mmap(a, n, prot, flags, fd, off);
+                return agentcore::detail::FileOps::real().mmap(a, n, prot, flags, fd, off);
             };
             return o;
         }();
@@ -337,12 +337,12 @@ struct BeforeLock {
         static std::function<void()> a;
         return a;
     }
-    static const detail::FileOps& ops() {
-        static const detail::FileOps table = [] {
-            detail::FileOps o = detail::FileOps::real();
+    static const agentcore::detail::FileOps& ops() {
+        static const agentcore::detail::FileOps table = [] {
+            agentcore::detail::FileOps o = agentcore::detail::FileOps::real();
             o.flock = [](int fd, int op) {
                 if (auto a = std::exchange(action(), nullptr)) a();
-                return detail::FileOps::real().flock(fd, op);
+                return agentcore::detail::FileOps::real().flock(fd, op);
             };
             return o;
         }();
@@ -359,7 +359,7 @@ TEST_CASE("a writing open that waited for the lock while its file was removed ge
     JsonlStorageOptions options = jsonl_options();
     options.file_ops = &BeforeLock::ops();
     BeforeLock::action() = [&] { ::unlink(path.c_str()); };
-    CHECK(error_code_of([&] { JsonlSessionStorage::open(path, options); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { JsonlSessionStorage::open(path, options); }) == ErrorCode::not_found);
 }
 
 TEST_CASE("a writing open that waited for the lock while its file was replaced writes to the new file", "[jsonl][faults]") {

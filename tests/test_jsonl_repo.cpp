@@ -64,13 +64,13 @@ TEST_CASE("creating an existing id is already_exists and an invalid id touches n
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     for (const std::string& bad : std::vector<std::string>{"../x", "", "a/b", ".hidden", std::string(200, 'a'), "x\ny"}) {
-        CHECK(error_code_of([&] { create(repo, in_cwd(bad)); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { open(repo, bad); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { remove(repo, bad); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { create(repo, in_cwd(bad)); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { open(repo, bad); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { remove(repo, bad); }) == ErrorCode::invalid_session);
     }
     CHECK_FALSE(std::filesystem::exists(dir.file("root")));
     create(repo, in_cwd("one"));
-    CHECK(error_code_of([&] { create(repo, in_cwd("one", "/elsewhere")); }) == ErrorCode::already_exists);
+    CHECK(error_of([&] { create(repo, in_cwd("one", "/elsewhere")); }) == ErrorCode::already_exists);
     CHECK(list(repo).sessions.size() == 1);
 }
 
@@ -80,14 +80,14 @@ TEST_CASE("open finds a session by id for writing; open_read_only takes no lock"
     {
         auto s = create(repo, in_cwd("one"));
         append_message(s, user("hello"));
-        CHECK(error_code_of([&] { open(repo, "one"); }) == ErrorCode::locked);
+        CHECK(error_of([&] { open(repo, "one"); }) == ErrorCode::locked);
         auto r = open_read_only(repo, "one");
         CHECK(r.storage().entry_count() == 1);
     }
     auto s = open(repo, "one");
     CHECK(describe(build_context(s)) == std::vector<std::string>{"user:hello"});
-    CHECK(error_code_of([&] { open(repo, "two"); }) == ErrorCode::not_found);
-    CHECK(error_code_of([&] { open_read_only(repo, "two"); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { open(repo, "two"); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { open_read_only(repo, "two"); }) == ErrorCode::not_found);
 }
 
 TEST_CASE("list reads headers newest first, filters by cwd, and reports bad headers without deleting", "[jsonl][repo]") {
@@ -140,7 +140,7 @@ TEST_CASE("remove deletes a session and is idempotent", "[jsonl][repo]") {
     CHECK(list(repo).sessions.empty());
     CHECK_NOTHROW(remove(repo, "gone"));
     CHECK_NOTHROW(remove(repo, "never-existed"));
-    CHECK(error_code_of([&] { open(repo, "gone"); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { open(repo, "gone"); }) == ErrorCode::not_found);
 }
 
 TEST_CASE("fork copies the entries with the same ids and names the source file as parent", "[jsonl][repo]") {
@@ -182,11 +182,11 @@ TEST_CASE("fork copies the entries with the same ids and names the source file a
 
     ForkOptions taken;
     taken.session_id = "copy";
-    CHECK(error_code_of([&] { fork(repo, "src", taken); }) == ErrorCode::already_exists);
-    CHECK(error_code_of([&] { fork(repo, "nope", {}); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { fork(repo, "src", taken); }) == ErrorCode::already_exists);
+    CHECK(error_of([&] { fork(repo, "nope", {}); }) == ErrorCode::not_found);
     ForkOptions bad_target;
     bad_target.entry_id = "unknown";
-    CHECK(error_code_of([&] { fork(repo, "src", bad_target); }) == ErrorCode::invalid_fork_target);
+    CHECK(error_of([&] { fork(repo, "src", bad_target); }) == ErrorCode::invalid_fork_target);
 }
 
 TEST_CASE("a fork that fails midway leaves nothing that list shows and no temporary file", "[jsonl][repo][faults]") {
@@ -204,7 +204,7 @@ TEST_CASE("a fork that fails midway leaves nothing that list shows and no tempor
     SECTION("the publication fails") { Faults::get().fail_link_at = 1; }
     ForkOptions o;
     o.session_id = "copy";
-    CHECK(error_code_of([&] { fork(repo, "src", o); }) == ErrorCode::storage);
+    CHECK(error_of([&] { fork(repo, "src", o); }) == ErrorCode::storage);
     CHECK(listed_ids(list(repo)) == std::vector<std::string>{"src"});
     CHECK(all_files(dir.file("root")) == files_before);
 }
@@ -243,8 +243,8 @@ TEST_CASE("a symbolic link in place of a session file is refused by open", "[jso
     const std::string elsewhere = dir.file("elsewhere.jsonl");
     std::filesystem::rename(path, elsewhere);
     REQUIRE(::symlink(elsewhere.c_str(), path.c_str()) == 0);
-    CHECK(error_code_of([&] { open(repo, "real"); }) == ErrorCode::storage);
-    CHECK(error_code_of([&] { open_read_only(repo, "real"); }) == ErrorCode::storage);
+    CHECK(error_of([&] { open(repo, "real"); }) == ErrorCode::storage);
+    CHECK(error_of([&] { open_read_only(repo, "real"); }) == ErrorCode::storage);
 }
 
 TEST_CASE("remove refuses a session open for writing with locked, and removes it once its writer is gone", "[jsonl][repo]") {
@@ -253,13 +253,13 @@ TEST_CASE("remove refuses a session open for writing with locked, and removes it
     {
         auto s = create(repo, in_cwd("busy"));
         append_message(s, user("before"));
-        CHECK(error_code_of([&] { remove(repo, "busy"); }) == ErrorCode::locked);
+        CHECK(error_of([&] { remove(repo, "busy"); }) == ErrorCode::locked);
         append_message(s, user("still stored"));  // the writer goes on: its file is still there
         CHECK(open_read_only(repo, "busy").storage().entry_count() == 2);
     }
     CHECK_NOTHROW(remove(repo, "busy"));
     CHECK(list(repo).sessions.empty());
-    CHECK(error_code_of([&] { open(repo, "busy"); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { open(repo, "busy"); }) == ErrorCode::not_found);
 }
 
 TEST_CASE("remove waits up to lock_wait for a writer to let go", "[jsonl][repo]") {
@@ -284,10 +284,10 @@ TEST_CASE("an append to a session file unlinked while open throws storage and is
     append_message(s, user("stored"));
     const std::string path = s.storage().path();
     REQUIRE(::unlink(path.c_str()) == 0);  // not by remove, which would wait for the lock
-    CHECK(error_code_of([&] { append_message(s, user("lost")); }) == ErrorCode::storage);
+    CHECK(error_of([&] { append_message(s, user("lost")); }) == ErrorCode::storage);
     const std::string message = message_of_error([&] { append_message(s, user("lost")); });
     CHECK(message.find("was removed") != std::string::npos);
     CHECK(message.find(path) != std::string::npos);
-    CHECK(error_code_of([&] { append_message(s, user("lost too")); }) == ErrorCode::storage);
+    CHECK(error_of([&] { append_message(s, user("lost too")); }) == ErrorCode::storage);
     CHECK(s.storage().entry_count() == 1);
 }

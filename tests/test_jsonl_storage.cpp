@@ -212,7 +212,7 @@ TEST_CASE("creating over an existing file is already_exists and leaves it alone"
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     write_file(path, "something");
-    CHECK(error_code_of([&] { create_file_session(path); }) == ErrorCode::already_exists);
+    CHECK(error_of([&] { create_file_session(path); }) == ErrorCode::already_exists);
     CHECK(read_file(path) == "something");
     CHECK(count_files_with(dir.path(), ".tmp-") == 0);
 }
@@ -226,7 +226,7 @@ TEST_CASE("a read-only open takes no lock, never changes the file and refuses ap
     auto reader = open_file_read_only(path);
     CHECK(reader.storage().entry_count() == 3);
     CHECK(reader.storage().had_torn_tail());
-    CHECK(error_code_of([&] { append_message(reader, user("x")); }) == ErrorCode::storage);
+    CHECK(error_of([&] { append_message(reader, user("x")); }) == ErrorCode::storage);
     CHECK(read_file(path) == before);
     // A writer can still open while readers are open.
     auto w = open_file_session(path);
@@ -238,7 +238,7 @@ TEST_CASE("a second writer in the same process gets locked at once and the first
     const auto path = dir.file("s.jsonl");
     auto first = create_file_session(path);
     append_message(first, user("one"));
-    CHECK(error_code_of([&] { open_file_session(path); }) == ErrorCode::locked);
+    CHECK(error_of([&] { open_file_session(path); }) == ErrorCode::locked);
     append_message(first, user("two"));
     CHECK(open_file_read_only(path).storage().entry_count() == 2);
 }
@@ -259,7 +259,7 @@ TEST_CASE("a writer that waits for the lock gets it once the holder closes", "[j
     CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(90));
     append_message(second, user("mine now"));
     options.lock_wait = std::chrono::milliseconds(30);
-    CHECK(error_code_of([&] { open_file_session(path, options); }) == ErrorCode::locked);
+    CHECK(error_of([&] { open_file_session(path, options); }) == ErrorCode::locked);
 }
 
 TEST_CASE("a torn last line is ignored when reading and cut off into a quarantine file when writing", "[jsonl]") {
@@ -358,7 +358,7 @@ TEST_CASE("a file cut at any byte keeps every complete line before the cut", "[j
         for (std::size_t end : line_ends)
             if (end <= cut) ++complete;
         if (complete == 0) {
-            if (error_code_of([&] { JsonlSessionStorage::open_read_only(path, options); }) != ErrorCode::invalid_session)
+            if (error_of([&] { JsonlSessionStorage::open_read_only(path, options); }) != ErrorCode::invalid_session)
                 ++failures;
             continue;
         }
@@ -379,7 +379,7 @@ TEST_CASE("a file cut at any byte keeps every complete line before the cut", "[j
             }
         write_file(path, full.substr(0, cut));
         if (complete == 0) {
-            CHECK(error_code_of([&] { open_file_session(path); }) == ErrorCode::invalid_session);
+            CHECK(error_of([&] { open_file_session(path); }) == ErrorCode::invalid_session);
             CHECK(read_file(path) == full.substr(0, cut));
             continue;
         }
@@ -406,8 +406,8 @@ TEST_CASE("a bad interior line fails the open with invalid_entry naming file and
     }
     const std::string before = read_file(path);
     for (bool writing : {false, true}) {
-        const std::string message = error_message_of([&] { writing ? open_file_session(path) : open_file_read_only(path); });
-        CHECK(error_code_of([&] { writing ? open_file_session(path) : open_file_read_only(path); }) ==
+        const std::string message = message_of_error([&] { writing ? open_file_session(path) : open_file_read_only(path); });
+        CHECK(error_of([&] { writing ? open_file_session(path) : open_file_read_only(path); }) ==
               ErrorCode::invalid_entry);
         CHECK(message.find(path) != std::string::npos);
         CHECK(message.find("line 3") != std::string::npos);
@@ -456,8 +456,8 @@ TEST_CASE("entries that break the tree fail the open naming the line, and a leni
         reason = "field 'id': missing";
     }
     const std::string before = read_file(path);
-    const std::string message = error_message_of([&] { open_file_read_only(path); });
-    CHECK(error_code_of([&] { open_file_session(path); }) == ErrorCode::invalid_entry);
+    const std::string message = message_of_error([&] { open_file_read_only(path); });
+    CHECK(error_of([&] { open_file_session(path); }) == ErrorCode::invalid_entry);
     CHECK(message.find("line 3") != std::string::npos);
     CHECK(message.find(reason) != std::string::npos);
     CHECK(read_file(path) == before);
@@ -499,7 +499,7 @@ TEST_CASE("repair writes a clean copy, keeps the original and quarantines the dr
     const std::string damaged =
         lines[0] + "\r\n" + lines[1] + "\n{oops}\n" + lines[2] + "\n" + lines[3] + "\n{\"type\":\"mes";
     write_file(path, damaged);
-    CHECK(error_code_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
+    CHECK(error_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
 
     const auto report = JsonlSessionStorage::repair(path, jsonl_options());
     CHECK(report.changed);
@@ -531,11 +531,11 @@ TEST_CASE("empty files, missing or invalid headers and future versions are inval
           std::string("{\"type\":\"session\",\"version\":4,\"id\":\"x\"}\n") + entry_line + "\n",
           std::string("not json\n") + entry_line + "\n"}) {
         write_file(path, text);
-        CHECK(error_code_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { open_file_session(path); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { open_file_session(path); }) == ErrorCode::invalid_session);
         CHECK(read_file(path) == text);
     }
-    CHECK(error_code_of([&] { open_file_session(dir.file("missing.jsonl")); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { open_file_session(dir.file("missing.jsonl")); }) == ErrorCode::not_found);
 }
 
 TEST_CASE("CRLF line endings and a BOM on the first line are accepted", "[jsonl]") {
@@ -578,8 +578,8 @@ TEST_CASE("an ill-typed field is reported when the file is opened, naming file a
     write_file(path, encode_header(test_header(), Dialect::native) + "\n" +
                          R"({"type":"model_change","id":"m1","parent_id":null,"timestamp":"t","provider":5,"model_id":"x"})" "\n" +
                          R"({"type":"model_change","id":"m2","parent_id":null,"timestamp":"t","provider":"p","model_id":"x"})" "\n");
-    const std::string message = error_message_of([&] { open_file_read_only(path); });
-    CHECK(error_code_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
+    const std::string message = message_of_error([&] { open_file_read_only(path); });
+    CHECK(error_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
     CHECK(message.find(path + "' line 2") != std::string::npos);
     CHECK(message.find("provider") != std::string::npos);
     JsonlStorageOptions lenient = jsonl_options();
@@ -619,9 +619,9 @@ TEST_CASE("a symbolic link in place of a session file is refused", "[jsonl]") {
     write_file(target, chain_file(1));
     const auto link = dir.file("link.jsonl");
     REQUIRE(::symlink(target.c_str(), link.c_str()) == 0);
-    CHECK(error_code_of([&] { open_file_read_only(link); }) == ErrorCode::storage);
-    CHECK(error_code_of([&] { open_file_session(link); }) == ErrorCode::storage);
-    CHECK(error_code_of([&] { create_file_session(link); }) == ErrorCode::already_exists);
+    CHECK(error_of([&] { open_file_read_only(link); }) == ErrorCode::storage);
+    CHECK(error_of([&] { open_file_session(link); }) == ErrorCode::storage);
+    CHECK(error_of([&] { create_file_session(link); }) == ErrorCode::already_exists);
     CHECK(read_file(target) == chain_file(1));
 }
 
@@ -635,14 +635,14 @@ TEST_CASE("appending an entry whose id is taken or whose parent is missing write
     dup.id = id;
     dup.timestamp = "t";
     dup.message = user("dup");
-    CHECK(error_code_of([&] { append_entry(s, dup); }) == ErrorCode::already_exists);
+    CHECK(error_of([&] { append_entry(s, dup); }) == ErrorCode::already_exists);
     MessageEntry orphan;
     orphan.id = "orphan01";
     orphan.parent_id = "nope";
     orphan.timestamp = "t";
     orphan.message = user("x");
-    CHECK(error_code_of([&] { append_entry(s, orphan); }) == ErrorCode::invalid_entry);
-    CHECK(error_code_of([&] { set_leaf_id(s, std::string("nope")); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { append_entry(s, orphan); }) == ErrorCode::invalid_entry);
+    CHECK(error_of([&] { set_leaf_id(s, std::string("nope")); }) == ErrorCode::not_found);
     CHECK(read_file(path) == before);
     set_leaf_id(s, std::nullopt);
     CHECK_FALSE(get_leaf_id(s));

@@ -4,6 +4,7 @@
 
 #include "fixtures/pi/pi_fixtures.hpp"
 #include "support/catch.hpp"
+#include "support/errors.hpp"
 #include "support/scratch.hpp"
 
 #include <agentcore/codec.hpp>
@@ -17,7 +18,7 @@
 #include <vector>
 
 using namespace agentcore;
-using agentcore::testing::error_code_of;
+using agentcore::testing::error_of;
 using agentcore::testing::pi_fixture;
 using agentcore::testing::read_file;
 using agentcore::testing::ScratchDir;
@@ -169,7 +170,7 @@ TEST_CASE("convert upgrades old pi files, replaces its output atomically and nev
 
 TEST_CASE("convert of a missing or broken input is an error and writes nothing", "[pi][convert]") {
     ScratchDir dir;
-    CHECK(error_code_of([&] { (void)convert(dir.file("missing.jsonl"), Dialect::native, dir.file("out.jsonl")); }) ==
+    CHECK(error_of([&] { (void)convert(dir.file("missing.jsonl"), Dialect::native, dir.file("out.jsonl")); }) ==
           ErrorCode::not_found);
     // A parent that is not on an earlier line.
     const std::string header = R"({"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";

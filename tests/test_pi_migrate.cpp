@@ -1,8 +1,9 @@
 // pi session files of formats v1 and v2 upgraded to v3 in memory and on request on disk, and
 // the documented recoveries for damaged or odd pi files (pi_migrate.hpp).
 
-#include "support/catch.hpp"
 #include "fixtures/pi/pi_fixtures.hpp"
+#include "support/catch.hpp"
+#include "support/errors.hpp"
 #include "support/scratch.hpp"
 
 #include <agentcore/context.hpp>
@@ -15,7 +16,7 @@
 #include <vector>
 
 using namespace agentcore;
-using agentcore::testing::error_code_of;
+using agentcore::testing::error_of;
 using agentcore::testing::pi_fixture;
 using agentcore::testing::read_file;
 using agentcore::testing::ScratchDir;
@@ -166,21 +167,21 @@ TEST_CASE("A header of an unknown format version is invalid_session, and nothing
     const std::string text = R"({"type":"session","version":)" + version +
                              R"(,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})" + "\n" + v1_line("a") + "\n";
     write_file(path, text);
-    CHECK(error_code_of([&] { (void)read_session_lines(path); }) == ErrorCode::invalid_session);
-    CHECK(error_code_of([&] { (void)load_session_file(path); }) == ErrorCode::invalid_session);
-    CHECK(error_code_of([&] { (void)upgrade_file(path); }) == ErrorCode::invalid_session);
-    CHECK(error_code_of([&] { (void)convert(path, Dialect::native, dir.file("out.jsonl")); }) ==
+    CHECK(error_of([&] { (void)read_session_lines(path); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)load_session_file(path); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)upgrade_file(path); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)convert(path, Dialect::native, dir.file("out.jsonl")); }) ==
           ErrorCode::invalid_session);
     CHECK(read_file(path) == text);
     CHECK_FALSE(std::filesystem::exists(dir.file("out.jsonl")));
 }
 
 TEST_CASE("A header that is not a session header is invalid_session", "[pi]") {
-    CHECK(error_code_of([] { (void)migrate_session_lines(Json{{"type", "message"}}, {}); }) ==
+    CHECK(error_of([] { (void)migrate_session_lines(Json{{"type", "message"}}, {}); }) ==
           ErrorCode::invalid_session);
-    CHECK(error_code_of([] { (void)parse_session_text(""); }) == ErrorCode::invalid_session);
-    CHECK(error_code_of([] { (void)parse_session_text("{not json\n"); }) == ErrorCode::invalid_session);
-    CHECK(error_code_of([] { (void)migrate_session_lines(Json::parse(v1_header), {Json::array()}); }) ==
+    CHECK(error_of([] { (void)parse_session_text(""); }) == ErrorCode::invalid_session);
+    CHECK(error_of([] { (void)parse_session_text("{not json\n"); }) == ErrorCode::invalid_session);
+    CHECK(error_of([] { (void)migrate_session_lines(Json::parse(v1_header), {Json::array()}); }) ==
           ErrorCode::invalid_entry);
 }
 
@@ -324,11 +325,11 @@ TEST_CASE("upgrade_file rewrites an old pi file as v3 atomically and keeps the o
 
 TEST_CASE("upgrade_file of a missing file is not_found; of a file with an entry the codec rejects, invalid_entry and no change", "[pi]") {
     ScratchDir dir;
-    CHECK(error_code_of([&] { (void)upgrade_file(dir.file("missing.jsonl")); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { (void)upgrade_file(dir.file("missing.jsonl")); }) == ErrorCode::not_found);
     const std::string path = dir.file("bad.jsonl");
     const std::string text = std::string(v1_header) + "\n" + R"({"type":"message","timestamp":"2026-01-01T00:00:01.000Z"})" + "\n";
     write_file(path, text);
-    CHECK(error_code_of([&] { (void)upgrade_file(path); }) == ErrorCode::invalid_entry);
+    CHECK(error_of([&] { (void)upgrade_file(path); }) == ErrorCode::invalid_entry);
     CHECK(read_file(path) == text);
     CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()) == 1);
 }

@@ -218,15 +218,15 @@ TEST_CASE("a number too large for a double is a bad line with a library error, n
     for (const std::string& big : std::vector<std::string>{"1e1000", "-17684694e1000", "0.5e400", std::string(400, '9')}) {
         const std::string bad = custom("c2", big);
         write_file(path, header + custom("c1", "1") + "\n" + bad + "\n" + custom("c3", "2") + "\n");
-        const std::string message = error_message_of([&] { open_file_read_only(path); });
+        const std::string message = message_of_error([&] { open_file_read_only(path); });
         CHECK(message.find("line 3") != std::string::npos);
         auto lenient = jsonl_options();
         lenient.lenient = true;
         const auto s = JsonlSessionStorage::open_read_only(path, lenient);
         CHECK(s.entry_count() == 2);
         CHECK(s.problems().size() == 1);
-        CHECK(error_code_of([&] { decode_entry(bad, Dialect::native); }) == ErrorCode::invalid_entry);
-        CHECK(error_code_of([&] { decode_header("{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"x\":" + big + "}"); }) ==
+        CHECK(error_of([&] { decode_entry(bad, Dialect::native); }) == ErrorCode::invalid_entry);
+        CHECK(error_of([&] { decode_header("{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"x\":" + big + "}"); }) ==
               ErrorCode::invalid_session);
     }
     // Numbers that underflow read as zero, as nlohmann reads them.

@@ -234,7 +234,7 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         const std::string now = read_file(path);
         if (now != with_tail) {
             bool quarantined = false;
-            for (const auto& f : std::filesystem::directory_iterator(detail::parent_folder(path)))
+            for (const auto& f : std::filesystem::directory_iterator(agentcore::detail::parent_folder(path)))
                 if (f.path().string().find(".quarantine-") != std::string::npos && read_file(f.path().string()) == torn)
                     quarantined = true;
             if (!quarantined) run.violation("a torn tail was cut without being quarantined");
@@ -279,7 +279,7 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         PauseFaults pause;
         const std::string now = read_file(path);
         if (now != damaged && now != clean) run.violation("repair left a file that is neither the original nor the clean copy");
-        for (const auto& f : std::filesystem::directory_iterator(detail::parent_folder(path)))
+        for (const auto& f : std::filesystem::directory_iterator(agentcore::detail::parent_folder(path)))
             if (f.path().string().find(".bak-") != std::string::npos && read_file(f.path().string()) != damaged)
                 run.violation("the backup of a repair is not the original");
     }
@@ -351,7 +351,7 @@ void run_power_workload(const std::string& root, Durability durability, PowerRun
 void write_tree(const std::string& into, const PageCacheModel::Snapshot& snap, CutDamage damage) {
     for (const auto& folder : snap.folders) std::filesystem::create_directories(into + "/" + folder);
     for (const auto& [rel, state] : snap.files) {
-        std::filesystem::create_directories(detail::parent_folder(into + "/" + rel));
+        std::filesystem::create_directories(agentcore::detail::parent_folder(into + "/" + rel));
         const std::string target = into + "/" + rel;
         const int fd = ::open(target.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         REQUIRE(fd >= 0);

@@ -58,7 +58,7 @@ std::uint64_t fnv(std::uint64_t h, const std::string& s) {
     return h;
 }
 
-CreateOptions session_in(std::string id) {
+CreateOptions racing_session(std::string id) {
     CreateOptions o;
     o.id = std::move(id);
     o.cwd = "/work";
@@ -201,7 +201,7 @@ TEST_CASE("racing create, fork and remove in one repository folder never leave a
             for (int i = 0; i < rounds; ++i) {
                 const std::string id = "w" + std::to_string(w) + "-" + std::to_string(i);
                 {
-                    auto s = create(repo, session_in(id));
+                    auto s = create(repo, racing_session(id));
                     for (int k = 0; k < entries; ++k) append_message(s, user("m" + std::to_string(k)));
                 }
                 ForkOptions fo;
@@ -304,7 +304,7 @@ TEST_CASE("threads each writing their own session of one repository while anothe
             for (int i = 0; i < 10; ++i) {
                 const std::string id = "t" + std::to_string(t) + "-" + std::to_string(i);
                 {
-                    auto s = create(repo, session_in(id));
+                    auto s = create(repo, racing_session(id));
                     for (int k = 0; k < 10; ++k) append_message(s, user("m"));
                 }
                 ForkOptions fo;
@@ -402,7 +402,7 @@ TEST_CASE("of processes creating or forking to one new session id exactly one wi
     const std::string root = dir.file("root");
     {
         JsonlSessionRepo repo(root, jsonl_options());
-        auto source = create(repo, session_in("source"));
+        auto source = create(repo, racing_session("source"));
         for (int k = 0; k < 20; ++k) append_message(source, user("m" + std::to_string(k)));
     }
     const int rounds = 25;
@@ -430,7 +430,7 @@ TEST_CASE("of processes creating or forking to one new session id exactly one wi
                 char outcome = 'E';
                 try {
                     if (i % 2 == 0) {
-                        create(repo, session_in(id));
+                        create(repo, racing_session(id));
                     } else {
                         ForkOptions fo;
                         fo.session_id = id;
@@ -481,7 +481,7 @@ TEST_CASE("remove racing a writer that opens, appends and closes in a loop: no a
     for (int round = 0; round < rounds; ++round) {
         const std::string id = "removed-" + std::to_string(round);
         JsonlSessionRepo repo(root, waiting);
-        { create(repo, session_in(id)); }
+        { create(repo, racing_session(id)); }
         int acks[2];
         REQUIRE(::pipe(acks) == 0);
         const pid_t writer = spawn([&] {

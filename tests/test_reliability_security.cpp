@@ -90,7 +90,7 @@ TEST_CASE("a symbolic link in place of a session folder is refused, not followed
     std::filesystem::create_directories(elsewhere);
     REQUIRE(::symlink(elsewhere.c_str(), (root + "/" + JsonlSessionRepo::folder_name("/home/ann/project")).c_str()) == 0);
     JsonlSessionRepo repo(root, jsonl_options());
-    CHECK(error_code_of([&] { create(repo, session_in("a")); }) == ErrorCode::storage);
+    CHECK(error_of([&] { create(repo, session_in("a")); }) == ErrorCode::storage);
     // The true reason, naming the folder.
     const std::string message = message_of_error([&] { create(repo, session_in("a")); });
     CHECK(message.find("is a symbolic link; refused") != std::string::npos);
@@ -98,7 +98,7 @@ TEST_CASE("a symbolic link in place of a session folder is refused, not followed
     CHECK(std::filesystem::is_empty(elsewhere));
     // A session file placed behind the link is not found through it either.
     write_file(elsewhere + "/2026-12-02T07-43-23-123Z_b.jsonl", encode_header(test_header("b"), Dialect::native) + "\n");
-    CHECK(error_code_of([&] { open(repo, "b"); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { open(repo, "b"); }) == ErrorCode::not_found);
     CHECK(list(repo).sessions.empty());
     // A link in place of a torn session's quarantine name is not written through.
     const auto path = dir.file("s.jsonl");
@@ -148,12 +148,12 @@ TEST_CASE("hostile session ids are refused before any file call", "[reliability]
         CallInjector::reset();
         ForkOptions fo;
         fo.session_id = id;
-        CHECK(error_code_of([&] { create(repo, session_in(id)); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { open(repo, id); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { open_read_only(repo, id); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { remove(repo, id); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { fork(repo, id, {}); }) == ErrorCode::invalid_session);
-        CHECK(error_code_of([&] { fork(repo, "src", fo); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { create(repo, session_in(id)); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { open(repo, id); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { open_read_only(repo, id); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { remove(repo, id); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { fork(repo, id, {}); }) == ErrorCode::invalid_session);
+        CHECK(error_of([&] { fork(repo, "src", fo); }) == ErrorCode::invalid_session);
         CHECK(CallInjector::get().calls == 0);
         refused += 6;
     }

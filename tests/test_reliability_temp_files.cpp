@@ -40,17 +40,17 @@ int g_stopped_fd = -1;
 
 // File operations whose `link` (the publish of a create or a fork) or `rename` (the publish of a
 // repair) stop the process just before the temporary file would get its final name.
-const detail::FileOps& stopping_at_link() {
-    static const detail::FileOps ops = [] {
-        detail::FileOps o = detail::FileOps::real();
+const agentcore::detail::FileOps& stopping_at_link() {
+    static const agentcore::detail::FileOps ops = [] {
+        agentcore::detail::FileOps o = agentcore::detail::FileOps::real();
         o.link = [](const char*, const char*) -> int { report_stopped_and_wait(); };
         return o;
     }();
     return ops;
 }
-const detail::FileOps& stopping_at_rename() {
-    static const detail::FileOps ops = [] {
-        detail::FileOps o = detail::FileOps::real();
+const agentcore::detail::FileOps& stopping_at_rename() {
+    static const agentcore::detail::FileOps ops = [] {
+        agentcore::detail::FileOps o = agentcore::detail::FileOps::real();
         o.rename = [](const char*, const char*) -> int { report_stopped_and_wait(); };
         return o;
     }();
@@ -127,7 +127,7 @@ void age_file(const std::string& path, std::chrono::seconds age) {
     REQUIRE(::utimensat(AT_FDCWD, path.c_str(), times, AT_SYMLINK_NOFOLLOW) == 0);
 }
 
-constexpr auto past_grace = detail::temp_file_grace + std::chrono::seconds(60);
+constexpr auto past_grace = agentcore::detail::temp_file_grace + std::chrono::seconds(60);
 
 CreateOptions named(std::string id) {
     CreateOptions o;
@@ -136,7 +136,7 @@ CreateOptions named(std::string id) {
     return o;
 }
 
-JsonlSessionRepo repo_with(const std::string& root, const detail::FileOps& ops) {
+JsonlSessionRepo repo_with(const std::string& root, const agentcore::detail::FileOps& ops) {
     JsonlStorageOptions o = jsonl_options(7, Durability::durable);
     o.file_ops = &ops;
     return JsonlSessionRepo(root, o);
@@ -240,7 +240,7 @@ TEST_CASE("a repair killed before its clean copy took the file's place leaves a 
     REQUIRE(temps.size() == 1);
     CHECK(std::filesystem::path(temps[0]).filename().string().rfind(".s.jsonl.tmp-", 0) == 0);
     age_file(temps[0], past_grace);
-    CHECK(detail::sweep_temp_files(detail::FileOps::real(), dir.path(), {}, 0s) == 0);  // still written
+    CHECK(agentcore::detail::sweep_temp_files(agentcore::detail::FileOps::real(), dir.path(), {}, 0s) == 0);  // still written
     writer.kill_now();
     CHECK(read_file(path) == damaged);  // the repair never took the file's place
 

@@ -292,7 +292,7 @@ TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC
     child.parent_id = "ghost001";
     auto handle = std::make_shared<const SessionTreeEntry>(child);
     auto msg = message_of_error([&] {
-        detail::walk_to_root_or_compaction(std::string_view("child001"), 1,
+        agentcore::detail::walk_to_root_or_compaction(std::string_view("child001"), 1,
                                            [&](std::string_view id) -> EntryHandle {
                                                return id == "child001" ? handle : nullptr;
                                            });
@@ -312,7 +312,7 @@ TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count
     auto ha = std::make_shared<const SessionTreeEntry>(a);
     auto hb = std::make_shared<const SessionTreeEntry>(b);
     auto code = error_of([&] {
-        detail::walk_to_root_or_compaction(std::string_view("aaaaaaaa"), 2,
+        agentcore::detail::walk_to_root_or_compaction(std::string_view("aaaaaaaa"), 2,
                                            [&](std::string_view id) -> EntryHandle { return id == "aaaaaaaa" ? ha : hb; });
     });
     CHECK(code == ErrorCode::invalid_session);

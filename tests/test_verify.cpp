@@ -258,8 +258,8 @@ public:
     std::vector<EntryHandle> find_entries(std::string_view t) const { return counted(inner_.find_entries(t)); }
     std::optional<std::string> get_label(std::string_view id) const { return inner_.get_label(id); }
     std::optional<std::string> get_session_name() const { return inner_.get_session_name(); }
-    std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
-        return counted(inner_.get_path_to_root_or_compaction(start));
+    std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> from) const {
+        return counted(inner_.get_path_to_root_or_compaction(from));
     }
     std::vector<EntryHandle> get_entries(EntriesQuery q) const { return counted(inner_.get_entries(q)); }
     SessionStats get_session_stats() const { return inner_.get_session_stats(); }

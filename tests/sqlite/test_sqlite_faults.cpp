@@ -43,7 +43,7 @@ std::string integrity(const std::string& path) {
     return out;
 }
 
-CreateOptions named(std::string id) {
+CreateOptions with_id(std::string id) {
     CreateOptions o;
     o.id = std::move(id);
     o.cwd = "/w";
@@ -56,7 +56,7 @@ TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged en
     const std::size_t rounds = env_count("AGENTCORE_SQLITE_KILL_ROUNDS", 500);
     ScratchDir dir;
     const std::string db = dir.file("kill.db");
-    { SqliteSessionRepo repo(db); create(repo, named("victim")); }
+    { SqliteSessionRepo repo(db); create(repo, with_id("victim")); }
     std::mt19937 rng(12345);
     std::size_t acked_total = 0;
     std::size_t killed_mid_append = 0;
@@ -127,7 +127,7 @@ TEST_CASE("a full disk fails the append with storage, changes nothing, and the n
         try {
             ::signal(SIGXFSZ, SIG_IGN);
             SqliteSessionRepo repo(db);
-            auto s = create(repo, named("full"));
+            auto s = create(repo, with_id("full"));
             const std::string a = append_message(s, UserMessage{"small", 1, {}});
             rlimit lim{};
             lim.rlim_cur = 256 * 1024;
@@ -262,9 +262,9 @@ TEST_CASE("seeded random operation sequences give the same sessions on memory, J
         InMemorySessionRepo memory_repo(env);
         jsonl.options().environment = Environment::deterministic(1'700'000'000'000, seed);
         sqlite.options().environment = Environment::deterministic(1'700'000'000'000, seed);
-        auto m = create(memory_repo, named(id));
-        auto j = create(jsonl, named(id));
-        auto q = create(sqlite, named(id));
+        auto m = create(memory_repo, with_id(id));
+        auto j = create(jsonl, with_id(id));
+        auto q = create(sqlite, with_id(id));
         play(m, seed, steps);
         play(j, seed, steps);
         play(q, seed, steps);

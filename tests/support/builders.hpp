@@ -24,6 +24,9 @@ inline Usage usage(std::int64_t input, std::int64_t output, std::int64_t cache_r
     return u;
 }
 
+/// A text of `n` copies of `c` (4 characters make one estimated token).
+inline std::string repeated(std::size_t n, char c) { return std::string(n, c); }
+
 inline AgentMessage user(std::string text, std::int64_t ts = 1000) {
     return UserMessage{std::move(text), ts, {}};
 }

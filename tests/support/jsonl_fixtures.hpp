@@ -3,6 +3,7 @@
 // through the codec, and a file-operations table that counts and fails calls on demand.
 
 #include "support/builders.hpp"
+#include "support/errors.hpp"
 #include "support/scratch.hpp"
 
 #include <agentcore/codec.hpp>
@@ -194,28 +195,6 @@ inline JsonlStorageOptions faulty_options(std::uint64_t seed = 1, Durability dur
     JsonlStorageOptions o = jsonl_options(seed, durability);
     o.file_ops = &Faults::ops();
     return o;
-}
-
-/// Runs `f` and returns the code of the SessionError it throws (fails the test otherwise).
-template <class F>
-ErrorCode error_code_of(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.code();
-    }
-    throw std::runtime_error("expected a SessionError");
-}
-
-/// Runs `f` and returns the message of the SessionError it throws.
-template <class F>
-std::string error_message_of(F&& f) {
-    try {
-        f();
-    } catch (const SessionError& e) {
-        return e.what();
-    }
-    throw std::runtime_error("expected a SessionError");
 }
 
 }  // namespace agentcore::testing
