@@ -23,7 +23,7 @@ namespace agentcore::tool {
 
 namespace {
 
-constexpr std::size_t page = 4096;
+constexpr std::size_t entries_per_read = 4096;
 
 // Why the session in `there` is not the session in `here`; none when both hold the same header
 // and entries, kept in the same dialect.
@@ -37,9 +37,9 @@ std::optional<std::string> difference(const AnyStorage& here, const AnyStorage& 
     const std::size_t count = here.entry_count();
     if (there.entry_count() != count)
         return "it holds " + std::to_string(there.entry_count()) + " entries there, " + std::to_string(count) + " here";
-    for (std::size_t done = 0; done < count; done += page) {
-        const auto a = here.get_entries(EntriesQuery{done, page});
-        const auto b = there.get_entries(EntriesQuery{done, page});
+    for (std::size_t done = 0; done < count; done += entries_per_read) {
+        const auto a = here.get_entries(EntriesQuery{done, entries_per_read});
+        const auto b = there.get_entries(EntriesQuery{done, entries_per_read});
         if (a.size() != b.size()) return std::string("its entries differ");
         for (std::size_t i = 0; i < a.size(); ++i)
             if (encode_entry(*a[i], dialect) != encode_entry(*b[i], dialect))

@@ -131,7 +131,7 @@ inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& opti
         try {
             listing.header = decode_header(r.text(i, 0));
         } catch (const SessionError& e) {
-            out.problems.push_back(ListProblem{where, detail::pg::detail_of(e)});
+            out.problems.push_back(ListProblem{where, std::string(e.detail())});
             continue;
         }
         listing.dialect = r.int64(i, 1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;

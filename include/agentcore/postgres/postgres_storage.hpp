@@ -89,13 +89,6 @@ namespace detail::pg {
 
 struct ForkAccess;  // the server-side fork (detail/fork.hpp) builds a storage from its parts
 
-// The detail of a library error, without its "[agentcore.<code>] " prefix.
-inline std::string detail_of(const SessionError& e) {
-    std::string_view what = e.what();
-    const auto close = what.find("] ");
-    return std::string(close == std::string_view::npos ? what : what.substr(close + 2));
-}
-
 /// A connection from `pool` for `session`, the schema checked (and, when writable, created or
 /// migrated) once per pool, the durability level set.
 inline std::unique_ptr<Link> connect(const std::shared_ptr<Pool>& pool, std::string session, bool writable,
@@ -586,7 +579,7 @@ private:
             header_ = decode_header(r.text(0, first));
         } catch (const SessionError& e) {
             throw SessionError(ErrorCode::invalid_session, "session '" + id + "' in database '" + link_->conn->name() +
-                                                               "': header: " + detail::pg::detail_of(e));
+                                                               "': header: " + std::string(e.detail()));
         }
         const std::int64_t dialect = r.int64(0, first + 1);
         if (dialect != static_cast<std::int64_t>(Dialect::native) && dialect != static_cast<std::int64_t>(Dialect::pi))
@@ -786,7 +779,7 @@ private:
         } catch (const SessionError& e) {
             throw SessionError(ErrorCode::invalid_entry, "session '" + header_.id + "' in database '" +
                                                              link_->conn->name() + "' entry " + std::to_string(seq) +
-                                                             ": " + detail::pg::detail_of(e));
+                                                             ": " + std::string(e.detail()));
         }
         remember(seq, handle);
         return handle;

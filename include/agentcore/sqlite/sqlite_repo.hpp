@@ -112,7 +112,7 @@ inline SessionList list(const SqliteSessionRepo& repo, const ListOptions& option
         try {
             listing.header = decode_header(q.text(0));
         } catch (const SessionError& e) {
-            out.problems.push_back(ListProblem{repo.path(), detail::sqlite::detail_of(e)});
+            out.problems.push_back(ListProblem{repo.path(), std::string(e.detail())});
             continue;
         }
         listing.dialect = q.int64(1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;

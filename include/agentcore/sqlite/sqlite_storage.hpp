@@ -65,13 +65,6 @@ struct SqliteStorageOptions {
 
 namespace detail::sqlite {
 
-// The detail of a library error, without its "[agentcore.<code>] " prefix.
-inline std::string detail_of(const SessionError& e) {
-    std::string_view what = e.what();
-    const auto close = what.find("] ");
-    return std::string(close == std::string_view::npos ? what : what.substr(close + 2));
-}
-
 /// Opens a repository's database file: creates it (mode 0600, its folder 0700) when asked,
 /// refuses symbolic links, and readies the schema.
 inline std::unique_ptr<Database> open_database(const std::string& path, bool create, bool read_only,
@@ -472,7 +465,7 @@ private:
             header_ = decode_header(q.text(0));
         } catch (const SessionError& e) {
             throw SessionError(ErrorCode::invalid_session, "session '" + std::string(id) + "' in database '" +
-                                                               db_->path() + "': header: " + detail::sqlite::detail_of(e));
+                                                               db_->path() + "': header: " + std::string(e.detail()));
         }
         const std::int64_t dialect = q.int64(1);
         if (dialect != static_cast<std::int64_t>(Dialect::native) && dialect != static_cast<std::int64_t>(Dialect::pi))
@@ -524,7 +517,7 @@ private:
         } catch (const SessionError& e) {
             throw SessionError(ErrorCode::invalid_entry, "session '" + header_.id + "' in database '" + db_->path() +
                                                              "' entry " + std::to_string(seq) + ": " +
-                                                             detail::sqlite::detail_of(e));
+                                                             std::string(e.detail()));
         }
         remember(seq, handle);
         return handle;

@@ -615,11 +615,8 @@ private:
         try {
             step();
         } catch (const SessionError& e) {
-            std::string_view detail = e.what();
-            if (auto close = detail.find("] "); close != std::string_view::npos) detail.remove_prefix(close + 2);
-            throw SessionError(e.code(), "session description line " + std::to_string(number) +
-                                             ", column " + std::to_string(pos + 1) + ": " +
-                                             std::string(detail));
+            throw e.wrapped("session description line " + std::to_string(number) + ", column " +
+                            std::to_string(pos + 1) + ": ");
         }
     }
 

@@ -134,7 +134,7 @@ struct ForkAccess {
                 source_header = decode_header(head.text(0, 0));
             } catch (const SessionError& e) {
                 throw SessionError(ErrorCode::invalid_session, "session '" + source + "' in database '" + c.name() +
-                                                                   "': header: " + detail_of(e));
+                                                                   "': header: " + std::string(e.detail()));
             }
             const Dialect dialect = head.int64(0, 1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
             const std::int64_t source_next = head.int64(0, 2);
@@ -186,7 +186,7 @@ struct ForkAccess {
                     } catch (const SessionError& e) {
                         throw SessionError(ErrorCode::invalid_entry, "session '" + source + "' in database '" + c.name() +
                                                                          "' entry " + std::to_string(copy.source->seq) +
-                                                                         ": " + detail_of(e));
+                                                                         ": " + std::string(e.detail()));
                     }
                     base_of(entry).parent_id =
                         copy.parent_seq ? std::optional<std::string>(
@@ -284,7 +284,7 @@ private:
             } catch (const SessionError& e) {
                 throw SessionError(ErrorCode::invalid_entry, "session '" + source + "' in database '" + c.name() +
                                                                  "' entry " + std::to_string(t.int64(0, 0)) + ": " +
-                                                                 detail_of(e));
+                                                                 std::string(e.detail()));
             }
             const AgentMessage* message = message_of(entry);
             if (!message || !std::holds_alternative<UserMessage>(*message))

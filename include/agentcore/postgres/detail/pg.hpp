@@ -224,11 +224,16 @@ public:
             check(r, what);
             return r;
         }
-        // The fault path: send, maybe cut, then read what comes back (an error, as the cut
-        // connection gives nothing more).
+        // The fault path: send, maybe cut, then read what comes back. A cut after the send
+        // loses the outcome even when the reply was already in the socket's buffer: the caller
+        // sees a lost connection either way, as a client does when the network fails there.
         if (PQsendQueryParams(conn_.get(), sql, params.size(), nullptr, values.data(), lengths.data(), nullptr, 0) == 1) {
             PQflush(conn_.get());
-            if (fault == Fault::drop_after_send) cut();
+            if (fault == Fault::drop_after_send) {
+                cut();
+                while (PGresult* r = PQgetResult(conn_.get())) PQclear(r);
+                throw lost(what, "");
+            }
         }
         Result last;
         while (PGresult* r = PQgetResult(conn_.get())) last = Result(r);
