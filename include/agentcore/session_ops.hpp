@@ -146,7 +146,7 @@ std::string append_message(Session<S>& session, AgentMessage message) {
 /// Records a change of the thinking level.
 template <SessionStorage S>
 std::string append_thinking_level_change(Session<S>& session, std::string thinking_level) {
-    auto e = detail::new_entry<ThinkingLevelChangeEntry>(session);
+    ThinkingLevelChangeEntry e = detail::new_entry<ThinkingLevelChangeEntry>(session);
     e.thinking_level = std::move(thinking_level);
     return detail::append_typed(session, std::move(e));
 }
@@ -154,7 +154,7 @@ std::string append_thinking_level_change(Session<S>& session, std::string thinki
 /// Records a change of the model.
 template <SessionStorage S>
 std::string append_model_change(Session<S>& session, std::string provider, std::string model_id) {
-    auto e = detail::new_entry<ModelChangeEntry>(session);
+    ModelChangeEntry e = detail::new_entry<ModelChangeEntry>(session);
     e.provider = std::move(provider);
     e.model_id = std::move(model_id);
     return detail::append_typed(session, std::move(e));
@@ -163,7 +163,7 @@ std::string append_model_change(Session<S>& session, std::string provider, std::
 /// Records a change of the active tools.
 template <SessionStorage S>
 std::string append_active_tools_change(Session<S>& session, std::vector<std::string> active_tool_names) {
-    auto e = detail::new_entry<ActiveToolsChangeEntry>(session);
+    ActiveToolsChangeEntry e = detail::new_entry<ActiveToolsChangeEntry>(session);
     e.active_tool_names = std::move(active_tool_names);
     return detail::append_typed(session, std::move(e));
 }
@@ -177,7 +177,7 @@ std::string append_compaction(Session<S>& session, std::string summary,
                               std::optional<Usage> usage = std::nullopt,
                               std::optional<std::vector<AgentMessage>> retained_tail = std::nullopt) {
     if (first_kept_entry_id) detail::require_entry(session, *first_kept_entry_id);
-    auto e = detail::new_entry<CompactionEntry>(session);
+    CompactionEntry e = detail::new_entry<CompactionEntry>(session);
     e.summary = std::move(summary);
     e.first_kept_entry_id = std::move(first_kept_entry_id);
     e.tokens_before = tokens_before;
@@ -191,7 +191,7 @@ std::string append_compaction(Session<S>& session, std::string summary,
 /// Appends application data that takes no part in the context unless projected.
 template <SessionStorage S>
 std::string append_custom_entry(Session<S>& session, std::string custom_type, Json data = {}) {
-    auto e = detail::new_entry<CustomEntry>(session);
+    CustomEntry e = detail::new_entry<CustomEntry>(session);
     e.custom_type = std::move(custom_type);
     e.data = std::move(data);
     return detail::append_typed(session, std::move(e));
@@ -201,7 +201,7 @@ std::string append_custom_entry(Session<S>& session, std::string custom_type, Js
 template <SessionStorage S>
 std::string append_custom_message_entry(Session<S>& session, std::string custom_type,
                                         Content content, bool display = true, Json details = {}) {
-    auto e = detail::new_entry<CustomMessageEntry>(session);
+    CustomMessageEntry e = detail::new_entry<CustomMessageEntry>(session);
     e.custom_type = std::move(custom_type);
     e.content = std::move(content);
     e.details = std::move(details);
@@ -215,7 +215,7 @@ template <SessionStorage S>
 std::string append_label(Session<S>& session, std::string_view target_id,
                          std::optional<std::string> label) {
     detail::require_entry(session, target_id);
-    auto e = detail::new_entry<LabelEntry>(session);
+    LabelEntry e = detail::new_entry<LabelEntry>(session);
     e.target_id = std::string(target_id);
     if (label) {
         std::string_view trimmed = detail::trim(*label);
@@ -238,7 +238,7 @@ std::string append_session_name(Session<S>& session, std::string_view name) {
             flat.push_back(name[i]);
         }
     }
-    auto e = detail::new_entry<SessionInfoEntry>(session);
+    SessionInfoEntry e = detail::new_entry<SessionInfoEntry>(session);
     e.name = std::string(detail::trim(flat));
     return detail::append_typed(session, std::move(e));
 }
@@ -259,7 +259,7 @@ std::optional<std::string> move_to(Session<S>& session, std::optional<std::strin
     if (id) detail::require_entry(session, *id);
     session.storage().set_leaf_id(id);
     if (!summary) return std::nullopt;
-    auto e = detail::new_entry<BranchSummaryEntry>(session);
+    BranchSummaryEntry e = detail::new_entry<BranchSummaryEntry>(session);
     e.parent_id = id;
     e.from_id = id ? *id : std::string("root");
     e.summary = std::move(summary->summary);

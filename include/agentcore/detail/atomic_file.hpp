@@ -98,7 +98,9 @@ inline std::size_t sweep_temp_files(const FileOps& ops, const std::string& folde
         }
         const auto cutoff = std::chrono::system_clock::now() - older_than;
         for (const auto& name : names) {
-            const std::string path = folder + "/" + name;
+            std::string path = folder;
+            path += '/';
+            path += name;
             struct stat st {};
             if (ops.lstat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
             FileHandle fd = open_file(ops, path, O_RDONLY | O_NONBLOCK);

@@ -97,7 +97,7 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     auto type_it = j.find("type");
     if (type_it == j.end()) ctx.missing(root / "type");
     if (!type_it->is_string()) ctx.expected(root / "type", "a string", *type_it);
-    const std::string& type = type_it->get_ref<const std::string&>();
+    const auto& type = type_it->get_ref<const std::string&>();
     using P = std::string_view;
 
     if (type == MessageEntry::type) {

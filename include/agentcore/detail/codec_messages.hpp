@@ -127,7 +127,7 @@ inline ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const
     auto type_it = j.find("type");
     if (type_it == j.end()) ctx.missing(path / "type");
     if (!type_it->is_string()) ctx.expected(path / "type", "a string", *type_it);
-    const std::string& type = type_it->get_ref<const std::string&>();
+    const auto& type = type_it->get_ref<const std::string&>();
 
     if (type == "text") {
         std::array<Json*, 2> s{};
@@ -224,7 +224,7 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
     auto role_it = j.find("role");
     if (role_it == j.end()) ctx.missing(path / "role");
     if (!role_it->is_string()) ctx.expected(path / "role", "a string", *role_it);
-    const std::string& role = role_it->get_ref<const std::string&>();
+    const auto& role = role_it->get_ref<const std::string&>();
 
     if (role == "user") {
         std::array<Json*, 3> s{};

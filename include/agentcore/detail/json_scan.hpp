@@ -636,7 +636,7 @@ inline bool parse_json(std::string_view text, Json& out, std::string& error) {
                         ws();
                         // A repeated key keeps its first place and takes the last value, as in
                         // nlohmann's parser.
-                        value(fields.emplace(std::move(key), Json()).first->second);
+                        value(fields.emplace(key, Json()).first->second);
                         ws();
                         if (*p++ == '}') return;
                     }

@@ -227,12 +227,13 @@ inline AssistantMessage parse_openai_chat_response(std::string_view body, const 
     const Json* message = detail::member(choice, "message");
     for (std::string_view field : {"reasoning_content", "reasoning", "reasoning_text"}) {
         if (const std::string* r = detail::string_at(message, field); r && !r->empty()) {
-            m.content.push_back(ThinkingContent{*r, Json{{std::string(detail::thinking_signature_key), std::string(field)}}});
+            m.content.emplace_back(ThinkingContent{
+                *r, Json{{std::string(detail::thinking_signature_key), std::string(field)}}});
             break;
         }
     }
     if (const std::string* text = detail::string_at(message, "content"); text && !text->empty())
-        m.content.push_back(TextContent{*text, {}});
+        m.content.emplace_back(TextContent{*text, {}});
     if (const Json* calls = detail::member(message, "tool_calls"); calls && calls->is_array()) {
         for (const auto& c : *calls) {
             ToolCallContent call;
@@ -240,13 +241,13 @@ inline AssistantMessage parse_openai_chat_response(std::string_view body, const 
             const Json* fn = detail::member(c, "function");
             call.name = detail::string_or(fn, "name");
             detail::set_tool_arguments(m, call, detail::string_or(fn, "arguments"));
-            m.content.push_back(std::move(call));
+            m.content.emplace_back(std::move(call));
         }
     }
     if (const std::string* reason = detail::string_at(&choice, "finish_reason"))
         m.stop_reason = detail::chat_stop_reason(*reason, m.error_message);
     if (const std::string* refusal = detail::string_at(message, "refusal"); refusal && !refusal->empty()) {
-        m.content.push_back(TextContent{*refusal, {}});
+        m.content.emplace_back(TextContent{*refusal, {}});
         detail::fail(m, "refusal: " + *refusal);
     }
     return m;
@@ -377,7 +378,7 @@ private:
     void end_of_stream() override {
         close_blocks();
         if (!refusal_.empty()) {
-            message_.content.push_back(TextContent{refusal_, {}});
+            message_.content.emplace_back(TextContent{refusal_, {}});
             detail::fail(message_, "refusal: " + refusal_);
             return;
         }

@@ -299,18 +299,19 @@ inline AssistantMessage parse_openai_responses_response(std::string_view body, c
         for (const auto& item : *output) {
             const std::string type = detail::string_or(&item, "type");
             if (type == "reasoning") {
-                m.content.push_back(ThinkingContent{
-                    detail::reasoning_text(item),
-                    Json{{std::string(detail::thinking_signature_key), detail::js_stringify(item)}}});
+                m.content.emplace_back(ThinkingContent{
+                    detail::reasoning_text(item), Json{{std::string(detail::thinking_signature_key),
+                                                        detail::js_stringify(item)}}});
             } else if (type == "message") {
-                m.content.push_back(TextContent{detail::message_item_text(item, refused, refusal),
-                                                Json{{std::string(detail::text_signature_key), detail::text_signature(item)}}});
+                m.content.emplace_back(TextContent{
+                    detail::message_item_text(item, refused, refusal),
+                    Json{{std::string(detail::text_signature_key), detail::text_signature(item)}}});
             } else if (type == "function_call") {
                 ToolCallContent call;
                 call.id = detail::string_or(&item, "call_id") + "|" + detail::string_or(&item, "id");
                 call.name = detail::string_or(&item, "name");
                 detail::set_tool_arguments(m, call, detail::string_or(&item, "arguments", "{}"));
-                m.content.push_back(std::move(call));
+                m.content.emplace_back(std::move(call));
             }
         }
     }

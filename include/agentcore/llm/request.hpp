@@ -123,7 +123,7 @@ inline std::vector<ContentBlock> downgrade_images(const std::vector<ContentBlock
     bool previous_placeholder = false;
     for (const auto& block : content) {
         if (std::holds_alternative<ImageContent>(block)) {
-            if (!previous_placeholder) out.push_back(TextContent{std::string(placeholder), {}});
+            if (!previous_placeholder) out.emplace_back(TextContent{std::string(placeholder), {}});
             previous_placeholder = true;
             continue;
         }
@@ -180,10 +180,12 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
                     }
                     if (is_blank(th->thinking)) continue;
                     if (same) copy.content.push_back(block);
-                    else copy.content.push_back(TextContent{th->thinking, {}});
+                    else
+                        copy.content.emplace_back(TextContent{th->thinking, {}});
                 } else if (const auto* t = std::get_if<TextContent>(&block)) {
                     if (same) copy.content.push_back(block);
-                    else copy.content.push_back(TextContent{t->text, {}});
+                    else
+                        copy.content.emplace_back(TextContent{t->text, {}});
                 } else if (const auto* call = std::get_if<ToolCallContent>(&block)) {
                     ToolCallContent c = *call;
                     if (!same && c.extra.is_object()) c.extra.erase(std::string(thought_signature_key));
@@ -194,7 +196,7 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
                             c.id = std::move(id);
                         }
                     }
-                    copy.content.push_back(std::move(c));
+                    copy.content.emplace_back(std::move(c));
                 } else {
                     copy.content.push_back(block);
                 }
@@ -214,7 +216,7 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
             ToolResultMessage r;
             r.tool_call_id = id;
             r.tool_name = name;
-            r.content.push_back(TextContent{"No result provided", {}});
+            r.content.emplace_back(TextContent{"No result provided", {}});
             r.is_error = true;
             out.emplace_back(std::move(r));
         }

@@ -133,9 +133,8 @@ inline std::string sanitize_utf8(std::string_view in) {
         unsigned char lo = 0x80, hi = 0xBF;
         if (c >= 0xC2 && c <= 0xDF) len = 2;
         else if (c == 0xE0) len = 3, lo = 0xA0;
-        else if (c >= 0xE1 && c <= 0xEC) len = 3;
+        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
         else if (c == 0xED) len = 3, hi = 0x9F;
-        else if (c >= 0xEE && c <= 0xEF) len = 3;
         else if (c == 0xF0) len = 4, lo = 0x90;
         else if (c >= 0xF1 && c <= 0xF3) len = 4;
         else if (c == 0xF4) len = 4, hi = 0x8F;
@@ -186,9 +185,9 @@ inline const std::string* string_at(const Json* j, std::string_view key) noexcep
     if (it == j->end() || !it->is_string()) return nullptr;
     return &it->get_ref<const std::string&>();
 }
-inline std::string string_or(const Json* j, std::string_view key, std::string fallback = {}) {
+inline std::string string_or(const Json* j, std::string_view key, std::string_view fallback = {}) {
     const std::string* s = string_at(j, key);
-    return s ? *s : std::move(fallback);
+    return s ? *s : std::string(fallback);
 }
 
 }  // namespace detail

@@ -166,12 +166,12 @@ inline PostgresSessionRepo::session_type fork(PostgresSessionRepo& repo, std::st
 /// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each case
 /// nothing is written. Returns the session open for writing (its lease taken).
 inline PostgresSessionRepo::session_type import_session(PostgresSessionRepo& repo, SessionHeader header,
-                                                        std::vector<SessionTreeEntry> entries,
+                                                        const std::vector<SessionTreeEntry>& entries,
                                                         Dialect dialect = Dialect::native) {
     PostgresStorageOptions options = repo.options();
     options.dialect = dialect;
     return detail::pg::make_session(
-        PostgresSessionStorage::create(repo.pool(), std::move(header), std::move(options), std::move(entries)));
+        PostgresSessionStorage::create(repo.pool(), std::move(header), std::move(options), entries));
 }
 
 static_assert(SessionRepository<PostgresSessionRepo>);

@@ -156,7 +156,7 @@ public:
     /// of entries is sent in multi-row statements (an import).
     static PostgresSessionStorage create(std::shared_ptr<detail::pg::Pool> pool, SessionHeader header,
                                          PostgresStorageOptions options = {},
-                                         std::vector<SessionTreeEntry> entries = {}) {
+                                         const std::vector<SessionTreeEntry>& entries = {}) {
         check_session_id(header.id);
         if (header.metadata.is_null()) header.metadata = Json::object();
         if (detail::pg::has_nul(header.cwd) || detail::pg::has_nul(header.timestamp))
@@ -173,7 +173,7 @@ public:
         rows.reserve(entries.size());
         detail::pg::SessionState state;
         std::unordered_set<std::string> ids;
-        for (auto& e : entries) {
+        for (const auto& e : entries) {
             check.check_append(e);
             detail::pg::PendingRow row;
             row.id = id_of(e);
@@ -224,9 +224,8 @@ public:
     /// Creates a session in the database of a connection string or URI.
     static PostgresSessionStorage create(const std::string& conninfo, SessionHeader header,
                                          PostgresStorageOptions options = {},
-                                         std::vector<SessionTreeEntry> entries = {}) {
-        return create(std::make_shared<detail::pg::Pool>(conninfo), std::move(header), std::move(options),
-                      std::move(entries));
+                                         const std::vector<SessionTreeEntry>& entries = {}) {
+        return create(std::make_shared<detail::pg::Pool>(conninfo), std::move(header), std::move(options), entries);
     }
 
     /// Opens a session for writing: takes its lease (`locked` while another writer holds an

@@ -146,7 +146,7 @@ inline SqliteSessionRepo::session_type fork(SqliteSessionRepo& repo, std::string
     SqliteStorageOptions so = repo.options();
     so.dialect = source.dialect();
     return detail::sqlite::make_session(
-        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), std::move(entries)));
+        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), entries));
 }
 
 /// Creates a session holding `header` as it is and `entries` in order, its lines written in
@@ -155,12 +155,12 @@ inline SqliteSessionRepo::session_type fork(SqliteSessionRepo& repo, std::string
 /// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each case
 /// nothing is written.
 inline SqliteSessionRepo::session_type import_session(SqliteSessionRepo& repo, SessionHeader header,
-                                                      std::vector<SessionTreeEntry> entries,
+                                                      const std::vector<SessionTreeEntry>& entries,
                                                       Dialect dialect = Dialect::native) {
     SqliteStorageOptions so = repo.options();
     so.dialect = dialect;
     return detail::sqlite::make_session(
-        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), std::move(entries)));
+        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), entries));
 }
 
 static_assert(SessionRepository<SqliteSessionRepo>);

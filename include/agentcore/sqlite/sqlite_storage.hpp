@@ -187,7 +187,7 @@ public:
     /// nothing is created then.
     static SqliteSessionStorage create(const std::string& path, SessionHeader header,
                                        SqliteStorageOptions options = {},
-                                       std::vector<SessionTreeEntry> entries = {}) {
+                                       const std::vector<SessionTreeEntry>& entries = {}) {
         check_session_id(header.id);
         if (header.metadata.is_null()) header.metadata = Json::object();
         SqliteSessionStorage s(std::move(options));
@@ -214,7 +214,7 @@ public:
             .bind(5, encode_header(header, s.dialect_))
             .run();
         detail::sqlite::SessionState state;
-        for (auto& e : entries) {
+        for (const auto& e : entries) {
             check.check_append(e);
             const auto& parent = parent_id_of(e);
             std::optional<std::int64_t> parent_seq;

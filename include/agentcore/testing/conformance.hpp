@@ -110,9 +110,9 @@ inline Usage usage_of(std::int64_t input, std::int64_t output, std::int64_t cach
 
 inline AgentMessage user_text(std::string text) { return UserMessage{std::move(text), 1000, {}}; }
 
-inline AgentMessage assistant_text(std::string text, Usage u = {}) {
+inline AgentMessage assistant_text(std::string text, const Usage& u = {}) {
     AssistantMessage m;
-    m.content.push_back(TextContent{std::move(text), {}});
+    m.content.emplace_back(TextContent{std::move(text), {}});
     m.api = "messages";
     m.provider = "anthropic";
     m.model = "claude";
@@ -125,6 +125,7 @@ inline std::string json_of(const EntryHandle& e) { return e ? encode_entry(*e, D
 
 inline std::vector<std::string> ids_of(const std::vector<EntryHandle>& entries) {
     std::vector<std::string> out;
+    out.reserve(entries.size());
     for (const auto& e : entries) out.push_back(e ? id_of(*e) : "<null>");
     return out;
 }
@@ -408,7 +409,8 @@ ConformanceReport run_conformance(const ConformanceTarget<R>& target,
                     shown.push_back(!as->content.empty() && std::holds_alternative<TextContent>(as->content[0])
                                         ? std::get<TextContent>(as->content[0]).text
                                         : "?");
-                else shown.push_back("other");
+                else
+                    shown.emplace_back("other");
             }
             c.check(shown == std::vector<std::string>{"summary:newest", "a", "b", "d", "f", "g"},
                     "one summary, the newest, then the kept entries without the older compactions' summaries or "

@@ -296,15 +296,15 @@ public:
     /// stop reason is tool_use when it calls tools, else stop.
     SessionBuilder& assistant(std::string text, std::vector<ToolCall> calls = {}) {
         AssistantMessage m;
-        if (!text.empty()) m.content.push_back(TextContent{std::move(text), {}});
+        if (!text.empty()) m.content.emplace_back(TextContent{std::move(text), {}});
         for (auto& call : calls) {
             if (call.id.empty()) call.id = "call_" + std::to_string(++calls_made_);
             if (!call.arguments.is_object())
                 throw SessionError(ErrorCode::invalid_entry, "the arguments of tool call '" +
                                                                  call.name +
                                                                  "' are not a JSON object");
-            m.content.push_back(
-                ToolCallContent{std::move(call.id), std::move(call.name), std::move(call.arguments), {}});
+            m.content.emplace_back(ToolCallContent{
+                std::move(call.id), std::move(call.name), std::move(call.arguments), {}});
         }
         m.api = options_.api;
         m.provider = options_.provider;
@@ -321,8 +321,12 @@ public:
         for (const auto& [call_id, tool_name] : open)
             if (tool_name == name) return tool_result_for(call_id, std::string(name), std::move(text), is_error);
         std::string listed;
-        for (const auto& [call_id, tool_name] : open)
-            listed += (listed.empty() ? "" : ", ") + tool_name + "#" + call_id;
+        for (const auto& [call_id, tool_name] : open) {
+            if (!listed.empty()) listed += ", ";
+            listed += tool_name;
+            listed += '#';
+            listed += call_id;
+        }
         throw SessionError(ErrorCode::invalid_entry,
                            "no unanswered call of tool '" + std::string(name) +
                                "' on the branch (unanswered: " + (listed.empty() ? "none" : listed) +
@@ -336,7 +340,7 @@ public:
         ToolResultMessage m;
         m.tool_call_id = std::move(call_id);
         m.tool_name = std::move(name);
-        m.content.push_back(TextContent{std::move(text), {}});
+        m.content.emplace_back(TextContent{std::move(text), {}});
         m.is_error = is_error;
         m.timestamp = now();
         return appended(append_message(session_, AgentMessage(std::move(m))));
@@ -959,9 +963,7 @@ inline std::string entry_text(const SessionTreeEntry& entry) {
                 std::string out;
                 for (const auto& name : e.active_tool_names) out += (out.empty() ? "" : ", ") + name;
                 return out;
-            } else if constexpr (std::is_same_v<T, CompactionEntry>) {
-                return e.summary;
-            } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
+            } else if constexpr (std::is_same_v<T, CompactionEntry> || std::is_same_v<T, BranchSummaryEntry>) {
                 return e.summary;
             } else if constexpr (std::is_same_v<T, CustomEntry>) {
                 return e.data.is_null() ? e.custom_type : e.custom_type + " " + detail::compact_json(e.data);
