@@ -170,8 +170,9 @@ int main(int argc, char** argv) try {
         if (fs::exists(beside)) tool = beside.string();
     }
     const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = args.text("--dir", std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                                                   "/agentcore-bench-branchy-" + std::to_string(::getpid()));
+    const std::string dir =
+        args.text("--dir", std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                               "/agentcore-bench-branchy-" + std::to_string(::getpid()));
     fs::create_directories(dir);
 
     Report report("agentcore on branchy trees");
@@ -210,33 +211,40 @@ int main(int argc, char** argv) try {
     auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
     for (const auto& shape : shapes) {
         const std::string name = shape.name;
-        report.add_keyed("verify_" + name, "verify (library), " + name, shape.verify_seconds * 1000.0, "ms",
-                         std::to_string(shape.issues) + " issues" +
-                             (shape.branchy ? "; target: within 3x of linear, got " +
-                                                  fixed1(ratio(shape.verify_seconds, linear.verify_seconds)) + "x"
-                                            : std::string()));
+        report.add_keyed(
+            "verify_" + name, "verify (library), " + name, shape.verify_seconds * 1000.0, "ms",
+            std::to_string(shape.issues) + " issues" +
+                (shape.branchy
+                     ? "; target: within 3x of linear, got " +
+                           fixed1(ratio(shape.verify_seconds, linear.verify_seconds)) + "x"
+                     : std::string()));
     }
     if (!tool.empty()) {
         for (const auto& shape : shapes) {
             const std::string name = shape.name;
-            const double per_entry = static_cast<double>(shape.tree.output_bytes) / static_cast<double>(n);
-            report.add_keyed("tree_" + name, "agentcore tree --no-fold, " + name, shape.tree.seconds * 1000.0, "ms",
-                             human_bytes(static_cast<double>(shape.tree.output_bytes)) + " written (" +
-                                 fixed1(per_entry) + " B/entry), peak RSS " + human_bytes(shape.tree.peak_rss_bytes) +
-                                 ", exit " + std::to_string(WEXITSTATUS(shape.tree.status)) +
-                                 (shape.branchy ? "; target: output and time within 3x of linear, got " +
-                                                      fixed1(ratio(static_cast<double>(shape.tree.output_bytes),
-                                                                   static_cast<double>(linear.tree.output_bytes))) +
-                                                      "x and " + fixed1(ratio(shape.tree.seconds, linear.tree.seconds)) +
-                                                      "x"
-                                                : std::string()));
+            const double per_entry =
+                static_cast<double>(shape.tree.output_bytes) / static_cast<double>(n);
+            report.add_keyed(
+                "tree_" + name, "agentcore tree --no-fold, " + name, shape.tree.seconds * 1000.0,
+                "ms",
+                human_bytes(static_cast<double>(shape.tree.output_bytes)) + " written (" +
+                    fixed1(per_entry) + " B/entry), peak RSS " +
+                    human_bytes(shape.tree.peak_rss_bytes) + ", exit " +
+                    std::to_string(WEXITSTATUS(shape.tree.status)) +
+                    (shape.branchy
+                         ? "; target: output and time within 3x of linear, got " +
+                               fixed1(ratio(static_cast<double>(shape.tree.output_bytes),
+                                            static_cast<double>(linear.tree.output_bytes))) +
+                               "x and " + fixed1(ratio(shape.tree.seconds, linear.tree.seconds)) +
+                               "x"
+                         : std::string()));
         }
         for (const auto& shape : shapes) {
             const std::string name = shape.name;
-            report.add_keyed("tool_verify_" + name, "agentcore verify, " + name, shape.tool_verify.seconds * 1000.0,
-                             "ms",
-                             "peak RSS " + human_bytes(shape.tool_verify.peak_rss_bytes) + ", exit " +
-                                 std::to_string(WEXITSTATUS(shape.tool_verify.status)) +
+            report.add_keyed("tool_verify_" + name, "agentcore verify, " + name,
+                             shape.tool_verify.seconds * 1000.0, "ms",
+                             "peak RSS " + human_bytes(shape.tool_verify.peak_rss_bytes) +
+                                 ", exit " + std::to_string(WEXITSTATUS(shape.tool_verify.status)) +
                                  (shape.branchy ? "; target: within 3x of linear, got " +
                                                       fixed1(ratio(shape.tool_verify.seconds,
                                                                    linear.tool_verify.seconds)) +

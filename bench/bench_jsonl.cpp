@@ -30,8 +30,8 @@
 #include <exception>
 #include <filesystem>
 #include <iostream>
-#include <stdexcept>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -199,12 +199,14 @@ double peak_rss_of_open(const std::string& path) {
     ::close(fds[1]);
     std::string out;
     char buf[256];
-    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) out.append(buf, static_cast<std::size_t>(n));
+    for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+        out.append(buf, static_cast<std::size_t>(n));
     ::close(fds[0]);
     int status = 0;
     ::waitpid(pid, &status, 0);
     long long before = 0, after = 0;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || std::sscanf(out.c_str(), "%lld %lld", &before, &after) != 2)
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 ||
+        std::sscanf(out.c_str(), "%lld %lld", &before, &after) != 2)
         throw std::runtime_error("the child that opens the file failed");
     return static_cast<double>(after - before) * 1024.0;
 }
@@ -248,7 +250,8 @@ Samples time_storage_appends(const std::string& path, Durability durability,
     return us;
 }
 
-Samples time_bare_writes(const std::string& path, const std::vector<std::string>& lines, bool sync) {
+Samples time_bare_writes(const std::string& path, const std::vector<std::string>& lines,
+                         bool sync) {
     Fd f = open_or_throw(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
     Samples us;
     for (const auto& line : lines) {
@@ -354,7 +357,8 @@ Each time_batched(Fn&& fn) {
     const std::size_t calls = i;
     const auto w0 = Clock::now();
     for (std::size_t k = 0; k < 5; ++k) fn(i++);
-    return Each{cpu.median(), std::chrono::duration<double, std::micro>(Clock::now() - w0).count() / 5, calls};
+    return Each{cpu.median(),
+                std::chrono::duration<double, std::micro>(Clock::now() - w0).count() / 5, calls};
 }
 
 std::size_t opens_for(std::size_t n) { return n <= 1000 ? 15 : n <= 10000 ? 7 : 3; }
@@ -396,12 +400,13 @@ Tip deep_tip(const JsonlSessionStorage& storage, std::size_t want = 1000) {
 // The branch summary both sides write (bench_pi.mjs's SUMMARY): fixed text of 400 characters.
 std::string summary_text() {
     std::string s;
-    while (s.size() < 400) s += "The abandoned branch tried another approach to the failing build; ";
+    while (s.size() < 400)
+        s += "The abandoned branch tried another approach to the failing build; ";
     return s.substr(0, 400);
 }
 
-int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, std::size_t appends_wanted,
-                bool json) {
+int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
+                std::size_t appends_wanted, bool json) {
     Report report("agentcore JSONL storage, comparison mode");
     report.param("sizes", sizes);
     report.param("appends", appends_wanted);
@@ -410,7 +415,9 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
     fs::remove_all(work);
     fs::create_directories(work);
     const std::size_t big = sizes.back();
-    const auto file_of = [&](std::size_t n) { return data + "/pi-" + std::to_string(n) + ".jsonl"; };
+    const auto file_of = [&](std::size_t n) {
+        return data + "/pi-" + std::to_string(n) + ".jsonl";
+    };
     auto cpu_extra = [](const Each& t, double scale) {
         return Json{{"clock", "cpu"}, {"wall", t.wall_us * scale}, {"runs", t.runs}};
     };
@@ -421,24 +428,29 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
         const std::string file = file_of(n);
         const std::size_t runs = opens_for(n), warmup = n >= 100000 ? 0 : 1;
         const auto bytes = static_cast<double>(fs::file_size(file));
-        const Each read = time_runs(runs, 1, [&](std::size_t) { do_not_optimize(read_file_floor(file, buffer, false)); });
-        const Each split = time_runs(runs, 1, [&](std::size_t) { do_not_optimize(read_file_floor(file, buffer, true)); });
+        const Each read = time_runs(
+            runs, 1, [&](std::size_t) { do_not_optimize(read_file_floor(file, buffer, false)); });
+        const Each split = time_runs(
+            runs, 1, [&](std::size_t) { do_not_optimize(read_file_floor(file, buffer, true)); });
         std::size_t messages = 0;
         const Each open = time_runs(runs, warmup, [&](std::size_t) {
             FileSession session(JsonlSessionStorage::open(file));
             messages = build_context(session).messages.size();
         });
         const std::string sn = std::to_string(n);
-        report.add_keyed("floor_read_" + sn, "floor: read() whole file, " + sn + " entries", read.cpu_us / 1000, "ms",
-                         human_bytes(bytes), cpu_extra(read, 1e-3));
-        report.add_keyed("floor_read_split_" + sn, "floor: read() + memchr lines, " + sn + " entries",
-                         split.cpu_us / 1000, "ms", "", cpu_extra(split, 1e-3));
+        report.add_keyed("floor_read_" + sn, "floor: read() whole file, " + sn + " entries",
+                         read.cpu_us / 1000, "ms", human_bytes(bytes), cpu_extra(read, 1e-3));
+        report.add_keyed("floor_read_split_" + sn,
+                         "floor: read() + memchr lines, " + sn + " entries", split.cpu_us / 1000,
+                         "ms", "", cpu_extra(split, 1e-3));
         Json extra = cpu_extra(open, 1e-3);
         extra["messages"] = messages;
         extra["file_bytes"] = bytes;
-        report.add_keyed("open_context_" + sn, "open + context of the leaf, " + sn + " entries", open.cpu_us / 1000,
-                         "ms", ratio_note(open.cpu_us, split.cpu_us, "read+memchr") + "; wall " +
-                                   fixed1(open.wall_us / 1000) + " ms; " + std::to_string(messages) + " messages",
+        report.add_keyed("open_context_" + sn, "open + context of the leaf, " + sn + " entries",
+                         open.cpu_us / 1000, "ms",
+                         ratio_note(open.cpu_us, split.cpu_us, "read+memchr") + "; wall " +
+                             fixed1(open.wall_us / 1000) + " ms; " + std::to_string(messages) +
+                             " messages",
                          extra);
     }
 
@@ -446,9 +458,11 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
     {
         const double peak = peak_rss_of_open(file_of(big));
         const auto bytes = static_cast<double>(fs::file_size(file_of(big)));
-        report.add_keyed("peak_rss_open", "peak RSS of open + context, " + std::to_string(big) + " entries",
+        report.add_keyed("peak_rss_open",
+                         "peak RSS of open + context, " + std::to_string(big) + " entries",
                          peak / 1e6, "MB",
-                         "fresh process; " + fixed1(100.0 * peak / bytes) + " % of the " + human_bytes(bytes) + " file",
+                         "fresh process; " + fixed1(100.0 * peak / bytes) + " % of the " +
+                             human_bytes(bytes) + " file",
                          Json{{"clock", "VmHWM growth"}, {"file_bytes", bytes}});
     }
 
@@ -468,15 +482,17 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
         {
             path = get_path_to_root_or_compaction(s, tip.id).size();
             messages = build_context_at(s, tip.id).messages.size();
-            const Each t = time_batched([&](std::size_t) { do_not_optimize(build_context_at(s, tip.id).messages.data()); });
+            const Each t = time_batched(
+                [&](std::size_t) { do_not_optimize(build_context_at(s, tip.id).messages.data()); });
             Json extra = cpu_extra(t, 1);
             extra["tip"] = tip.id;
             extra["depth"] = tip.depth;
             extra["path"] = path;
             extra["messages"] = messages;
             report.add_keyed("context_deep_tip", "context of the ~1,000-deep tip", t.cpu_us, "us",
-                             "tip " + tip.id + " at depth " + std::to_string(tip.depth) + "; path " +
-                                 std::to_string(path) + " entries -> " + std::to_string(messages) + " messages",
+                             "tip " + tip.id + " at depth " + std::to_string(tip.depth) +
+                                 "; path " + std::to_string(path) + " entries -> " +
+                                 std::to_string(messages) + " messages",
                              extra);
         }
         const auto up = ancestors(s, *get_leaf_id(s), 1001);
@@ -490,8 +506,10 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
         Json extra = cpu_extra(move, 1);
         extra["target"] = target_a;
         extra["back"] = back;
-        report.add_keyed("move_rebuild", "move 1,000 back + rebuild", move.cpu_us, "us",
-                         "os_buffered; " + std::to_string(back) + " entries up from the leaf, to " + target_a, extra);
+        report.add_keyed(
+            "move_rebuild", "move 1,000 back + rebuild", move.cpu_us, "us",
+            "os_buffered; " + std::to_string(back) + " entries up from the leaf, to " + target_a,
+            extra);
         const Each with_summary = time_runs(31, 1, [&](std::size_t i) {
             move_to(s, i % 2 ? target_b : target_a, summary);
             do_not_optimize(build_context(s).messages.data());
@@ -510,11 +528,14 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
             move_to(s, i % 2 ? target_b : target_a, summary);
             do_not_optimize(build_context(s).messages.data());
         });
-        report.add_keyed("move_rebuild_durable", "move 1,000 back + rebuild, durable", move.wall_us, "us",
-                         "wall: the leaf entry is synced", Json{{"clock", "wall"}, {"cpu", move.cpu_us}, {"runs", move.runs}});
-        report.add_keyed("move_summary_rebuild_durable", "move 1,000 back with a branch summary + rebuild, durable",
-                         with_summary.wall_us, "us", "wall",
-                         Json{{"clock", "wall"}, {"cpu", with_summary.cpu_us}, {"runs", with_summary.runs}});
+        report.add_keyed("move_rebuild_durable", "move 1,000 back + rebuild, durable", move.wall_us,
+                         "us", "wall: the leaf entry is synced",
+                         Json{{"clock", "wall"}, {"cpu", move.cpu_us}, {"runs", move.runs}});
+        report.add_keyed(
+            "move_summary_rebuild_durable",
+            "move 1,000 back with a branch summary + rebuild, durable", with_summary.wall_us, "us",
+            "wall",
+            Json{{"clock", "wall"}, {"cpu", with_summary.cpu_us}, {"runs", with_summary.runs}});
     }
     fs::remove(copy);
 
@@ -549,19 +570,23 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
                                                .count());
             h.cwd = "/home/dev/projects/agentcore";
             FileSession s(JsonlSessionStorage::create(work + "/" + name, h, o));
-            Fd floor_file = open_or_throw(work + "/floor-" + name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
+            Fd floor_file =
+                open_or_throw(work + "/floor-" + name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND);
             const bool sync = durability == Durability::durable;
             Paired us;
             for (std::size_t i = 0; i < messages.size(); ++i) {
                 AgentMessage copy_of = messages[i];
                 auto t0 = Clock::now();
                 append_message(s, std::move(copy_of));
-                us.storage.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+                us.storage.add(
+                    std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
                 const std::string& line = lines[i];
                 t0 = Clock::now();
-                if (::write(floor_file.fd, line.data(), line.size()) != static_cast<ssize_t>(line.size()))
+                if (::write(floor_file.fd, line.data(), line.size()) !=
+                    static_cast<ssize_t>(line.size()))
                     throw std::runtime_error("write failed");
-                if (sync && ::fdatasync(floor_file.fd) != 0) throw std::runtime_error("fdatasync failed");
+                if (sync && ::fdatasync(floor_file.fd) != 0)
+                    throw std::runtime_error("fdatasync failed");
                 us.floor.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
             }
             return us;
@@ -575,19 +600,24 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
         const Json wall{{"clock", "wall"}, {"count", messages.size()}};
         report.add_keyed("append_mean", "append, os_buffered (mean)", buffered.mean(), "us",
                          ratio_note(buffered.mean(), bare.mean(), "write() per line") + "; " +
-                             std::to_string(messages.size()) + " messages to a new session; median " +
-                             fixed1(buffered.median()),
+                             std::to_string(messages.size()) +
+                             " messages to a new session; median " + fixed1(buffered.median()),
                          wall);
         report.add_keyed("append_p99", "append, os_buffered (p99)", buffered.percentile(99), "us",
-                         ratio_note(buffered.percentile(99), bare.percentile(99), "write() p99"), wall);
+                         ratio_note(buffered.percentile(99), bare.percentile(99), "write() p99"),
+                         wall);
         report.add_keyed("append_durable_mean", "append, durable (mean)", durable.mean(), "us",
                          ratio_note(durable.mean(), bare_sync.mean(), "write()+fdatasync()"), wall);
-        report.add_keyed("append_durable_p99", "append, durable (p99)", durable.percentile(99), "us",
-                         ratio_note(durable.percentile(99), bare_sync.percentile(99), "write()+fdatasync() p99"), wall);
-        report.add_keyed("floor_write_mean", "floor: write() per line (mean)", bare.mean(), "us", "", wall);
-        report.add_keyed("floor_write_p99", "floor: write() per line (p99)", bare.percentile(99), "us", "", wall);
-        report.add_keyed("floor_write_sync_mean", "floor: write()+fdatasync() per line (mean)", bare_sync.mean(), "us",
+        report.add_keyed(
+            "append_durable_p99", "append, durable (p99)", durable.percentile(99), "us",
+            ratio_note(durable.percentile(99), bare_sync.percentile(99), "write()+fdatasync() p99"),
+            wall);
+        report.add_keyed("floor_write_mean", "floor: write() per line (mean)", bare.mean(), "us",
                          "", wall);
+        report.add_keyed("floor_write_p99", "floor: write() per line (p99)", bare.percentile(99),
+                         "us", "", wall);
+        report.add_keyed("floor_write_sync_mean", "floor: write()+fdatasync() per line (mean)",
+                         bare_sync.mean(), "us", "", wall);
         report.add_keyed("floor_write_sync_p99", "floor: write()+fdatasync() per line (p99)",
                          bare_sync.percentile(99), "us", "", wall);
     }
@@ -602,11 +632,11 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
         Json extra = cpu_extra(t, 1e-3);
         extra["listed"] = listed;
         report.add_keyed("list_sessions", "list every session", t.cpu_us / 1000, "ms",
-                         ratio_note(t.cpu_us, floor.cpu_us, "readdir + open/pread 4K/close") + "; " +
-                             std::to_string(listed) + " listed",
+                         ratio_note(t.cpu_us, floor.cpu_us, "readdir + open/pread 4K/close") +
+                             "; " + std::to_string(listed) + " listed",
                          extra);
-        report.add_keyed("floor_list", "floor: readdir + open/pread 4K/close each", floor.cpu_us / 1000, "ms", "",
-                         cpu_extra(floor, 1e-3));
+        report.add_keyed("floor_list", "floor: readdir + open/pread 4K/close each",
+                         floor.cpu_us / 1000, "ms", "", cpu_extra(floor, 1e-3));
     }
     fs::remove_all(work);
     report.print(json);
@@ -615,7 +645,8 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes, 
 
 int usage(int code) {
     (code == 0 ? std::cout : std::cerr)
-        << "usage: bench_jsonl [--entries N] [--seed S] [--sessions M] [--appends K] [--dir DIR] [--keep] [--json]\n"
+        << "usage: bench_jsonl [--entries N] [--seed S] [--sessions M] [--appends K] [--dir DIR] "
+           "[--keep] [--json]\n"
            "       bench_jsonl --data DIR [--sizes 1000,10000,100000] [--appends K] [--json]\n";
     return code;
 }
@@ -636,7 +667,8 @@ int main(int argc, char** argv) try {
             sizes.push_back(v);
         }
         if (sizes.empty()) return usage(2);
-        return run_compare(args.text("--data"), sizes, args.number("--appends", 1000), args.flag("--json"));
+        return run_compare(args.text("--data"), sizes, args.number("--appends", 1000),
+                           args.flag("--json"));
     }
 
     WorkloadOptions options;
@@ -644,13 +676,16 @@ int main(int argc, char** argv) try {
     options.seed = args.number("--seed", 1);
     if (options.entries < 10) return usage(2);
     const std::size_t n = options.entries;
-    const std::size_t sessions = args.number("--sessions", std::clamp<std::size_t>(n / 100, 10, 1000));
-    const std::size_t appends = args.number("--appends", std::clamp<std::size_t>(n / 100, 50, 1000));
+    const std::size_t sessions =
+        args.number("--sessions", std::clamp<std::size_t>(n / 100, 10, 1000));
+    const std::size_t appends =
+        args.number("--appends", std::clamp<std::size_t>(n / 100, 50, 1000));
     const bool json = args.flag("--json");
     const bool keep = args.flag("--keep");
     const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = args.text("--dir", std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                                                   "/agentcore-bench-" + std::to_string(::getpid()));
+    const std::string dir =
+        args.text("--dir", std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
+                               "/agentcore-bench-" + std::to_string(::getpid()));
     fs::create_directories(dir);
     const std::string file = dir + "/session.jsonl";
     const std::string work = dir + "/work.jsonl";
@@ -672,8 +707,10 @@ int main(int argc, char** argv) try {
 
     // --- Open + build_context, and its floors (warm page cache).
     std::vector<char> buffer(std::size_t{1} << 20);
-    const Timing read_floor = time_each(opens, [&] { do_not_optimize(read_file_floor(file, buffer, false)); });
-    const Timing split_floor = time_each(opens, [&] { do_not_optimize(read_file_floor(file, buffer, true)); });
+    const Timing read_floor =
+        time_each(opens, [&] { do_not_optimize(read_file_floor(file, buffer, false)); });
+    const Timing split_floor =
+        time_each(opens, [&] { do_not_optimize(read_file_floor(file, buffer, true)); });
     const Timing mmap_floor = time_each(opens, [&] { do_not_optimize(mmap_split_floor(file)); });
     std::size_t leaf_messages = 0;
     const Timing open_build = time_each(opens, [&] {
@@ -688,11 +725,15 @@ int main(int argc, char** argv) try {
 
     // build_context again on a storage that is already open, against the same in memory.
     FileSession opened(JsonlSessionStorage::open_read_only(file));
-    const Samples rebuild = time_runs_us([&] { do_not_optimize(build_context(opened).messages.data()); }, 21, 0.3);
-    const Samples memory_build = time_runs_us([&] { do_not_optimize(build_context(memory).messages.data()); }, 21, 0.3);
-    opened = FileSession(std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::open_read_only(file)));
+    const Samples rebuild =
+        time_runs_us([&] { do_not_optimize(build_context(opened).messages.data()); }, 21, 0.3);
+    const Samples memory_build =
+        time_runs_us([&] { do_not_optimize(build_context(memory).messages.data()); }, 21, 0.3);
+    opened = FileSession(
+        std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::open_read_only(file)));
 
-    // --- Appends to the big session, per mode, the same entries; then bare write()s of the same lines.
+    // --- Appends to the big session, per mode, the same entries; then bare write()s of the same
+    // lines.
     fs::copy_file(file, work, fs::copy_options::overwrite_existing);
     sync_file(work);
     std::vector<SessionTreeEntry> more;
@@ -736,42 +777,52 @@ int main(int argc, char** argv) try {
     // --- The table.
     const std::string file_note = human_bytes(static_cast<double>(file_bytes));
     report.add("floor: read() whole file", read_floor.cpu_us.median() / 1000, "ms",
-               file_note + " in 1 MiB reads; " + fixed1(static_cast<double>(file_bytes) / read_floor.cpu_us.median()) + " MB/s");
+               file_note + " in 1 MiB reads; " +
+                   fixed1(static_cast<double>(file_bytes) / read_floor.cpu_us.median()) + " MB/s");
     report.add("floor: read() + memchr lines", split_floor.cpu_us.median() / 1000, "ms", "");
     report.add("floor: mmap + memchr lines", mmap_floor.cpu_us.median() / 1000, "ms", "");
     report.add("open + build_context (leaf)", open_build.cpu_us.median() / 1000, "ms",
-               ratio_note(open_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000, "read+memchr") +
-                   "; median of " + std::to_string(opens) + ", wall " + fixed1(open_build.wall_us.median() / 1000) +
-                   " ms; " + std::to_string(leaf_messages) + " messages");
+               ratio_note(open_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000,
+                          "read+memchr") +
+                   "; median of " + std::to_string(opens) + ", wall " +
+                   fixed1(open_build.wall_us.median() / 1000) + " ms; " +
+                   std::to_string(leaf_messages) + " messages");
     report.add("open_read_only + build_context", open_ro_build.cpu_us.median() / 1000, "ms",
-               ratio_note(open_ro_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000, "read+memchr"));
+               ratio_note(open_ro_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000,
+                          "read+memchr"));
     report.add("peak RSS of open + build_context", peak_open / 1e6, "MB",
-               "fresh process; " + fixed1(100.0 * peak_open / static_cast<double>(file_bytes)) + " % of the " +
-                   file_note + " file");
+               "fresh process; " + fixed1(100.0 * peak_open / static_cast<double>(file_bytes)) +
+                   " % of the " + file_note + " file");
     report.add("build_context again (open storage)", rebuild.median(), "us",
                ratio_note(rebuild.median(), memory_build.median(), "in memory"));
     report.add("append, os_buffered (mean)", buffered.mean(), "us",
                ratio_note(buffered.mean(), bare_write.mean(), "write() per line") + "; wall, " +
-                   std::to_string(appends) + " entries onto the " + std::to_string(n) + "-entry file; median " +
-                   fixed1(buffered.median()) + ", max " + fixed1(buffered.percentile(100)));
+                   std::to_string(appends) + " entries onto the " + std::to_string(n) +
+                   "-entry file; median " + fixed1(buffered.median()) + ", max " +
+                   fixed1(buffered.percentile(100)));
     report.add("append, os_buffered (p99)", buffered.percentile(99), "us",
                ratio_note(buffered.percentile(99), bare_write.percentile(99), "write() p99"));
     report.add("append, durable (mean)", durable.mean(), "us",
                ratio_note(durable.mean(), bare_sync.mean(), "write()+fdatasync()") + "; median " +
                    fixed1(durable.median()) + ", max " + fixed1(durable.percentile(100)));
-    report.add("append, durable (p99)", durable.percentile(99), "us",
-               ratio_note(durable.percentile(99), bare_sync.percentile(99), "write()+fdatasync() p99"));
-    report.add("move_to 1,000 back + build_context, durable", move_file_durable.us.median(), "us",
-               ratio_note(move_file_durable.us.median(), move_memory.us.median() + bare_sync.median(),
-                          "in memory + one write+fdatasync") +
-                   "; wall; path " + std::to_string(move_file_durable.path) + " entries");
-    report.add("move_to 1,000 back + build_context, os_buffered", move_file_buffered.us.median(), "us",
-               ratio_note(move_file_buffered.us.median(), move_memory.us.median(), "in memory") + "; " +
-                   std::to_string(move_file_buffered.back) + " entries back");
-    report.add("list " + std::to_string(sessions) + " sessions", list_time.cpu_us.median() / 1000, "ms",
+    report.add(
+        "append, durable (p99)", durable.percentile(99), "us",
+        ratio_note(durable.percentile(99), bare_sync.percentile(99), "write()+fdatasync() p99"));
+    report.add(
+        "move_to 1,000 back + build_context, durable", move_file_durable.us.median(), "us",
+        ratio_note(move_file_durable.us.median(), move_memory.us.median() + bare_sync.median(),
+                   "in memory + one write+fdatasync") +
+            "; wall; path " + std::to_string(move_file_durable.path) + " entries");
+    report.add("move_to 1,000 back + build_context, os_buffered", move_file_buffered.us.median(),
+               "us",
+               ratio_note(move_file_buffered.us.median(), move_memory.us.median(), "in memory") +
+                   "; " + std::to_string(move_file_buffered.back) + " entries back");
+    report.add("list " + std::to_string(sessions) + " sessions", list_time.cpu_us.median() / 1000,
+               "ms",
                ratio_note(list_time.cpu_us.median() / 1000, list_floor_time.cpu_us.median() / 1000,
                           "readdir + open/pread 4K/close") +
-                   "; " + std::to_string(listed) + " listed, wall " + fixed1(list_time.wall_us.median() / 1000) + " ms");
+                   "; " + std::to_string(listed) + " listed, wall " +
+                   fixed1(list_time.wall_us.median() / 1000) + " ms");
     report.print(json);
 
     if (!keep) fs::remove_all(dir);

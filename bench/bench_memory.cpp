@@ -28,9 +28,12 @@ std::size_t payload_chars(const SessionTreeEntry& entry) {
     auto blocks = [](const std::vector<ContentBlock>& content) {
         std::size_t n = 0;
         for (const auto& b : content) {
-            if (const auto* t = std::get_if<TextContent>(&b)) n += t->text.size();
-            else if (const auto* th = std::get_if<ThinkingContent>(&b)) n += th->thinking.size() + (th->extra.is_null() ? 0 : th->extra.dump().size());
-            else if (const auto* c = std::get_if<ToolCallContent>(&b)) n += c->arguments.dump().size();
+            if (const auto* t = std::get_if<TextContent>(&b))
+                n += t->text.size();
+            else if (const auto* th = std::get_if<ThinkingContent>(&b))
+                n += th->thinking.size() + (th->extra.is_null() ? 0 : th->extra.dump().size());
+            else if (const auto* c = std::get_if<ToolCallContent>(&b))
+                n += c->arguments.dump().size();
         }
         return n;
     };
@@ -49,7 +52,8 @@ std::size_t payload_chars(const SessionTreeEntry& entry) {
 }
 
 // The ancestors of `id`, nearest first (ancestors[0] is `id` itself), at most `count` + 1.
-std::vector<std::string> ancestors(const MemorySession& session, std::string id, std::size_t count) {
+std::vector<std::string> ancestors(const MemorySession& session, std::string id,
+                                   std::size_t count) {
     std::vector<std::string> out{id};
     while (out.size() <= count) {
         EntryHandle e = get_entry(session, out.back());
@@ -131,11 +135,10 @@ int main(int argc, char** argv) {
     // --- Queries on the full session.
     const SessionStats stats = get_session_stats(session);
     do_not_optimize(stats);
-    const double stats_ns = time_per_call_ns(
-        [&](std::size_t) {
-            SessionStats s = get_session_stats(session);
-            do_not_optimize(s);
-        });
+    const double stats_ns = time_per_call_ns([&](std::size_t) {
+        SessionStats s = get_session_stats(session);
+        do_not_optimize(s);
+    });
 
     std::vector<std::string> ids;
     ids.reserve(n);
@@ -146,18 +149,16 @@ int main(int argc, char** argv) {
         Rng rng(options.seed + 7);
         for (auto& p : probe) p = ids[rng.below(ids.size())];
     }
-    const double lookup_ns = time_per_call_ns(
-        [&](std::size_t i) {
-            EntryHandle h = get_entry(session, probe[i & probe_mask]);
-            do_not_optimize(h.get());
-        });
-    const double lookup_miss_ns = time_per_call_ns(
-        [&](std::size_t i) {
-            std::string missing = probe[i & probe_mask];
-            missing[0] = 'x';  // ids are lowercase hex: never taken
-            EntryHandle h = get_entry(session, missing);
-            do_not_optimize(h.get());
-        });
+    const double lookup_ns = time_per_call_ns([&](std::size_t i) {
+        EntryHandle h = get_entry(session, probe[i & probe_mask]);
+        do_not_optimize(h.get());
+    });
+    const double lookup_miss_ns = time_per_call_ns([&](std::size_t i) {
+        std::string missing = probe[i & probe_mask];
+        missing[0] = 'x';  // ids are lowercase hex: never taken
+        EntryHandle h = get_entry(session, missing);
+        do_not_optimize(h.get());
+    });
 
     const auto leaf_path = get_branch(session).size();
     const auto leaf_messages = build_context(session).messages.size();
@@ -195,40 +196,48 @@ int main(int argc, char** argv) {
         const auto g0 = Clock::now();
         std::vector<Op> ops = generate_workload(options);
         generate_s = seconds_since(g0);
-        MemorySession s(InMemorySessionStorage<>(workload_header(options), workload_environment(options)));
+        MemorySession s(
+            InMemorySessionStorage<>(workload_header(options), workload_environment(options)));
         WorkloadRunner<InMemorySessionStorage<>> runner(s);
         const double t0 = thread_cpu_seconds();
         for (auto& op : ops) runner.apply(std::move(op));
         append_s.add(thread_cpu_seconds() - t0);
         if (s.storage().entry_count() != n) {
-            std::cerr << "error: the workload made " << s.storage().entry_count() << " entries, not " << n << "\n";
+            std::cerr << "error: the workload made " << s.storage().entry_count()
+                      << " entries, not " << n << "\n";
             return 1;
         }
     }
 
     const double appends_per_s = static_cast<double>(n) / append_s.median();
     report.add("append", appends_per_s, "entries/s",
-               fixed1(1e6 * append_s.median() / static_cast<double>(n)) + " us/entry mean; median of 3 runs of " +
-                   std::to_string(n) + " (generation " + fixed1(generate_s) + " s, untimed)");
+               fixed1(1e6 * append_s.median() / static_cast<double>(n)) +
+                   " us/entry mean; median of 3 runs of " + std::to_string(n) + " (generation " +
+                   fixed1(generate_s) + " s, untimed)");
     report.add("build_context, leaf", leaf_us.median(), "us",
-               "median of " + std::to_string(leaf_us.size()) + " batches" + "; path " + std::to_string(leaf_path) +
-                   " entries -> " + std::to_string(leaf_messages) + " messages (compacted)");
+               "median of " + std::to_string(leaf_us.size()) + " batches" + "; path " +
+                   std::to_string(leaf_path) + " entries -> " + std::to_string(leaf_messages) +
+                   " messages (compacted)");
     report.add("build_context, 1,000-deep branch", deep_us.median(), "us",
-               "median of " + std::to_string(deep_us.size()) + " batches" + "; path " + std::to_string(deep_path) +
-                   " entries -> " + std::to_string(deep_messages) + " messages (no compaction)");
+               "median of " + std::to_string(deep_us.size()) + " batches" + "; path " +
+                   std::to_string(deep_path) + " entries -> " + std::to_string(deep_messages) +
+                   " messages (no compaction)");
     report.add("move_to ~1,000 deep + build_context", move_deep.us.median(), "us",
                "median of " + std::to_string(move_deep.us.size()) + " batches" + "; target path " +
-                   std::to_string(move_deep.path) + " entries -> " + std::to_string(move_deep.messages) +
-                   " messages");
+                   std::to_string(move_deep.path) + " entries -> " +
+                   std::to_string(move_deep.messages) + " messages");
     report.add("move_to 1,000 back + build_context", move_far.us.median(), "us",
-               "median of " + std::to_string(move_far.us.size()) + " batches" + "; " + std::to_string(move_far.back) +
-                   " entries up the " + std::to_string(n) + "-entry session; path " +
-                   std::to_string(move_far.path) + " -> " + std::to_string(move_far.messages) + " messages");
+               "median of " + std::to_string(move_far.us.size()) + " batches" + "; " +
+                   std::to_string(move_far.back) + " entries up the " + std::to_string(n) +
+                   "-entry session; path " + std::to_string(move_far.path) + " -> " +
+                   std::to_string(move_far.messages) + " messages");
     report.add("get_session_stats", stats_ns, "ns", "O(1): kept up to date on append");
-    report.add("get_entry (hit)", lookup_ns, "ns", "random ids of " + std::to_string(n) + " entries");
+    report.add("get_entry (hit)", lookup_ns, "ns",
+               "random ids of " + std::to_string(n) + " entries");
     report.add("get_entry (miss)", lookup_miss_ns, "ns", "includes copying the probe id");
     report.add("peak memory per entry", peak_bytes / static_cast<double>(n), "B/entry",
-               "peak RSS +" + human_bytes(peak_bytes) + " for " + std::to_string(n) + " entries; text payload " +
+               "peak RSS +" + human_bytes(peak_bytes) + " for " + std::to_string(n) +
+                   " entries; text payload " +
                    fixed1(static_cast<double>(payload) / static_cast<double>(n)) + " B/entry");
     report.print(json);
     return 0;

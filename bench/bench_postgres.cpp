@@ -5,7 +5,8 @@
 // 1,000, 10,000 and 100,000 entries; list of one cwd's 1,000 newest among many sessions; fork
 // of a 1,000-entry path.
 //
-// Usage: bench_postgres [--quick] [conninfo]   (build with the release preset; --quick: small sizes)
+// Usage: bench_postgres [--quick] [conninfo]   (build with the release preset; --quick: small
+// sizes)
 
 #include "postgres/pg_server.hpp"
 
@@ -26,7 +27,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 double median_ms(int runs, const std::function<void()>& f) {
     std::vector<double> v;
@@ -44,7 +47,9 @@ void figure(const char* what, double value, const char* unit, const std::string&
                 target.empty() ? "" : (met ? "met" : "NOT MET"));
 }
 
-AgentMessage user(int i) { return UserMessage{"question number " + std::to_string(i) + " about the code base", i, {}}; }
+AgentMessage user(int i) {
+    return UserMessage{"question number " + std::to_string(i) + " about the code base", i, {}};
+}
 
 AgentMessage assistant(int i) {
     AssistantMessage m;
@@ -95,9 +100,11 @@ SessionHeader header(std::string id, std::string cwd = "/bench") {
 double bare_insert_ms(const std::string& conninfo, int n) {
     detail::pg::Connection c(conninfo);
     c.exec("SET synchronous_commit = on", "bench");
-    c.exec("CREATE TABLE IF NOT EXISTS bare (session_id text, seq bigint, id text, parent_seq bigint, type text,"
-           " line text, PRIMARY KEY (session_id, seq))",
-           "bench");
+    c.exec(
+        "CREATE TABLE IF NOT EXISTS bare (session_id text, seq bigint, id text, parent_seq bigint, "
+        "type text,"
+        " line text, PRIMARY KEY (session_id, seq))",
+        "bench");
     const MessageEntry sample = [] {
         MessageEntry e;
         e.id = "abcdef01";
@@ -154,8 +161,8 @@ int main(int argc, char** argv) {
     {
         detail::pg::Connection c(conninfo);
         const auto v = c.exec("SHOW server_version", "bench");
-        std::printf("PostgreSQL %s; %s sizes%s\n\n", std::string(v.text(0, 0)).c_str(), quick ? "quick" : "full",
-                    given ? "" : "; a throwaway server, fsync on");
+        std::printf("PostgreSQL %s; %s sizes%s\n\n", std::string(v.text(0, 0)).c_str(),
+                    quick ? "quick" : "full", given ? "" : "; a throwaway server, fsync on");
     }
     PostgresStorageOptions durable;
     PostgresStorageOptions fast;
@@ -165,7 +172,8 @@ int main(int argc, char** argv) {
     // A durable append (create_entry_id included) against the bare INSERT + COMMIT, same run.
     {
         const int n = quick ? 50 : 500;
-        auto s = create(repo, CreateOptions{std::string("append"), "/", Json::object(), std::nullopt});
+        auto s =
+            create(repo, CreateOptions{std::string("append"), "/", Json::object(), std::nullopt});
         append_message(s, UserMessage{"warm", 1, {}});
         auto t = Clock::now();
         for (int i = 0; i < n; ++i) append_message(s, UserMessage{"hello", 1, {}});
@@ -178,12 +186,14 @@ int main(int argc, char** argv) {
 
     // Open + build_context of a leaf ~1,000 deep at three session sizes (the last chain's leaf).
     const int depth = 1000;
-    std::vector<std::pair<int, std::string>> sizes = {{1'000, "1k"}, {10'000, "10k"}, {100'000, "100k"}};
+    std::vector<std::pair<int, std::string>> sizes = {
+        {1'000, "1k"}, {10'000, "10k"}, {100'000, "100k"}};
     if (quick) sizes = {{1'000, "1k"}, {5'000, "5k"}};
     for (const auto& [entries, label] : sizes) {
         const std::string id = "deep-" + label;
         const auto t = Clock::now();
-        (void)PostgresSessionStorage::create(repo.pool(), header(id), fast, chains(entries / depth, depth));
+        (void)PostgresSessionStorage::create(repo.pool(), header(id), fast,
+                                             chains(entries / depth, depth));
         const double import_ms = ms_since(t);
         std::size_t messages = 0;
         const double open_ms = median_ms(9, [&] {
@@ -191,9 +201,12 @@ int main(int argc, char** argv) {
             messages = build_context(s).messages.size();
         });
         char what[96];
-        std::snprintf(what, sizeof what, "open + build_context, %d deep, %s entries (ms)", depth, label.c_str());
-        figure(what, open_ms, "ms", "<= 30 ms", open_ms <= 30 && messages == static_cast<std::size_t>(depth));
-        std::snprintf(what, sizeof what, "  import of %s entries in one batch (entries/s)", label.c_str());
+        std::snprintf(what, sizeof what, "open + build_context, %d deep, %s entries (ms)", depth,
+                      label.c_str());
+        figure(what, open_ms, "ms", "<= 30 ms",
+               open_ms <= 30 && messages == static_cast<std::size_t>(depth));
+        std::snprintf(what, sizeof what, "  import of %s entries in one batch (entries/s)",
+                      label.c_str());
         figure(what, entries / (import_ms / 1000), "/s", "", true);
     }
 
@@ -201,13 +214,15 @@ int main(int argc, char** argv) {
     {
         const int sessions = quick ? 10'000 : 100'000;
         detail::pg::Connection c(conninfo);
-        c.exec("INSERT INTO sessions (id, created, cwd, dialect, header)"
-               " SELECT 'l' || g, to_char(timestamp '2026-01-01' + g * interval '1 second',"
-               " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '/cwd' || (g % 50), 0,"
-               " '{\"type\":\"session\",\"version\":3,\"id\":\"l' || g || '\",\"timestamp\":\"' ||"
-               " to_char(timestamp '2026-01-01' + g * interval '1 second', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ||"
-               " '\",\"cwd\":\"/cwd' || (g % 50) || '\"}' FROM generate_series(1, $1) g",
-               detail::pg::Params().int64(sessions), "bench");
+        c.exec(
+            "INSERT INTO sessions (id, created, cwd, dialect, header)"
+            " SELECT 'l' || g, to_char(timestamp '2026-01-01' + g * interval '1 second',"
+            " 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), '/cwd' || (g % 50), 0,"
+            " '{\"type\":\"session\",\"version\":3,\"id\":\"l' || g || '\",\"timestamp\":\"' ||"
+            " to_char(timestamp '2026-01-01' + g * interval '1 second', "
+            "'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"') ||"
+            " '\",\"cwd\":\"/cwd' || (g % 50) || '\"}' FROM generate_series(1, $1) g",
+            detail::pg::Params().int64(sessions), "bench");
         c.exec("ANALYZE sessions", "bench");
         ListOptions o;
         o.cwd = "/cwd7";
@@ -215,7 +230,8 @@ int main(int argc, char** argv) {
         std::size_t listed = 0;
         const double list_ms = median_ms(9, [&] { listed = list(repo, o).sessions.size(); });
         char what[96];
-        std::snprintf(what, sizeof what, "list one cwd's %zu newest among %d sessions (ms)", listed, sessions);
+        std::snprintf(what, sizeof what, "list one cwd's %zu newest among %d sessions (ms)", listed,
+                      sessions);
         figure(what, list_ms, "ms", "<= 10 ms", list_ms <= 10);
     }
 
@@ -228,9 +244,11 @@ int main(int argc, char** argv) {
         const double fork_ms = median_ms(9, [&] {
             at.session_id = "fork-" + std::to_string(n++);
             auto f = fork(repo, "deep-1k", at);
-            if (f.storage().entry_count() != 1000) std::fprintf(stderr, "fork copied %zu\n", f.storage().entry_count());
+            if (f.storage().entry_count() != 1000)
+                std::fprintf(stderr, "fork copied %zu\n", f.storage().entry_count());
         });
-        figure("fork of a 1,000-entry path, durable (ms)", fork_ms, "ms", "<= 30 ms", fork_ms <= 30);
+        figure("fork of a 1,000-entry path, durable (ms)", fork_ms, "ms", "<= 30 ms",
+               fork_ms <= 30);
     }
     return 0;
 }

@@ -26,7 +26,9 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+double ms_since(Clock::time_point t) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
 
 double median_ms(int runs, const std::function<void()>& f) {
     std::vector<double> v;
@@ -40,10 +42,13 @@ double median_ms(int runs, const std::function<void()>& f) {
 }
 
 void figure(const char* what, double value, const char* unit, const std::string& target, bool met) {
-    std::printf("%-62s %12.3f %-6s target %-22s %s\n", what, value, unit, target.c_str(), met ? "met" : "NOT MET");
+    std::printf("%-62s %12.3f %-6s target %-22s %s\n", what, value, unit, target.c_str(),
+                met ? "met" : "NOT MET");
 }
 
-AgentMessage user(int i) { return UserMessage{"question number " + std::to_string(i) + " about the code base", i, {}}; }
+AgentMessage user(int i) {
+    return UserMessage{"question number " + std::to_string(i) + " about the code base", i, {}};
+}
 
 AgentMessage assistant(int i) {
     AssistantMessage m;
@@ -92,15 +97,19 @@ SessionHeader header(std::string id, std::string cwd = "/bench") {
 double bare_insert_ms(const std::string& db_path, bool durable, int n) {
     sqlite3* db = nullptr;
     sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr);
-    sqlite3_exec(db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", nullptr, nullptr, nullptr);
+    sqlite3_exec(db, durable ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL", nullptr,
+                 nullptr, nullptr);
     sqlite3_exec(db, "PRAGMA foreign_keys=ON", nullptr, nullptr, nullptr);
-    sqlite3_exec(db, "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES ('bare', 'x', '/', 0, '{}')",
+    sqlite3_exec(db,
+                 "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES ('bare', 'x', "
+                 "'/', 0, '{}')",
                  nullptr, nullptr, nullptr);
     sqlite3_stmt* ins = nullptr;
-    sqlite3_prepare_v3(db,
-                       "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line)"
-                       " VALUES ('bare', ?1, ?2, ?3, 'message', NULL, NULL, ?4)",
-                       -1, SQLITE_PREPARE_PERSISTENT, &ins, nullptr);
+    sqlite3_prepare_v3(
+        db,
+        "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line)"
+        " VALUES ('bare', ?1, ?2, ?3, 'message', NULL, NULL, ?4)",
+        -1, SQLITE_PREPARE_PERSISTENT, &ins, nullptr);
     const MessageEntry sample = [] {
         MessageEntry e;
         e.id = "abcdef01";
@@ -136,7 +145,9 @@ double append_ms(const std::string& db_path, bool durable, int n) {
     SqliteStorageOptions o;
     o.durability = durable ? Durability::durable : Durability::os_buffered;
     SqliteSessionRepo repo(db_path, o);
-    auto s = create(repo, CreateOptions{durable ? std::string("app-full") : std::string("app-normal"), "/", Json::object(), std::nullopt});
+    auto s =
+        create(repo, CreateOptions{durable ? std::string("app-full") : std::string("app-normal"),
+                                   "/", Json::object(), std::nullopt});
     const auto t = Clock::now();
     for (int i = 0; i < n; ++i) append_message(s, UserMessage{"hello", 1, {}});
     return ms_since(t) / n;
@@ -156,7 +167,8 @@ int main(int argc, char** argv) {
     }
     std::filesystem::remove_all(folder);
     std::filesystem::create_directories(folder);
-    std::printf("SQLite %s; %s sizes; folder %s\n\n", sqlite3_libversion(), quick ? "quick" : "full", folder.c_str());
+    std::printf("SQLite %s; %s sizes; folder %s\n\n", sqlite3_libversion(),
+                quick ? "quick" : "full", folder.c_str());
 
     // Appends, each against the bare transaction of the same row, same pragmas, same run.
     for (const bool durable : {true, false}) {
@@ -165,11 +177,14 @@ int main(int argc, char** argv) {
         const double ours = append_ms(db, durable, n);
         const double bare = bare_insert_ms(db, durable, n);
         char what[96];
-        std::snprintf(what, sizeof what, "append, synchronous=%s (ms per append)", durable ? "FULL" : "NORMAL");
+        std::snprintf(what, sizeof what, "append, synchronous=%s (ms per append)",
+                      durable ? "FULL" : "NORMAL");
         figure(what, ours, "ms", "", true);
-        std::snprintf(what, sizeof what, "  bare INSERT + COMMIT, synchronous=%s (ms)", durable ? "FULL" : "NORMAL");
+        std::snprintf(what, sizeof what, "  bare INSERT + COMMIT, synchronous=%s (ms)",
+                      durable ? "FULL" : "NORMAL");
         figure(what, bare, "ms", "", true);
-        std::snprintf(what, sizeof what, "  append / bare, synchronous=%s", durable ? "FULL" : "NORMAL");
+        std::snprintf(what, sizeof what, "  append / bare, synchronous=%s",
+                      durable ? "FULL" : "NORMAL");
         figure(what, ours / bare, "x", "<= 1.2x", ours / bare <= 1.2);
     }
 
@@ -192,7 +207,8 @@ int main(int argc, char** argv) {
         const auto t = Clock::now();
         (void)SqliteSessionStorage::create(db, header("deep"), so, std::move(rows));
         const double import_ms = ms_since(t);
-        copy_mb_s = static_cast<double>(std::filesystem::file_size(file)) / 1e6 / (import_ms / 1000);
+        copy_mb_s =
+            static_cast<double>(std::filesystem::file_size(file)) / 1e6 / (import_ms / 1000);
         std::size_t messages = 0;
         const double sqlite_ms = median_ms(9, [&] {
             Session<SqliteSessionStorage> s(SqliteSessionStorage::open_read_only(db, "deep", so));
@@ -202,7 +218,8 @@ int main(int argc, char** argv) {
             Session<JsonlSessionStorage> s(JsonlSessionStorage::open_read_only(file));
             messages = std::max(messages, build_context(s).messages.size());
         });
-        std::string what = "open + build_context, leaf " + std::to_string(depth) + " deep, " + label + " entries (ms)";
+        std::string what = "open + build_context, leaf " + std::to_string(depth) + " deep, " +
+                           label + " entries (ms)";
         figure(what.c_str(), sqlite_ms, "ms", "<= 20 ms", sqlite_ms <= 20);
         what = "  the same session as JSONL: open + build_context (ms)";
         figure(what.c_str(), jsonl_ms, "ms", "(for comparison)", true);
@@ -214,7 +231,8 @@ int main(int argc, char** argv) {
         {
             AnyRepository database = open_repository("sqlite:" + db);
             AnyRepository files = open_repository(folder + "/copy-" + label);
-            AnyRepository database2 = open_repository("sqlite:" + folder + "/copy-" + label + ".db");
+            AnyRepository database2 =
+                open_repository("sqlite:" + folder + "/copy-" + label + ".db");
             std::size_t read = 0;
             const CopyProgress progress = [&](std::size_t done, std::size_t) { read = done; };
             auto t1 = Clock::now();
@@ -229,10 +247,13 @@ int main(int argc, char** argv) {
             (void)copy_session(files, database2, "deep", progress);
             const double to_database_ms = ms_since(t1);
             what = "  agentcore copy, folder -> SQLite, " + label + " (MB/s)";
-            figure(what.c_str(), mb / (to_database_ms / 1000), "MB/s", ">= 50 MB/s", mb / (to_database_ms / 1000) >= 50);
+            figure(what.c_str(), mb / (to_database_ms / 1000), "MB/s", ">= 50 MB/s",
+                   mb / (to_database_ms / 1000) >= 50);
             what = "  agentcore copy, SQLite -> folder, " + label + " (MB/s)";
-            figure(what.c_str(), mb / (to_files_ms / 1000), "MB/s", ">= 50 MB/s", mb / (to_files_ms / 1000) >= 50);
-            if (read != static_cast<std::size_t>(entries)) std::printf("  the copy reported %zu entries read\n", read);
+            figure(what.c_str(), mb / (to_files_ms / 1000), "MB/s", ">= 50 MB/s",
+                   mb / (to_files_ms / 1000) >= 50);
+            if (read != static_cast<std::size_t>(entries))
+                std::printf("  the copy reported %zu entries read\n", read);
         }
     }
 
@@ -246,10 +267,13 @@ int main(int argc, char** argv) {
             SqliteSessionRepo repo(db, so);
             sqlite3_exec(repo.database().handle(), "BEGIN", nullptr, nullptr, nullptr);
             for (int i = 0; i < total; ++i) {
-                SessionHeader h = header("l" + std::to_string(i), "/project/" + std::to_string(i % 100));
+                SessionHeader h =
+                    header("l" + std::to_string(i), "/project/" + std::to_string(i % 100));
                 h.timestamp = format_timestamp(1'700'000'000'000 + i);
                 repo.database()
-                    .statement("INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, 0, ?4)")
+                    .statement(
+                        "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, "
+                        "?3, 0, ?4)")
                     .bind(1, h.id)
                     .bind(2, h.timestamp)
                     .bind(3, h.cwd)
@@ -263,7 +287,8 @@ int main(int argc, char** argv) {
         thousand.limit = 1000;
         std::size_t n = 0;
         const double list_ms = median_ms(15, [&] { n = list(repo, thousand).sessions.size(); });
-        figure("list of 1,000 sessions, newest first (ms)", list_ms, "ms", "<= 10 ms", list_ms <= 10 && n == 1000);
+        figure("list of 1,000 sessions, newest first (ms)", list_ms, "ms", "<= 10 ms",
+               list_ms <= 10 && n == 1000);
         ListOptions one;
         one.cwd = "/project/42";
         const double cwd_ms = median_ms(15, [&] { n = list(repo, one).sessions.size(); });
@@ -286,17 +311,20 @@ int main(int argc, char** argv) {
             f.session_id = "fork" + std::to_string(k++);
             (void)fork(repo, "deep", f);
         });
-        figure("fork of a 1,000-entry path, durable (ms)", fork_ms, "ms", "<= 20 ms", fork_ms <= 20);
+        figure("fork of a 1,000-entry path, durable (ms)", fork_ms, "ms", "<= 20 ms",
+               fork_ms <= 20);
     }
 
     // The type-erased repository against the concrete type, on build_context (warm).
     {
         SqliteStorageOptions so;
         const std::string db = folder + "/deep-" + sizes.front().second + ".db";
-        auto concrete = Session<SqliteSessionStorage>(SqliteSessionStorage::open_read_only(db, "deep", so));
+        auto concrete =
+            Session<SqliteSessionStorage>(SqliteSessionStorage::open_read_only(db, "deep", so));
         auto erased = erase_session(concrete);
         InMemorySessionRepo memory;
-        auto mem = create(memory, CreateOptions{std::string("m"), "/", Json::object(), std::nullopt});
+        auto mem =
+            create(memory, CreateOptions{std::string("m"), "/", Json::object(), std::nullopt});
         for (auto& e : chains(1, depth)) mem.storage().append_entry(std::move(e));
         auto mem_erased = erase_session(mem);
         const int reps = quick ? 50 : 400;

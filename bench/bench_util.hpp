@@ -7,6 +7,7 @@
 
 #include <agentcore/json.hpp>
 
+#include <time.h>
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
@@ -20,7 +21,6 @@
 #include <string>
 #include <string_view>
 #include <thread>
-#include <time.h>
 #include <vector>
 
 namespace agentcore_bench {
@@ -50,13 +50,15 @@ struct Samples {
         if (values.empty()) return 0;
         std::vector<double> sorted = values;
         std::sort(sorted.begin(), sorted.end());
-        const auto rank = static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
+        const auto rank =
+            static_cast<std::size_t>(p / 100.0 * static_cast<double>(sorted.size() - 1) + 0.5);
         return sorted[std::min(rank, sorted.size() - 1)];
     }
     [[nodiscard]] double median() const { return percentile(50); }
     [[nodiscard]] double mean() const {
         if (values.empty()) return 0;
-        return std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
+        return std::accumulate(values.begin(), values.end(), 0.0) /
+               static_cast<double>(values.size());
     }
 };
 
@@ -87,7 +89,8 @@ Samples time_runs_us(Fn&& fn, std::size_t min_samples, double min_seconds,
     double t0 = read_clock(source);
     fn();
     const double once = read_clock(source) - t0;
-    const auto batch = static_cast<std::size_t>(std::clamp(200e-6 / std::max(once, 1e-9), 1.0, 10000.0));
+    const auto batch =
+        static_cast<std::size_t>(std::clamp(200e-6 / std::max(once, 1e-9), 1.0, 10000.0));
     Samples s;
     std::size_t calls = 1;
     const auto start = Clock::now();
@@ -184,13 +187,14 @@ public:
 
     void param(const std::string& key, Json value) { params_[key] = std::move(value); }
     void add(std::string name, double value, std::string unit, std::string note = {}) {
-        figures_.push_back(Figure{std::move(name), value, std::move(unit), std::move(note), {}, {}});
+        figures_.push_back(
+            Figure{std::move(name), value, std::move(unit), std::move(note), {}, {}});
     }
     /// A figure with a key (and extra fields) for the JSON output that bench/compare.py reads.
-    void add_keyed(std::string key, std::string name, double value, std::string unit, std::string note = {},
-                   Json extra = {}) {
-        figures_.push_back(Figure{std::move(name), value, std::move(unit), std::move(note), std::move(key),
-                                  std::move(extra)});
+    void add_keyed(std::string key, std::string name, double value, std::string unit,
+                   std::string note = {}, Json extra = {}) {
+        figures_.push_back(Figure{std::move(name), value, std::move(unit), std::move(note),
+                                  std::move(key), std::move(extra)});
     }
 
     void print(bool json, std::ostream& out = std::cout) const {
@@ -214,9 +218,9 @@ public:
         out << title_ << "\n";
         out << "machine: " << m.value("cpu", std::string("?")) << ", " << m["nproc"].get<unsigned>()
             << " cpus, load " << m.value("loadavg", std::string("?")) << ", kernel "
-            << m.value("kernel", std::string("?")) << ", "
-            << m.value("compiler", std::string("?")) << ", " << m.value("build", std::string("?"))
-            << "\nparams: " << params_.dump() << "\n\n";
+            << m.value("kernel", std::string("?")) << ", " << m.value("compiler", std::string("?"))
+            << ", " << m.value("build", std::string("?")) << "\nparams: " << params_.dump()
+            << "\n\n";
         std::size_t w_name = 6, w_value = 5, w_unit = 4;
         std::vector<std::string> values;
         for (const auto& f : figures_) {

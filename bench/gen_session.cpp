@@ -5,7 +5,8 @@
 //       one session of N entries (default 100,000) in one file
 //   bench_gen_session --sessions M --root DIR [--seed S]
 //       M small sessions (~100 entries each) in the repository layout of SPEC §4.10:
-//       DIR/--<cwd, leading / dropped, / \ : replaced by ->--/<created, : and . replaced by ->_<id>.jsonl
+//       DIR/--<cwd, leading / dropped, / \ : replaced by ->--/<created, : and . replaced by
+//       ->_<id>.jsonl
 //
 // The same seed gives the same bytes.
 
@@ -49,8 +50,8 @@ int main(int argc, char** argv) try {
         const auto t0 = Clock::now();
         const SmallSessionsWritten w = write_small_sessions(root, count, seed, dialect);
         std::cout << "wrote " << w.sessions << " sessions (" << w.entries << " entries, "
-                  << human_bytes(static_cast<double>(w.bytes)) << ", " << dialect_name << ") under " << root
-                  << " in " << fixed1(seconds_since(t0)) << " s\n";
+                  << human_bytes(static_cast<double>(w.bytes)) << ", " << dialect_name << ") under "
+                  << root << " in " << fixed1(seconds_since(t0)) << " s\n";
         return 0;
     }
 
@@ -64,8 +65,8 @@ int main(int argc, char** argv) try {
     const double generate_s = seconds_since(t0);
     const auto t1 = Clock::now();
     const std::size_t bytes = write_session_file(out, session, dialect);
-    std::cout << "wrote " << out << ": " << options.entries << " entries, " << dialect_name << ", " << bytes
-              << " bytes (" << human_bytes(static_cast<double>(bytes)) << ", "
+    std::cout << "wrote " << out << ": " << options.entries << " entries, " << dialect_name << ", "
+              << bytes << " bytes (" << human_bytes(static_cast<double>(bytes)) << ", "
               << fixed1(static_cast<double>(bytes) / static_cast<double>(options.entries))
               << " B/entry); generated in " << fixed1(generate_s) << " s, encoded and written in "
               << fixed1(seconds_since(t1)) << " s\n";

@@ -18,7 +18,8 @@ namespace agentcore_bench {
 /// Writes the header and every entry of an in-memory session, one line each, with the codec;
 /// returns the bytes written. Throws std::runtime_error when the file cannot be written.
 inline std::size_t write_session_file(const std::string& file,
-                                      const Session<InMemorySessionStorage<>>& session, Dialect dialect) {
+                                      const Session<InMemorySessionStorage<>>& session,
+                                      Dialect dialect) {
     std::FILE* out = std::fopen(file.c_str(), "wb");
     if (out == nullptr) throw std::runtime_error("cannot create " + file);
     std::string buffer = encode_header(session.storage().metadata(), dialect);
@@ -58,7 +59,8 @@ inline SmallSessionsWritten write_small_sessions(const std::string& root, std::s
         const SessionHeader& h = session.storage().metadata();
         const fs::path folder = fs::path(root) / JsonlSessionRepo::folder_name(o.cwd);
         fs::create_directories(folder);
-        w.bytes += write_session_file(folder / JsonlSessionRepo::file_name(h.timestamp, h.id), session, dialect);
+        w.bytes += write_session_file(folder / JsonlSessionRepo::file_name(h.timestamp, h.id),
+                                      session, dialect);
         w.entries += session.storage().entry_count();
         ++w.sessions;
     });

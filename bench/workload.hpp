@@ -79,7 +79,8 @@ public:
     /// outside, so that no lump of values gathers at the bounds).
     std::size_t log_normal(double median, double sigma, double lo, double hi) noexcept {
         double v = median * std::exp(sigma * normal());
-        for (int tries = 0; tries < 16 && (v < lo || v > hi); ++tries) v = median * std::exp(sigma * normal());
+        for (int tries = 0; tries < 16 && (v < lo || v > hi); ++tries)
+            v = median * std::exp(sigma * normal());
         return static_cast<std::size_t>(std::clamp(v, lo, hi));
     }
 
@@ -95,7 +96,9 @@ private:
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
         return z ^ (z >> 31);
     }
-    static std::uint64_t rotl(std::uint64_t x, int k) noexcept { return (x << k) | (x >> (64 - k)); }
+    static std::uint64_t rotl(std::uint64_t x, int k) noexcept {
+        return (x << k) | (x >> (64 - k));
+    }
 
     std::uint64_t state_[4]{};
 };
@@ -150,20 +153,34 @@ public:
             out.append(static_cast<std::size_t>(4 * depth), ' ');
             switch (rng_.below(8)) {
                 case 0:
-                    out.append("const ").append(word()).append("_").append(word()).append(" = ")
-                        .append(word()).append("(").append(word()).append(", ").append(word())
+                    out.append("const ")
+                        .append(word())
+                        .append("_")
+                        .append(word())
+                        .append(" = ")
+                        .append(word())
+                        .append("(")
+                        .append(word())
+                        .append(", ")
+                        .append(word())
                         .append(");\n");
                     break;
                 case 1:
-                    out.append("if (").append(word()).append(".").append(word()).append("()) return ")
-                        .append(word()).append(";\n");
+                    out.append("if (")
+                        .append(word())
+                        .append(".")
+                        .append(word())
+                        .append("()) return ")
+                        .append(word())
+                        .append(";\n");
                     break;
-                case 2:
-                    out.append("// ").append(prose(30 + rng_.below(50))).append("\n");
-                    break;
+                case 2: out.append("// ").append(prose(30 + rng_.below(50))).append("\n"); break;
                 case 3:
                     if (depth < 4) {
-                        out.append("for (const auto& ").append(word()).append(" : ").append(word())
+                        out.append("for (const auto& ")
+                            .append(word())
+                            .append(" : ")
+                            .append(word())
                             .append("s) {\n");
                         ++depth;
                     }
@@ -176,13 +193,23 @@ public:
                     }
                     break;
                 case 5:
-                    out.append("export function ").append(word()).append(word().substr(0, 1))
-                        .append("(").append(word()).append(": string): number {\n");
+                    out.append("export function ")
+                        .append(word())
+                        .append(word().substr(0, 1))
+                        .append("(")
+                        .append(word())
+                        .append(": string): number {\n");
                     ++depth;
                     break;
                 default:
-                    out.append(word()).append(".").append(word()).append("(\"").append(word())
-                        .append("\", ").append(std::to_string(rng_.below(1000))).append(");\n");
+                    out.append(word())
+                        .append(".")
+                        .append(word())
+                        .append("(\"")
+                        .append(word())
+                        .append("\", ")
+                        .append(std::to_string(rng_.below(1000)))
+                        .append(");\n");
             }
         }
         return out;
@@ -195,22 +222,41 @@ public:
         while (out.size() < n) {
             switch (rng_.below(4)) {
                 case 0:
-                    out.append("PASS tests/").append(word()).append("_").append(word())
-                        .append(".test.ts (").append(std::to_string(rng_.below(900) + 3))
+                    out.append("PASS tests/")
+                        .append(word())
+                        .append("_")
+                        .append(word())
+                        .append(".test.ts (")
+                        .append(std::to_string(rng_.below(900) + 3))
                         .append(" ms)\n");
                     break;
                 case 1:
-                    out.append("[").append(std::to_string(rng_.below(100000))).append("] INFO ")
-                        .append(word()).append(": ").append(prose(20 + rng_.below(60))).append("\n");
+                    out.append("[")
+                        .append(std::to_string(rng_.below(100000)))
+                        .append("] INFO ")
+                        .append(word())
+                        .append(": ")
+                        .append(prose(20 + rng_.below(60)))
+                        .append("\n");
                     break;
                 case 2:
-                    out.append(path()).append(":").append(std::to_string(rng_.below(800) + 1))
-                        .append(":").append(std::to_string(rng_.below(80) + 1)).append(" warning: ")
-                        .append(prose(30 + rng_.below(40))).append("\n");
+                    out.append(path())
+                        .append(":")
+                        .append(std::to_string(rng_.below(800) + 1))
+                        .append(":")
+                        .append(std::to_string(rng_.below(80) + 1))
+                        .append(" warning: ")
+                        .append(prose(30 + rng_.below(40)))
+                        .append("\n");
                     break;
                 default:
-                    out.append("  ").append(word()).append(" ").append(word()).append(" ")
-                        .append(std::to_string(rng_.below(100))).append("%\n");
+                    out.append("  ")
+                        .append(word())
+                        .append(" ")
+                        .append(word())
+                        .append(" ")
+                        .append(std::to_string(rng_.below(100)))
+                        .append("%\n");
             }
         }
         return out;
@@ -237,27 +283,35 @@ public:
 private:
     static const std::vector<std::string_view>& words() {
         static const std::vector<std::string_view> list = {
-            "the", "a", "to", "of", "and", "in", "is", "it", "that", "for", "this", "with", "on",
-            "we", "be", "not", "as", "file", "function", "test", "error", "value", "return",
-            "session", "entry", "branch", "context", "message", "tool", "result", "call", "path",
-            "build", "check", "update", "change", "add", "remove", "fix", "use", "read", "write",
-            "edit", "run", "output", "input", "config", "option", "parser", "token", "model",
-            "state", "leaf", "tree", "node", "parent", "child", "index", "cache", "buffer",
-            "stream", "line", "json", "string", "number", "array", "object", "type", "field",
-            "handler", "request", "response", "server", "client", "user", "assistant", "summary",
-            "compaction", "storage", "memory", "disk", "sync", "lock", "queue", "worker", "task",
-            "should", "would", "could", "will", "can", "need", "now", "then", "next", "first",
-            "after", "before", "because", "so", "but", "if", "when", "where", "which", "also",
-            "here", "there", "all", "each", "every", "some", "new", "old", "current", "previous",
-            "missing", "empty", "invalid", "valid", "failing", "passing", "slow", "fast",
-            "correct", "wrong", "simple", "small", "large", "looks", "seems", "means", "works",
-            "fails", "returns", "calls", "reads", "writes", "keeps", "makes", "takes", "gives",
-            "let", "me", "look", "at", "how", "what", "why", "see", "test", "suite", "case",
-            "module", "import", "export", "class", "method", "loop", "count", "size", "limit",
-            "offset", "range", "start", "end", "time", "date", "id", "name", "label", "flag",
-            "mode", "level", "default", "timeout", "retry", "log", "debug", "trace", "warning",
-            "layout", "render", "view", "component", "props", "route", "query", "schema",
-            "migration", "database", "table", "column", "row", "key", "map", "set", "list"};
+            "the",        "a",        "to",        "of",       "and",      "in",        "is",
+            "it",         "that",     "for",       "this",     "with",     "on",        "we",
+            "be",         "not",      "as",        "file",     "function", "test",      "error",
+            "value",      "return",   "session",   "entry",    "branch",   "context",   "message",
+            "tool",       "result",   "call",      "path",     "build",    "check",     "update",
+            "change",     "add",      "remove",    "fix",      "use",      "read",      "write",
+            "edit",       "run",      "output",    "input",    "config",   "option",    "parser",
+            "token",      "model",    "state",     "leaf",     "tree",     "node",      "parent",
+            "child",      "index",    "cache",     "buffer",   "stream",   "line",      "json",
+            "string",     "number",   "array",     "object",   "type",     "field",     "handler",
+            "request",    "response", "server",    "client",   "user",     "assistant", "summary",
+            "compaction", "storage",  "memory",    "disk",     "sync",     "lock",      "queue",
+            "worker",     "task",     "should",    "would",    "could",    "will",      "can",
+            "need",       "now",      "then",      "next",     "first",    "after",     "before",
+            "because",    "so",       "but",       "if",       "when",     "where",     "which",
+            "also",       "here",     "there",     "all",      "each",     "every",     "some",
+            "new",        "old",      "current",   "previous", "missing",  "empty",     "invalid",
+            "valid",      "failing",  "passing",   "slow",     "fast",     "correct",   "wrong",
+            "simple",     "small",    "large",     "looks",    "seems",    "means",     "works",
+            "fails",      "returns",  "calls",     "reads",    "writes",   "keeps",     "makes",
+            "takes",      "gives",    "let",       "me",       "look",     "at",        "how",
+            "what",       "why",      "see",       "test",     "suite",    "case",      "module",
+            "import",     "export",   "class",     "method",   "loop",     "count",     "size",
+            "limit",      "offset",   "range",     "start",    "end",      "time",      "date",
+            "id",         "name",     "label",     "flag",     "mode",     "level",     "default",
+            "timeout",    "retry",    "log",       "debug",    "trace",    "warning",   "layout",
+            "render",     "view",     "component", "props",    "route",    "query",     "schema",
+            "migration",  "database", "table",     "column",   "row",      "key",       "map",
+            "set",        "list"};
         return list;
     }
 
@@ -308,22 +362,24 @@ using Op = std::variant<MessageOp, ModelChangeOp, ThinkingLevelOp, ActiveToolsOp
                         SessionNameOp, CompactionOp, BranchOp>;
 
 /// How many entries an operation appends.
-inline std::size_t entries_of(const Op& op) noexcept { return std::holds_alternative<BranchOp>(op) ? 2 : 1; }
+inline std::size_t entries_of(const Op& op) noexcept {
+    return std::holds_alternative<BranchOp>(op) ? 2 : 1;
+}
 
 // ---------------------------------------------------------------------------------------------
 // The generator
 
 struct WorkloadOptions {
-    std::size_t entries = 100000;                 ///< exactly this many entries are appended
+    std::size_t entries = 100000;  ///< exactly this many entries are appended
     std::uint64_t seed = 1;
-    std::int64_t start_ms = 1767225600000;        ///< 2026-01-01T00:00:00Z
-    std::int64_t step_ms = 1500;                  ///< clock advance per entry
-    std::int64_t compact_at_tokens = 160000;      ///< 0: never compact
-    std::int64_t keep_recent_tokens = 20000;      ///< first kept entry about this far back
-    std::size_t branch_every = 200;               ///< entries between branches (jittered); 0: never
-    double tool_result_median = 1330;             ///< bytes; log-normal, truncated to 200 B–20 KB
+    std::int64_t start_ms = 1767225600000;    ///< 2026-01-01T00:00:00Z
+    std::int64_t step_ms = 1500;              ///< clock advance per entry
+    std::int64_t compact_at_tokens = 160000;  ///< 0: never compact
+    std::int64_t keep_recent_tokens = 20000;  ///< first kept entry about this far back
+    std::size_t branch_every = 200;           ///< entries between branches (jittered); 0: never
+    double tool_result_median = 1330;         ///< bytes; log-normal, truncated to 200 B–20 KB
     double tool_result_sigma = 1.1;
-    double huge_tool_result_share = 0.01;         ///< share of results of 20–200 KB
+    double huge_tool_result_share = 0.01;  ///< share of results of 20–200 KB
     std::string cwd = "/home/dev/projects/agentcore";
 };
 
@@ -436,7 +492,8 @@ private:
     }
 
     std::string tool_call_id() {
-        static constexpr char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        static constexpr char alnum[] =
+            "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
         std::string id = models_[model_].provider[0] == 'a' ? "toolu_01" : "call_";
         for (int i = 0; i < 22; ++i) id.push_back(alnum[rng_.below(62)]);
         return id;
@@ -476,7 +533,8 @@ private:
             content = std::vector<ContentBlock>{TextContent{std::move(prompt), {}}};
         else
             content = std::move(prompt);
-        auto prompt_op = push(MessageOp{UserMessage{std::move(content), now(), {}}}, Kind::user, prompt_len);
+        auto prompt_op =
+            push(MessageOp{UserMessage{std::move(content), now(), {}}}, Kind::user, prompt_len);
         if (!prompt_op) return;
         if (turns_ == 0 || rng_.chance(1.0 / 500))
             push(SessionNameOp{text_.prose(static_cast<std::size_t>(rng_.between(15, 50)))},
@@ -488,7 +546,8 @@ private:
             assistant_step(last ? 0 : 1 + rng_.below(3));
         }
         if (!path_.empty()) path_.back().turn_end = true;
-        if (rng_.chance(0.05)) push(LabelOp{*prompt_op, "checkpoint-" + std::to_string(turns_)}, Kind::other, 0);
+        if (rng_.chance(0.05))
+            push(LabelOp{*prompt_op, "checkpoint-" + std::to_string(turns_)}, Kind::other, 0);
         ++turns_;
     }
 
@@ -502,7 +561,9 @@ private:
         if (level_ != 0 || rng_.chance(0.3)) {
             ThinkingContent t{text_.prose(rng_.log_normal(500, 0.7, 80, 4000)), {}};
             chars += t.thinking.size();
-            if (m.provider[0] == 'a') t.extra = Json{{"thinkingSignature", text_.base64(static_cast<std::size_t>(rng_.between(75, 175)) * 4)}};
+            if (m.provider[0] == 'a')
+                t.extra = Json{{"thinkingSignature",
+                                text_.base64(static_cast<std::size_t>(rng_.between(75, 175)) * 4)}};
             a.content.emplace_back(std::move(t));
         }
         if (calls == 0 || rng_.chance(0.5)) {
@@ -525,15 +586,16 @@ private:
                 call.arguments = Json{{"path", path}};
                 if (rng_.chance(0.3)) call.arguments["offset"] = rng_.below(400) + 1;
             } else if (call.name == "bash") {
-                call.arguments = Json{{"command", "npm test -- " + path + " 2>&1 | tail -n 80"},
-                                      {"path", path}};
+                call.arguments =
+                    Json{{"command", "npm test -- " + path + " 2>&1 | tail -n 80"}, {"path", path}};
             } else if (call.name == "edit") {
                 call.arguments = Json{{"path", path},
                                       {"oldText", text_.code(rng_.log_normal(200, 0.8, 20, 3000))},
                                       {"newText", text_.code(rng_.log_normal(240, 0.8, 20, 3000))}};
             } else {
-                call.arguments = Json{{"path", path},
-                                      {"content", text_.code(rng_.log_normal(1500, 0.9, 100, 20000))}};
+                call.arguments =
+                    Json{{"path", path},
+                         {"content", text_.code(rng_.log_normal(1500, 0.9, 100, 20000))}};
             }
             chars += call.arguments.dump().size();
             pending.emplace_back(call.id, call.name);
@@ -553,7 +615,7 @@ private:
             ToolResultMessage r;
             r.tool_call_id = std::move(id);
             r.tool_name = name;
-            r.content.emplace_back(TextContent{name == "bash" ? text_.log(size)
+            r.content.emplace_back(TextContent{name == "bash"   ? text_.log(size)
                                                : name == "read" ? text_.code(size)
                                                                 : text_.prose(size),
                                                {}});
@@ -577,7 +639,7 @@ private:
         summary.summary = text_.prose(rng_.log_normal(600, 0.6, 100, 4000));
         summary.details = Json{{"readFiles", Json::array({text_.path(), text_.path()})},
                                {"modifiedFiles", Json::array({text_.path()})}};
-        summary.usage = usage_for(static_cast<std::int64_t>(context_chars_ / 16), 
+        summary.usage = usage_for(static_cast<std::int64_t>(context_chars_ / 16),
                                   static_cast<std::int64_t>(summary.summary.size() / 4), 0, 0);
         const std::size_t chars = summary.summary.size();
         const std::size_t target = path_[at].op;
@@ -629,8 +691,8 @@ private:
     std::size_t model_ = 0;
     std::size_t level_ = 2;
     std::size_t next_branch_at_ = 0;
-    std::vector<Node> path_;            // the current branch since the governing compaction
-    std::size_t context_chars_ = 0;     // characters on path_
+    std::vector<Node> path_;         // the current branch since the governing compaction
+    std::size_t context_chars_ = 0;  // characters on path_
     std::size_t since_assistant_chars_ = 0;
 };
 
@@ -666,16 +728,23 @@ private:
     std::string run(ModelChangeOp&& o) {
         return append_model_change(session_, std::move(o.provider), std::move(o.model_id));
     }
-    std::string run(ThinkingLevelOp&& o) { return append_thinking_level_change(session_, std::move(o.level)); }
-    std::string run(ActiveToolsOp&& o) { return append_active_tools_change(session_, std::move(o.names)); }
-    std::string run(LabelOp&& o) { return append_label(session_, ids_.at(o.target_op), std::move(o.label)); }
+    std::string run(ThinkingLevelOp&& o) {
+        return append_thinking_level_change(session_, std::move(o.level));
+    }
+    std::string run(ActiveToolsOp&& o) {
+        return append_active_tools_change(session_, std::move(o.names));
+    }
+    std::string run(LabelOp&& o) {
+        return append_label(session_, ids_.at(o.target_op), std::move(o.label));
+    }
     std::string run(SessionNameOp&& o) { return append_session_name(session_, o.name); }
     std::string run(CompactionOp&& o) {
         return append_compaction(session_, std::move(o.summary), ids_.at(o.first_kept_op),
                                  o.tokens_before, std::move(o.details), false, std::move(o.usage));
     }
     std::string run(BranchOp&& o) {
-        return move_to(session_, ids_.at(o.target_op), std::move(o.summary)).value_or(std::string{});
+        return move_to(session_, ids_.at(o.target_op), std::move(o.summary))
+            .value_or(std::string{});
     }
 
     Session<S>& session_;
@@ -705,13 +774,14 @@ inline Session<InMemorySessionStorage<>> make_memory_session(const WorkloadOptio
 /// working directories, one session started every ~20 minutes.
 inline WorkloadOptions small_session_options(std::uint64_t seed, std::size_t index) {
     Rng rng(seed * 0x9e3779b97f4a7c15ULL + index);
-    static constexpr const char* cwds[] = {"/home/dev/projects/agentcore", "/home/dev/projects/web-app",
-                                           "/home/dev/projects/infra", "/home/dev/notes",
-                                           "/srv/build/ci-runner"};
+    static constexpr const char* cwds[] = {"/home/dev/projects/agentcore",
+                                           "/home/dev/projects/web-app", "/home/dev/projects/infra",
+                                           "/home/dev/notes", "/srv/build/ci-runner"};
     WorkloadOptions o;
     o.entries = static_cast<std::size_t>(rng.between(80, 120));
     o.seed = rng.next();
-    o.start_ms = 1767225600000 + static_cast<std::int64_t>(index) * 1200000 + rng.between(0, 600000);
+    o.start_ms =
+        1767225600000 + static_cast<std::int64_t>(index) * 1200000 + rng.between(0, 600000);
     o.cwd = cwds[rng.below(std::size(cwds))];
     return o;
 }

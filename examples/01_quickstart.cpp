@@ -12,10 +12,11 @@ int main() {
     Session session{InMemorySessionStorage<>({.id = "quickstart", .cwd = "/home/dev"}, clock)};
 
     append_message(session, user_text("What is in main.cpp?"));  // stamped by the session's clock
-    AssistantMessage reply = assistant_reply({.text = "Let me read it.",
-                                              .tool_calls = {tool_call("call_1", "read", {{"path", "main.cpp"}})},
-                                              .provider = "scripted",
-                                              .model = "reader"});
+    AssistantMessage reply =
+        assistant_reply({.text = "Let me read it.",
+                         .tool_calls = {tool_call("call_1", "read", {{"path", "main.cpp"}})},
+                         .provider = "scripted",
+                         .model = "reader"});
     append_message(session, reply);
     for (const ToolCallContent& call : tool_calls_of(reply))  // run each tool, answer its call
         append_message(session, tool_result(call, "int main() { return 0; }"));
@@ -24,7 +25,8 @@ int main() {
     append_message(session, user_text("Rewrite it in Rust."));
     append_message(session, assistant_text("fn main() {}"));
     // Back to the answer, leaving a summary of the abandoned branch.
-    move_to(session, answer, BranchSummaryInput{.summary = "Tried a Rust rewrite, then dropped it."});
+    move_to(session, answer,
+            BranchSummaryInput{.summary = "Tried a Rust rewrite, then dropped it."});
     append_message(session, user_text("Add a test."));
 
     // user, assistant, tool_result, assistant, branch_summary, user

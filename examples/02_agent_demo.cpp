@@ -36,7 +36,8 @@ struct ScriptedModel {
     }
 };
 
-ToolResultMessage tool_result(const std::string& call_id, const std::string& tool, std::string out) {
+ToolResultMessage tool_result(const std::string& call_id, const std::string& tool,
+                              std::string out) {
     ToolResultMessage r;
     r.tool_call_id = call_id;
     r.tool_name = tool;
@@ -51,10 +52,12 @@ std::string preview(const AgentMessage& m) {
             using T = std::decay_t<decltype(msg)>;
             if constexpr (std::is_same_v<T, UserMessage> || std::is_same_v<T, CustomMessage>) {
                 if (const auto* s = std::get_if<std::string>(&msg.content)) text = *s;
-            } else if constexpr (std::is_same_v<T, AssistantMessage> || std::is_same_v<T, ToolResultMessage>) {
+            } else if constexpr (std::is_same_v<T, AssistantMessage> ||
+                                 std::is_same_v<T, ToolResultMessage>) {
                 for (const auto& b : msg.content) {
                     if (const auto* t = std::get_if<TextContent>(&b)) text += t->text;
-                    if (const auto* c = std::get_if<ToolCallContent>(&b)) text += " [" + c->name + "]";
+                    if (const auto* c = std::get_if<ToolCallContent>(&b))
+                        text += " [" + c->name + "]";
                 }
             } else if constexpr (std::is_same_v<T, BranchSummaryMessage> ||
                                  std::is_same_v<T, CompactionSummaryMessage>) {
@@ -71,8 +74,10 @@ std::string describe_entry(const SessionTreeEntry& e) {
     if (const auto* m = message_of(e)) return std::string(role_of(*m)) + ": " + preview(*m);
     if (const auto* c = std::get_if<CompactionEntry>(&e)) return "compaction: " + c->summary;
     if (const auto* b = std::get_if<BranchSummaryEntry>(&e)) return "branch_summary: " + b->summary;
-    if (const auto* l = std::get_if<LeafEntry>(&e)) return "leaf -> " + l->target_id.value_or("(none)");
-    if (const auto* l = std::get_if<LabelEntry>(&e)) return "label " + l->target_id + " = " + l->label.value_or("");
+    if (const auto* l = std::get_if<LeafEntry>(&e))
+        return "leaf -> " + l->target_id.value_or("(none)");
+    if (const auto* l = std::get_if<LabelEntry>(&e))
+        return "label " + l->target_id + " = " + l->label.value_or("");
     if (const auto* n = std::get_if<SessionInfoEntry>(&e)) return "name: " + n->name.value_or("");
     return std::string(type_of(e));
 }
@@ -86,7 +91,8 @@ void print_tree(const Session<S>& session) {
         (parent ? children[*parent] : roots).push_back(e);
     }
     const auto leaf = get_leaf_id(session);
-    auto print = [&](auto& self, const EntryHandle& e, const std::string& indent, bool last) -> void {
+    auto print = [&](auto& self, const EntryHandle& e, const std::string& indent,
+                     bool last) -> void {
         const auto& id = id_of(*e);
         std::cout << indent << (last ? "└─ " : "├─ ") << id << "  " << describe_entry(*e);
         if (auto label = get_label(session, id)) std::cout << "  [" << *label << "]";
@@ -96,16 +102,19 @@ void print_tree(const Session<S>& session) {
         for (std::size_t i = 0; i < kids.size(); ++i)
             self(self, kids[i], indent + (last ? "   " : "│  "), i + 1 == kids.size());
     };
-    for (std::size_t i = 0; i < roots.size(); ++i) print(print, roots[i], "", i + 1 == roots.size());
+    for (std::size_t i = 0; i < roots.size(); ++i)
+        print(print, roots[i], "", i + 1 == roots.size());
 }
 
 template <class S>
 void print_context(const Session<S>& session) {
     auto context = build_context(session);
     std::cout << "thinking level: " << context.thinking_level;
-    if (context.model) std::cout << ", model: " << context.model->provider << "/" << context.model->model_id;
+    if (context.model)
+        std::cout << ", model: " << context.model->provider << "/" << context.model->model_id;
     std::cout << "\n";
-    for (const auto& m : context.messages) std::cout << "  " << role_of(*m) << ": " << preview(*m) << "\n";
+    for (const auto& m : context.messages)
+        std::cout << "  " << role_of(*m) << ": " << preview(*m) << "\n";
 }
 
 }  // namespace
@@ -117,7 +126,8 @@ int main(int argc, char** argv) {
     std::string session_id;
     std::string build;
     {
-        auto session = create(repo, CreateOptions{std::nullopt, "/home/dev/project", Json{{"app", "demo"}}, std::nullopt});
+        auto session = create(repo, CreateOptions{std::nullopt, "/home/dev/project",
+                                                  Json{{"app", "demo"}}, std::nullopt});
         session_id = session.storage().metadata().id;
         ScriptedModel model;
 
@@ -127,20 +137,25 @@ int main(int argc, char** argv) {
         ToolCallContent ls{"call_1", "bash", Json{{"command", "ls"}}, {}};
         append_message(session, model.reply("Let me look.", {ls}));
         append_message(session, tool_result("call_1", "bash", "main.cpp\nCMakeLists.txt\n"));
-        auto answer = append_message(session, model.reply("There are two files: main.cpp and CMakeLists.txt."));
+        auto answer = append_message(
+            session, model.reply("There are two files: main.cpp and CMakeLists.txt."));
         append_label(session, answer, std::string("file list"));
         append_session_name(session, "Project tour");
 
         // A second question, then the user changes their mind: back to the first answer.
         append_message(session, user_text("Rewrite main.cpp in Rust."));
         append_message(session, model.reply("Sure, here is a sketch..."));
-        move_to(session, answer, BranchSummaryInput{"The user asked for a Rust rewrite, then dropped it.", {}, {}, false});
+        move_to(session, answer,
+                BranchSummaryInput{
+                    "The user asked for a Rust rewrite, then dropped it.", {}, {}, false});
         build = append_message(session, user_text("How do I build it?"));
         append_message(session, model.reply("Run cmake -S . -B build && cmake --build build."));
 
         // The history grew: keep the newest question and answer, summarise the rest.
-        append_compaction(session, "The user toured the project (main.cpp, CMakeLists.txt) and chose to keep C++.",
-                          build, 5400);
+        append_compaction(
+            session,
+            "The user toured the project (main.cpp, CMakeLists.txt) and chose to keep C++.", build,
+            5400);
         append_message(session, user_text("Thanks!"));
         append_message(session, model.reply("You're welcome."));
     }  // the writer closes its file (and lets go of its lock) here
@@ -162,19 +177,23 @@ int main(int argc, char** argv) {
     std::cout << "\nContext sent to the model next:\n";
     print_context(session);
     auto stats = get_session_stats(session);
-    std::cout << "\nStats: " << stats.message_count << " messages, " << stats.total_tokens << " tokens ("
-              << stats.cached_tokens << " cached), $" << stats.cost_total << "\n";
+    std::cout << "\nStats: " << stats.message_count << " messages, " << stats.total_tokens
+              << " tokens (" << stats.cached_tokens << " cached), $" << stats.cost_total << "\n";
 
     for (const auto& listed : list(repo).sessions) {
         // The fork of this run: its parent_session is the source file, named after the session id.
-        if (!listed.header.parent_session || listed.header.parent_session->find(session_id) == std::string::npos) continue;
+        if (!listed.header.parent_session ||
+            listed.header.parent_session->find(session_id) == std::string::npos)
+            continue;
         auto forked = open_read_only(repo, listed.header.id);
-        std::cout << "\nFork " << listed.header.id << " (parent " << *listed.header.parent_session << "):\n";
+        std::cout << "\nFork " << listed.header.id << " (parent " << *listed.header.parent_session
+                  << "):\n";
         print_tree(forked);
         std::cout << "\nFork context:\n";
         print_context(forked);
         std::cout << "\nThe fork's last entry as a native JSONL line:\n"
-                  << encode_entry(*get_entry(forked, *get_leaf_id(forked)), Dialect::native) << "\n";
+                  << encode_entry(*get_entry(forked, *get_leaf_id(forked)), Dialect::native)
+                  << "\n";
     }
     return 0;
 }

@@ -33,13 +33,15 @@ AssistantMessage scripted_model(const SessionContext& context, int turn, std::in
     reply.model = "tiny-12k";
     const bool has_result = std::holds_alternative<ToolResultMessage>(*context.messages.back());
     if (!has_result) {
-        reply.content.push_back(ToolCallContent{"call-" + std::to_string(turn), "read",
-                                                Json{{"path", "src/module" + std::to_string(turn) + ".cpp"}}, {}});
+        reply.content.push_back(
+            ToolCallContent{"call-" + std::to_string(turn),
+                            "read",
+                            Json{{"path", "src/module" + std::to_string(turn) + ".cpp"}},
+                            {}});
         reply.stop_reason = "tool_use";
     } else {
-        reply.content.push_back(TextContent{"Module " + std::to_string(turn) + " looks fine; " +
-                                                std::string(600, '.'),
-                                            {}});
+        reply.content.push_back(TextContent{
+            "Module " + std::to_string(turn) + " looks fine; " + std::string(600, '.'), {}});
     }
     reply.usage.input = sum_of_estimates(context.messages);
     reply.usage.output = estimate_tokens(reply);
@@ -54,7 +56,8 @@ ToolResultMessage run_tool(const AssistantMessage& call_message, std::int64_t no
     result.timestamp = now_ms;
     result.tool_call_id = call.id;
     result.tool_name = call.name;
-    result.content.push_back(TextContent{"// " + call.arguments["path"].get<std::string>() + "\n" + std::string(4000, 'x'), {}});
+    result.content.push_back(TextContent{
+        "// " + call.arguments["path"].get<std::string>() + "\n" + std::string(4000, 'x'), {}});
     return result;
 }
 
@@ -72,13 +75,15 @@ int main() {
     SessionHeader header;
     header.id = "auto-compaction-demo";
     header.cwd = "/demo";
-    Session<InMemorySessionStorage<>> session(InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, 3)));
+    Session<InMemorySessionStorage<>> session(
+        InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, 3)));
     const CompactionSettings settings{true, 2000, 3000};  // reserve 2,000; keep about 3,000
 
     const auto now = [&] { return session.storage().environment().now_ms(); };
     int compactions = 0;
     for (int turn = 1; turn <= 18; ++turn) {
-        append_message(session, user_text("Please review module " + std::to_string(turn) + ".", now()));
+        append_message(session,
+                       user_text("Please review module " + std::to_string(turn) + ".", now()));
         // The agent loop: call the model until it stops asking for tools.
         for (;;) {
             AssistantMessage reply = scripted_model(build_context(session), turn, now());
@@ -93,7 +98,8 @@ int main() {
             if (auto preparation = prepare_compaction(session, settings)) {
                 compact(session, *preparation, scripted_summary);
                 ++compactions;
-                const std::int64_t after = estimate_context_tokens(build_context(session).messages).tokens;
+                const std::int64_t after =
+                    estimate_context_tokens(build_context(session).messages).tokens;
                 std::cout << " -> compacted " << preparation->messages_to_summarize.size()
                           << " messages, now ~" << after << " tokens";
                 if (after >= before) return 1;
@@ -104,8 +110,9 @@ int main() {
 
     const auto context = build_context(session);
     const std::int64_t final_tokens = estimate_context_tokens(context.messages).tokens;
-    std::cout << compactions << " compactions; final context: " << context.messages.size() << " messages, ~"
-              << final_tokens << " tokens of a " << context_window << "-token window\n";
+    std::cout << compactions << " compactions; final context: " << context.messages.size()
+              << " messages, ~" << final_tokens << " tokens of a " << context_window
+              << "-token window\n";
     const bool ok = compactions > 0 && final_tokens <= context_window && verify(session).ok();
     return ok ? 0 : 1;
 }

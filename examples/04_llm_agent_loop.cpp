@@ -50,11 +50,12 @@ std::size_t on_bytes(char* data, std::size_t size, std::size_t count, void* user
 }
 
 // POSTs the body; returns the HTTP status (0 when the request could not be made).
-long post(const std::string& url, const std::string& key, const std::string& body, Receiver& receiver,
-          std::string& error) {
+long post(const std::string& url, const std::string& key, const std::string& body,
+          Receiver& receiver, std::string& error) {
     CURL* curl = curl_easy_init();
     curl_slist* headers = curl_slist_append(nullptr, "Content-Type: application/json");
-    if (!key.empty()) headers = curl_slist_append(headers, ("Authorization: Bearer " + key).c_str());
+    if (!key.empty())
+        headers = curl_slist_append(headers, ("Authorization: Bearer " + key).c_str());
     curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
     curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
     curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body.c_str());
@@ -62,8 +63,10 @@ long post(const std::string& url, const std::string& key, const std::string& bod
     curl_easy_setopt(curl, CURLOPT_WRITEDATA, &receiver);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, 300L);
     long status = 0;
-    if (const CURLcode rc = curl_easy_perform(curl); rc != CURLE_OK) error = curl_easy_strerror(rc);
-    else curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
+    if (const CURLcode rc = curl_easy_perform(curl); rc != CURLE_OK)
+        error = curl_easy_strerror(rc);
+    else
+        curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
     curl_slist_free_all(headers);
     curl_easy_cleanup(curl);
     return status;
@@ -105,22 +108,27 @@ struct CurlGlobal {
 int main() {
     const std::string base = env("AGENTCORE_LLM_BASE_URL");
     if (base.empty()) {
-        std::cout << "Set AGENTCORE_LLM_BASE_URL to an OpenAI-compatible endpoint (e.g. http://127.0.0.1:8080/v1).\n";
+        std::cout << "Set AGENTCORE_LLM_BASE_URL to an OpenAI-compatible endpoint (e.g. "
+                     "http://127.0.0.1:8080/v1).\n";
         return 0;
     }
     const CurlGlobal curl;
     std::ofstream("notes.txt") << "buy milk\n";  // something for the tool to find
 
-    const llm::ModelSpec model{"openai-compatible", env("AGENTCORE_LLM_MODEL", "gpt-4o-mini"), "", false, true, 0};
+    const llm::ModelSpec model{
+        "openai-compatible", env("AGENTCORE_LLM_MODEL", "gpt-4o-mini"), "", false, true, 0};
     llm::RequestOptions options;
     options.system_prompt = "You are a helpful agent. Use list_files to look at folders.";
-    options.tools.push_back({"list_files", "List the files of a folder",
-                             Json::parse(R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})")});
+    options.tools.push_back(
+        {"list_files", "List the files of a folder",
+         Json::parse(
+             R"({"type":"object","properties":{"path":{"type":"string"}},"required":["path"]})")});
     options.stream = env("AGENTCORE_LLM_STREAM", "1") != "0";
     options.max_tokens = 1024;
 
     Session session{InMemorySessionStorage<>()};
-    append_message(session, user_text(env("AGENTCORE_LLM_PROMPT", "Which files are in the current folder (\".\")?")));
+    append_message(session, user_text(env("AGENTCORE_LLM_PROMPT",
+                                          "Which files are in the current folder (\".\")?")));
     ContextBuildOptions ready;
     ready.provider_ready = true;  // no unanswered tool call at the end
     for (int turn = 0; turn < 8; ++turn) {
@@ -131,14 +139,16 @@ int main() {
         Receiver receiver;
         if (options.stream) receiver.stream = &stream;
         std::string error;
-        const long status = post(base + "/chat/completions", env("AGENTCORE_LLM_API_KEY"), body, receiver, error);
+        const long status =
+            post(base + "/chat/completions", env("AGENTCORE_LLM_API_KEY"), body, receiver, error);
         if (status == 0) {
             std::cerr << "request failed: " << error << "\n";
             return 1;
         }
         AssistantMessage reply = options.stream && status == 200
                                      ? stream.finish()
-                                     : llm::parse_openai_chat_response(receiver.body, model, {}, static_cast<int>(status));
+                                     : llm::parse_openai_chat_response(receiver.body, model, {},
+                                                                       static_cast<int>(status));
         if (!options.stream)
             for (const auto& block : reply.content)
                 if (const auto* text = std::get_if<TextContent>(&block)) std::cout << text->text;

@@ -38,9 +38,11 @@ int main(int argc, char** argv) {
         AnyRepository repo = open_repository(url);
         std::string id;
         {
-            auto session = create(repo, CreateOptions{std::nullopt, "/home/dev/project", Json{{"app", "demo"}}, std::nullopt});
+            auto session = create(repo, CreateOptions{std::nullopt, "/home/dev/project",
+                                                      Json{{"app", "demo"}}, std::nullopt});
             id = session.storage().metadata().id;
-            const std::string question = append_message(session, UserMessage{"What does main.cpp do?", 1, {}});
+            const std::string question =
+                append_message(session, UserMessage{"What does main.cpp do?", 1, {}});
             append_message(session, reply("It starts the server on port 8080.", 0));
             append_label(session, question, std::string("first question"));
             append_message(session, UserMessage{"And how do I stop it?", 2, {}});
@@ -52,11 +54,14 @@ int main(int argc, char** argv) {
         const SessionContext context = build_context(again);
         const SessionStats stats = again.storage().get_session_stats();
         std::cout << "storage: " << url << "\n"
-                  << "session " << id << " \"" << again.storage().get_session_name().value_or("") << "\": "
-                  << again.storage().entry_count() << " entries, " << context.messages.size()
-                  << " messages in the context, " << stats.total_tokens << " tokens, $" << stats.cost_total << "\n";
-        for (const auto& listed : list(repo, ListOptions{std::string("/home/dev/project")}).sessions)
-            std::cout << "  listed: " << listed.header.id << " created " << listed.header.timestamp << "\n";
+                  << "session " << id << " \"" << again.storage().get_session_name().value_or("")
+                  << "\": " << again.storage().entry_count() << " entries, "
+                  << context.messages.size() << " messages in the context, " << stats.total_tokens
+                  << " tokens, $" << stats.cost_total << "\n";
+        for (const auto& listed :
+             list(repo, ListOptions{std::string("/home/dev/project")}).sessions)
+            std::cout << "  listed: " << listed.header.id << " created " << listed.header.timestamp
+                      << "\n";
         return context.messages.size() == 4 ? 0 : 1;
     } catch (const SessionError& e) {
         std::cerr << e.what() << "\n";

@@ -17,23 +17,27 @@ using namespace agentcore;
 using agentcore::testing::error_of;
 using agentcore::testing::message_of_error;
 
-TEST_CASE("open_repository picks memory:, jsonl: or a folder path, and every free function works on its sessions",
-          "[any][repo]") {
+TEST_CASE(
+    "open_repository picks memory:, jsonl: or a folder path, and every free function works on its "
+    "sessions",
+    "[any][repo]") {
     agentcore::testing::ScratchDir dir;
-    for (const std::string& url :
-         std::vector<std::string>{"memory:", dir.path() + "/plain", "jsonl:" + dir.path() + "/explicit"}) {
+    for (const std::string& url : std::vector<std::string>{"memory:", dir.path() + "/plain",
+                                                           "jsonl:" + dir.path() + "/explicit"}) {
         INFO(url);
         AnyRepository repo = open_repository(url);
         CHECK(repo.url() == url);
-        auto s = create(repo, CreateOptions{std::string("any"), "/w", Json::object(), std::nullopt});
+        auto s =
+            create(repo, CreateOptions{std::string("any"), "/w", Json::object(), std::nullopt});
         const std::string a = append_message(s, UserMessage{"hi", 1, {}});
         append_label(s, a, std::string("l"));
         append_session_name(s, "n");
         CHECK(build_context(s).messages.size() == 1);
         CHECK(s.storage().get_label(a) == std::optional<std::string>("l"));
         CHECK(list(repo).sessions.size() == 1);
-        CHECK(fork(repo, "any", ForkOptions{std::nullopt, ForkPosition::before, std::string("copy"), std::nullopt,
-                                            std::nullopt})
+        CHECK(fork(repo, "any",
+                   ForkOptions{std::nullopt, ForkPosition::before, std::string("copy"),
+                               std::nullopt, std::nullopt})
                   .storage()
                   .entry_count() == 3);
     }
@@ -86,12 +90,18 @@ struct PlainRepo {
     using session_type = InMemorySessionRepo::session_type;
     InMemorySessionRepo inner{};
 };
-PlainRepo::session_type create(PlainRepo& r, CreateOptions o) { return create(r.inner, std::move(o)); }
+PlainRepo::session_type create(PlainRepo& r, CreateOptions o) {
+    return create(r.inner, std::move(o));
+}
 PlainRepo::session_type open(PlainRepo& r, std::string_view id) { return open(r.inner, id); }
-PlainRepo::session_type open_read_only(const PlainRepo& r, std::string_view id) { return open_read_only(r.inner, id); }
+PlainRepo::session_type open_read_only(const PlainRepo& r, std::string_view id) {
+    return open_read_only(r.inner, id);
+}
 SessionList list(const PlainRepo& r, const ListOptions& o) { return list(r.inner, o); }
 void remove(PlainRepo& r, std::string_view id) { remove(r.inner, id); }
-PlainRepo::session_type fork(PlainRepo& r, std::string_view id, const ForkOptions& o) { return fork(r.inner, id, o); }
+PlainRepo::session_type fork(PlainRepo& r, std::string_view id, const ForkOptions& o) {
+    return fork(r.inner, id, o);
+}
 
 static_assert(SessionRepository<PlainRepo>);
 static_assert(!ImportingRepository<PlainRepo>);
@@ -99,7 +109,8 @@ static_assert(!ImportingRepository<PlainRepo>);
 // A session with every kind of line worth copying: messages with usage, a label, a name, an
 // entry type the library does not know, and a leaf move.
 std::string write_rich_session(AnyRepository& repo, const std::string& id) {
-    auto s = create(repo, CreateOptions{id, "/home/ann/project", Json{{"team", "a"}}, std::nullopt});
+    auto s =
+        create(repo, CreateOptions{id, "/home/ann/project", Json{{"team", "a"}}, std::nullopt});
     const std::string a = append_message(s, UserMessage{"héllo \"quoted\"", 1, {}});
     AssistantMessage m;
     m.content.push_back(TextContent{"hi", {}});
@@ -111,11 +122,16 @@ std::string write_rich_session(AnyRepository& repo, const std::string& id) {
     append_message(s, std::move(m));
     append_label(s, a, std::string("mark"));
     append_session_name(s, "rich");
-    s.storage().append_entry(entry_from_json(Json{{"type", "future"}, {"id", "f1234567"}, {"parent_id", a},
-                                                  {"timestamp", "2026-01-01T00:00:00.000Z"}, {"x", {1}}},
+    s.storage().append_entry(entry_from_json(Json{{"type", "future"},
+                                                  {"id", "f1234567"},
+                                                  {"parent_id", a},
+                                                  {"timestamp", "2026-01-01T00:00:00.000Z"},
+                                                  {"x", {1}}},
                                              Dialect::native));
     set_leaf_id(s, a);
-    return s.storage().target<JsonlSessionStorage>() ? s.storage().target<JsonlSessionStorage>()->path() : "";
+    return s.storage().target<JsonlSessionStorage>()
+               ? s.storage().target<JsonlSessionStorage>()->path()
+               : "";
 }
 
 }  // namespace
@@ -135,13 +151,14 @@ TEST_CASE("copy_session copies a session between repositories with its header, e
         // entries are the same; the dialect is the one the copy is given.
         AnyRepository memory = open_repository("memory:");
         std::vector<std::pair<std::size_t, std::size_t>> calls;
-        auto in_memory = copy_session(source, memory, "rich", [&](std::size_t done, std::size_t total) {
-            calls.emplace_back(done, total);
-        });
+        auto in_memory = copy_session(
+            source, memory, "rich",
+            [&](std::size_t done, std::size_t total) { calls.emplace_back(done, total); });
         CHECK(in_memory.storage().entry_count() == 6);
         CHECK(calls == std::vector<std::pair<std::size_t, std::size_t>>{{6, 6}});
         CHECK(in_memory.storage().dialect() == Dialect::native);
-        CHECK(encode_header(in_memory.storage().metadata(), dialect) == bytes.substr(0, bytes.find('\n')));
+        CHECK(encode_header(in_memory.storage().metadata(), dialect) ==
+              bytes.substr(0, bytes.find('\n')));
 
         // Folder to folder keeps the dialect, the file's name and every byte.
         AnyRepository target = open_repository(dir.file("b"));
@@ -151,17 +168,21 @@ TEST_CASE("copy_session copies a session between repositories with its header, e
         CHECK(copied.substr(dir.file("b").size()) == path.substr(dir.file("a").size()));
         CHECK(agentcore::testing::read_file(copied) == bytes);
 
-        CHECK(agentcore::testing::error_of([&] { copy_session(source, target, "rich"); }) == ErrorCode::already_exists);
+        CHECK(agentcore::testing::error_of([&] { copy_session(source, target, "rich"); }) ==
+              ErrorCode::already_exists);
         CHECK(agentcore::testing::read_file(copied) == bytes);
-        CHECK(agentcore::testing::error_of([&] { copy_session(source, target, "none"); }) == ErrorCode::not_found);
+        CHECK(agentcore::testing::error_of([&] { copy_session(source, target, "none"); }) ==
+              ErrorCode::not_found);
     }
 }
 
-TEST_CASE("an import into a repository without import_session is refused with storage", "[any][repo][copy]") {
+TEST_CASE("an import into a repository without import_session is refused with storage",
+          "[any][repo][copy]") {
     AnyRepository plain{PlainRepo{InMemorySessionRepo()}};
     SessionHeader header;
     header.id = "x";
-    CHECK(agentcore::testing::error_of([&] { import_session(plain, header, {}); }) == ErrorCode::storage);
+    CHECK(agentcore::testing::error_of([&] { import_session(plain, header, {}); }) ==
+          ErrorCode::storage);
     CHECK(list(plain).sessions.empty());
 }
 

@@ -13,7 +13,8 @@ namespace {
 
 AgentMessage edit_call(std::string id, std::string path) {
     AssistantMessage m;
-    m.content.push_back(ToolCallContent{std::move(id), "edit", Json{{"path", std::move(path)}}, {}});
+    m.content.push_back(
+        ToolCallContent{std::move(id), "edit", Json{{"path", std::move(path)}}, {}});
     m.stop_reason = "tool_use";
     return m;
 }
@@ -35,10 +36,12 @@ TEST_CASE("collect: the abandoned entries down to the common ancestor, oldest fi
     auto d = append_message(s, assistant("d"));
     CHECK(ids(collect_entries_for_branch_summary(s, c, d)) == Strings{b, c});
     CHECK(ids(collect_entries_for_branch_summary(s, d, c)) == Strings{d});
-    CHECK(ids(collect_entries_for_branch_summary(s, c, a)) == Strings{b, c});    // back along the branch
-    CHECK(collect_entries_for_branch_summary(s, a, c).empty());                   // forward: nothing left behind
+    CHECK(ids(collect_entries_for_branch_summary(s, c, a)) ==
+          Strings{b, c});                                        // back along the branch
+    CHECK(collect_entries_for_branch_summary(s, a, c).empty());  // forward: nothing left behind
     CHECK(collect_entries_for_branch_summary(s, c, c).empty());
-    CHECK(ids(collect_entries_for_branch_summary(s, c, std::nullopt)) == Strings{a, b, c});  // before the first entry
+    CHECK(ids(collect_entries_for_branch_summary(s, c, std::nullopt)) ==
+          Strings{a, b, c});  // before the first entry
     CHECK(collect_entries_for_branch_summary(s, std::nullopt, c).empty());
 }
 
@@ -49,11 +52,14 @@ TEST_CASE("collect: compactions do not stop the walk; unknown ids are not_found"
     auto k = append_compaction(s, "sum", b, 1);
     auto c = append_message(s, user("c"));
     CHECK(ids(collect_entries_for_branch_summary(s, c, a)) == Strings{b, k, c});
-    CHECK(error_of([&] { (void)collect_entries_for_branch_summary(s, "nope", a); }) == ErrorCode::not_found);
-    CHECK(error_of([&] { (void)collect_entries_for_branch_summary(s, c, "nope"); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { (void)collect_entries_for_branch_summary(s, "nope", a); }) ==
+          ErrorCode::not_found);
+    CHECK(error_of([&] { (void)collect_entries_for_branch_summary(s, c, "nope"); }) ==
+          ErrorCode::not_found);
 }
 
-TEST_CASE("prepare: summaries and messages without tool results, files from every entry", "[branch]") {
+TEST_CASE("prepare: summaries and messages without tool results, files from every entry",
+          "[branch]") {
     auto s = memory_session();
     auto root = append_message(s, user("root"));
     append_message(s, user("u"));
@@ -67,7 +73,8 @@ TEST_CASE("prepare: summaries and messages without tool results, files from ever
     auto entries = collect_entries_for_branch_summary(s, leaf, root);
     REQUIRE(entries.size() == 7);
     auto prep = prepare_branch_summary(entries);
-    CHECK(texts(prep.messages) == Strings{"user:u", "assistant:", "custom:n", "compaction_summary:k", "assistant:done"});
+    CHECK(texts(prep.messages) ==
+          Strings{"user:u", "assistant:", "custom:n", "compaction_summary:k", "assistant:done"});
     CHECK(prep.files == FileLists{{"r.txt"}, {"x.cpp"}});
     // 1 + 5 (edit + {"path":"x.cpp"}: 20 characters) + 1 + 1 + 1
     CHECK(prep.total_tokens == 9);
@@ -76,16 +83,17 @@ TEST_CASE("prepare: summaries and messages without tool results, files from ever
 TEST_CASE("prepare: newest first within the budget; a summary still fits under 90%", "[branch]") {
     auto s = memory_session();
     auto root = append_message(s, user("root"));
-    auto first = append_message(s, user(repeated(400, 'a')));  // 100 tokens
+    auto first = append_message(s, user(repeated(400, 'a')));                  // 100 tokens
     move_to(s, first, BranchSummaryInput{repeated(200, 's'), {}, {}, false});  // 50 tokens
-    append_message(s, user(repeated(400, 'b')));               // 100
-    auto leaf = append_message(s, user(repeated(400, 'c')));   // 100
+    append_message(s, user(repeated(400, 'b')));                               // 100
+    auto leaf = append_message(s, user(repeated(400, 'c')));                   // 100
     auto entries = collect_entries_for_branch_summary(s, leaf, root);
     REQUIRE(entries.size() == 4);
     CHECK(prepare_branch_summary(entries, 0).messages.size() == 4);
     CHECK(prepare_branch_summary(entries, 350).total_tokens == 350);
     auto two = prepare_branch_summary(entries, 200);
-    CHECK(texts(two.messages) == Strings{"user:" + repeated(400, 'b'), "user:" + repeated(400, 'c')});
+    CHECK(texts(two.messages) ==
+          Strings{"user:" + repeated(400, 'b'), "user:" + repeated(400, 'c')});
     // 200 of 230 used (< 90%): the summary is taken beyond the budget, then the walk ends.
     auto squeezed = prepare_branch_summary(entries, 230);
     CHECK(squeezed.messages.size() == 3);
@@ -95,7 +103,8 @@ TEST_CASE("prepare: newest first within the budget; a summary still fits under 9
     CHECK(prepare_branch_summary(entries, 50).messages.empty());
 }
 
-TEST_CASE("move_to_with_summary writes the summary with files and usage and moves the leaf", "[branch]") {
+TEST_CASE("move_to_with_summary writes the summary with files and usage and moves the leaf",
+          "[branch]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_message(s, edit_call("e1", "main.cpp"));
@@ -117,7 +126,8 @@ TEST_CASE("move_to_with_summary writes the summary with files and usage and move
     REQUIRE(e.usage);
     CHECK(get_session_stats(s).cost_total == Approx(0.5));
     CHECK(seen.entries.size() == 3);
-    CHECK(seen.conversation_text == "[Assistant tool calls]: edit(path=\"main.cpp\")\n\n[Assistant]: edited");
+    CHECK(seen.conversation_text ==
+          "[Assistant tool calls]: edit(path=\"main.cpp\")\n\n[Assistant]: edited");
     CHECK(seen.from_leaf.has_value());
     CHECK(seen.target == a);
     CHECK(describe(build_context(s)) == Strings{"user:a", "branch_summary:tried an edit"});
@@ -128,23 +138,30 @@ TEST_CASE("move_to_with_summary: a cancelled summary moves nothing", "[branch]")
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
     const auto before = s.storage().entry_count();
-    auto result = move_to_with_summary(s, a, [](const BranchSummaryRequest&) -> std::optional<SummaryResult> { return std::nullopt; });
+    auto result = move_to_with_summary(
+        s, a,
+        [](const BranchSummaryRequest&) -> std::optional<SummaryResult> { return std::nullopt; });
     CHECK_FALSE(result.moved);
     CHECK_FALSE(result.summary_entry_id);
     CHECK(get_leaf_id(s) == b);
     CHECK(s.storage().entry_count() == before);
 }
 
-TEST_CASE("move_to_with_summary: a throwing summariser moves nothing and the exception propagates", "[branch]") {
+TEST_CASE("move_to_with_summary: a throwing summariser moves nothing and the exception propagates",
+          "[branch]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
-    CHECK_THROWS_AS(move_to_with_summary(s, a, [](const BranchSummaryRequest&) -> SummaryResult { throw std::runtime_error("x"); }),
+    CHECK_THROWS_AS(move_to_with_summary(s, a,
+                                         [](const BranchSummaryRequest&) -> SummaryResult {
+                                             throw std::runtime_error("x");
+                                         }),
                     std::runtime_error);
     CHECK(get_leaf_id(s) == b);
 }
 
-TEST_CASE("move_to_with_summary: nothing to summarise or an empty summary is a plain move", "[branch]") {
+TEST_CASE("move_to_with_summary: nothing to summarise or an empty summary is a plain move",
+          "[branch]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
@@ -156,14 +173,18 @@ TEST_CASE("move_to_with_summary: nothing to summarise or an empty summary is a p
     CHECK(forward.moved);
     CHECK_FALSE(forward.summary_entry_id);
     CHECK_FALSE(called);
-    auto empty = move_to_with_summary(s, a, [](const BranchSummaryRequest&) { return SummaryResult{"", std::nullopt}; });
+    auto empty = move_to_with_summary(s, a, [](const BranchSummaryRequest&) {
+        return SummaryResult{"", std::nullopt};
+    });
     CHECK(empty.moved);
     CHECK_FALSE(empty.summary_entry_id);
     CHECK(get_leaf_id(s) == a);
     CHECK(s.storage().find_entries("branch_summary").empty());
 }
 
-TEST_CASE("move_to_with_summary: to before the first entry, from_id is root; unknown target is not_found", "[branch]") {
+TEST_CASE(
+    "move_to_with_summary: to before the first entry, from_id is root; unknown target is not_found",
+    "[branch]") {
     auto s = memory_session();
     append_message(s, user("a"));
     bool called = false;
@@ -171,7 +192,8 @@ TEST_CASE("move_to_with_summary: to before the first entry, from_id is root; unk
         called = true;
         return SummaryResult{"all of it", std::nullopt};
     };
-    CHECK(error_of([&] { move_to_with_summary(s, std::string("nope"), summarise); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { move_to_with_summary(s, std::string("nope"), summarise); }) ==
+          ErrorCode::not_found);
     CHECK_FALSE(called);
     auto result = move_to_with_summary(s, std::nullopt, summarise);
     REQUIRE(result.summary_entry_id);

@@ -2,8 +2,8 @@
 // wrong type is found when the file is opened (strict: invalid_entry naming the line; lenient:
 // skipped and reported; repair: removed), and load_session_file accepts exactly the files the
 // storage accepts.
-#include "support/catch.hpp"
 #include "support/builders.hpp"
+#include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
 #include "support/scratch.hpp"
@@ -33,7 +33,14 @@ std::vector<SessionTreeEntry> sample_entries() {
     bash.full_output_path = "/tmp/x";
     bash.exclude_from_context = true;
     append_message(s, std::move(bash));
-    append_message(s, CustomMessage{"note", std::vector<ContentBlock>{TextContent{"t", {}}, ImageContent{"AA==", "image/png", {}}}, true, Json{{"k", 1}}, 5, {}});
+    append_message(s,
+                   CustomMessage{"note",
+                                 std::vector<ContentBlock>{TextContent{"t", {}},
+                                                           ImageContent{"AA==", "image/png", {}}},
+                                 true,
+                                 Json{{"k", 1}},
+                                 5,
+                                 {}});
     append_message(s, BranchSummaryMessage{"sum", "root", 6, {}});
     append_message(s, CompactionSummaryMessage{"sum", 10, 7, {}});
     AssistantMessage a;
@@ -68,30 +75,33 @@ std::vector<SessionTreeEntry> sample_entries() {
 
 /// Every line that differs from `line` by one field removed or given a value of another type.
 std::vector<std::string> damaged_variants(const std::string& line) {
-    const std::vector<Json> wrongs = {Json(5), Json("s"), Json(true), Json(nullptr), Json::object(),
-                                      Json::array(), Json(1.5), Json(-1), Json(1e300), Json(9223372036854775807LL)};
+    const std::vector<Json> wrongs = {
+        Json(5),       Json("s"), Json(true), Json(nullptr), Json::object(),
+        Json::array(), Json(1.5), Json(-1),   Json(1e300),   Json(9223372036854775807LL)};
     const Json original = Json::parse(line);
     std::vector<std::string> out;
-    std::function<void(const Json::json_pointer&, const Json&)> walk = [&](const Json::json_pointer& at,
-                                                                            const Json& value) {
-        if (!at.empty()) {
-            for (const auto& w : wrongs) {
-                Json copy = original;
-                copy[at] = w;
-                out.push_back(dump_json(copy));
+    std::function<void(const Json::json_pointer&, const Json&)> walk =
+        [&](const Json::json_pointer& at, const Json& value) {
+            if (!at.empty()) {
+                for (const auto& w : wrongs) {
+                    Json copy = original;
+                    copy[at] = w;
+                    out.push_back(dump_json(copy));
+                }
+                Json removed = original;
+                removed[at.parent_pointer()].erase(
+                    removed[at.parent_pointer()].is_object()
+                        ? removed[at.parent_pointer()].find(at.back())
+                        : removed[at.parent_pointer()].begin() +
+                              static_cast<std::ptrdiff_t>(std::stoul(at.back())));
+                out.push_back(dump_json(removed));
             }
-            Json removed = original;
-            removed[at.parent_pointer()].erase(removed[at.parent_pointer()].is_object()
-                                                   ? removed[at.parent_pointer()].find(at.back())
-                                                   : removed[at.parent_pointer()].begin() +
-                                                         static_cast<std::ptrdiff_t>(std::stoul(at.back())));
-            out.push_back(dump_json(removed));
-        }
-        if (value.is_object())
-            for (auto it = value.begin(); it != value.end(); ++it) walk(at / it.key(), it.value());
-        if (value.is_array())
-            for (std::size_t i = 0; i < value.size(); ++i) walk(at / i, value[i]);
-    };
+            if (value.is_object())
+                for (auto it = value.begin(); it != value.end(); ++it)
+                    walk(at / it.key(), it.value());
+            if (value.is_array())
+                for (std::size_t i = 0; i < value.size(); ++i) walk(at / i, value[i]);
+        };
     walk(Json::json_pointer(), original);
     return out;
 }
@@ -103,7 +113,8 @@ std::optional<std::string> open_verdict(const std::string& line, Dialect d) {
     if (!detail::JsonScanner::scan_entry(line, d, scanned, error)) return error;
     std::string scratch;
     std::string_view type;
-    if (scanned.type.empty() || !detail::JsonScanner::string_value(scanned.type, scratch, type)) return "type";
+    if (scanned.type.empty() || !detail::JsonScanner::string_value(scanned.type, scratch, type))
+        return "type";
     if (scanned.id.empty() || scanned.id.front() != '"') return "id";
     if (type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type) {
         try {
@@ -138,7 +149,9 @@ std::string header_line(Dialect d) {
 
 }  // namespace
 
-TEST_CASE("the open path's field check accepts exactly the lines the codec decodes, with the same error", "[codec][check]") {
+TEST_CASE(
+    "the open path's field check accepts exactly the lines the codec decodes, with the same error",
+    "[codec][check]") {
     std::size_t variants = 0;
     std::size_t refused = 0;
     for (const Dialect d : {Dialect::native, Dialect::pi}) {
@@ -150,7 +163,8 @@ TEST_CASE("the open path's field check accepts exactly the lines the codec decod
                 const auto opened = open_verdict(line, d);
                 const auto decoded = decode_verdict(line, d);
                 CHECK(opened.has_value() == decoded.has_value());
-                if (opened && decoded && opened->find("entry") != std::string::npos) CHECK(*opened == *decoded);
+                if (opened && decoded && opened->find("entry") != std::string::npos)
+                    CHECK(*opened == *decoded);
                 ++variants;
                 refused += decoded ? 1U : 0U;
             }
@@ -160,14 +174,20 @@ TEST_CASE("the open path's field check accepts exactly the lines the codec decod
     CHECK(refused > 500);
 }
 
-TEST_CASE("a field of the wrong type is found at open: strict names the line, lenient skips it, repair removes it", "[jsonl][check]") {
+TEST_CASE(
+    "a field of the wrong type is found at open: strict names the line, lenient skips it, repair "
+    "removes it",
+    "[jsonl][check]") {
     ScratchDir dir;
     const std::string path = dir.file("s.jsonl");
-    const std::string bad = R"({"type":"message","id":"bad00001","parent_id":null,"timestamp":"t","message":{"role":"user","content":5,"timestamp":1}})";
-    const std::string good = R"({"type":"message","id":"good0001","parent_id":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}})";
+    const std::string bad =
+        R"({"type":"message","id":"bad00001","parent_id":null,"timestamp":"t","message":{"role":"user","content":5,"timestamp":1}})";
+    const std::string good =
+        R"({"type":"message","id":"good0001","parent_id":null,"timestamp":"t","message":{"role":"user","content":"hi","timestamp":1}})";
     std::string second = good;
     second.replace(second.find("good0001"), 8, "good0002");
-    write_file(path, header_line(Dialect::native) + "\n" + good + "\n" + bad + "\n" + second + "\n");
+    write_file(path,
+               header_line(Dialect::native) + "\n" + good + "\n" + bad + "\n" + second + "\n");
 
     const std::string strict = message_of_error([&] { JsonlSessionStorage::open_read_only(path); });
     CHECK(strict.find("invalid_entry") != std::string::npos);
@@ -195,7 +215,8 @@ TEST_CASE("a field of the wrong type is found at open: strict names the line, le
     CHECK_FALSE(JsonlSessionStorage::repair(path).changed);
 }
 
-TEST_CASE("load_session_file and the storage accept exactly the same damaged files", "[jsonl][check]") {
+TEST_CASE("load_session_file and the storage accept exactly the same damaged files",
+          "[jsonl][check]") {
     ScratchDir dir;
     const std::string path = dir.file("s.jsonl");
     std::size_t files = 0;
@@ -217,14 +238,20 @@ TEST_CASE("load_session_file and the storage accept exactly the same damaged fil
         ++files;
         accepted += by_storage ? 1U : 0U;
     };
-    const std::string first = R"({"type":"custom","id":"first001","parent_id":null,"timestamp":"t","custom_type":"x"})";
+    const std::string first =
+        R"({"type":"custom","id":"first001","parent_id":null,"timestamp":"t","custom_type":"x"})";
     for (const Dialect d : {Dialect::native, Dialect::pi}) {
         const std::string header = header_line(d);
-        const std::string root = d == Dialect::pi ? std::string(R"({"type":"custom","id":"first001","parentId":null,"timestamp":"t","customType":"x"})") : first;
+        const std::string root =
+            d == Dialect::pi
+                ? std::string(
+                      R"({"type":"custom","id":"first001","parentId":null,"timestamp":"t","customType":"x"})")
+                : first;
         std::size_t n = 0;
         for (const auto& entry : sample_entries()) {
             const auto variants = damaged_variants(encode_entry(entry, d));
-            // Every fifth variant: in the middle, as the last line, and as an unterminated last line.
+            // Every fifth variant: in the middle, as the last line, and as an unterminated last
+            // line.
             for (std::size_t i = 0; i < variants.size(); i += 5, ++n) {
                 compare(header + "\n" + variants[i] + "\n" + root + "\n", "middle: " + variants[i]);
                 compare(header + "\n" + root + "\n" + variants[i] + "\n", "last: " + variants[i]);

@@ -47,14 +47,12 @@ constexpr LinePair pairs[] = {
     {R"({"type":"message","id":"b37bc231","parentId":"9f60ce78","timestamp":"2026-12-02T09:28:36.998Z","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","data":"iVBORw0KGgo=","mimeType":"image/png"}],"timestamp":1767225600001}})",
      R"({"type":"message","id":"b37bc231","parent_id":"9f60ce78","timestamp":"2026-12-02T09:28:36.998Z","message":{"role":"user","content":[{"type":"text","text":"look"},{"type":"image","data":"iVBORw0KGgo=","mime_type":"image/png"}],"timestamp":1767225600001}})"},
     // assistant with thinking (signature), text, tool call, provider extras, costs
-    {R"({"type":"message","id":"e45b3409","parentId":"b37bc231","timestamp":"2026-12-02T09:28:36.998Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Let me look.","thinkingSignature":"EqQBCkgIAhABGAIiQ"},{"type":"text","text":"Reading it."},{"type":"toolCall","id":"toolu_01A","name":"read","arguments":{"path":"main.c","offset":1}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1200,"output":240,"cacheRead":5000,"cacheWrite":0,"totalTokens":6440,"cost":{"input":0.0036,"output":0.0036,"cacheRead":0.0015,"cacheWrite":0,"total":0.0087}},"stopReason":"toolUse","timestamp":1767225601234,"responseId":"msg_01XyZ"}})",
-     R"({"type":"message","id":"e45b3409","parent_id":"b37bc231","timestamp":"2026-12-02T09:28:36.998Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Let me look.","thinkingSignature":"EqQBCkgIAhABGAIiQ"},{"type":"text","text":"Reading it."},{"type":"tool_call","id":"toolu_01A","name":"read","arguments":{"path":"main.c","offset":1}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1200,"output":240,"cache_read":5000,"cache_write":0,"total_tokens":6440,"cost":{"input":0.0036,"output":0.0036,"cache_read":0.0015,"cache_write":0,"total":0.0087}},"stop_reason":"tool_use","timestamp":1767225601234,"responseId":"msg_01XyZ"}})"},
+    {R"({"type":"message","id":"e45b3409","parentId":"b37bc231","timestamp":"2026-12-02T09:28:36.998Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Let me look.","thinkingSignature":"EqQBCkgIAhABGAIiQ"},{"type":"text","text":"Reading it."},{"type":"toolCall","id":"toolu_01A","name":"read","arguments":{"path":"main.c","offset":1}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1200,"output":240,"cacheRead":5000,"cacheWrite":0,"totalTokens":6440,"cost":{"input":0.0036,"output":0.0036,"cacheRead":0.0015,"cacheWrite":0,"total":0.0087}},"stopReason":"toolUse","timestamp":1767225601234,"responseId":"msg_01XyZ"}})", R"({"type":"message","id":"e45b3409","parent_id":"b37bc231","timestamp":"2026-12-02T09:28:36.998Z","message":{"role":"assistant","content":[{"type":"thinking","thinking":"Let me look.","thinkingSignature":"EqQBCkgIAhABGAIiQ"},{"type":"text","text":"Reading it."},{"type":"tool_call","id":"toolu_01A","name":"read","arguments":{"path":"main.c","offset":1}}],"api":"anthropic-messages","provider":"anthropic","model":"claude-sonnet-4-5","usage":{"input":1200,"output":240,"cache_read":5000,"cache_write":0,"total_tokens":6440,"cost":{"input":0.0036,"output":0.0036,"cache_read":0.0015,"cache_write":0,"total":0.0087}},"stop_reason":"tool_use","timestamp":1767225601234,"responseId":"msg_01XyZ"}})"},
     // tool result with details
     {R"({"type":"message","id":"cc803357","parentId":"e45b3409","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"toolResult","toolCallId":"toolu_01A","toolName":"read","content":[{"type":"text","text":"int main() {}"}],"details":{"lines":1},"isError":false,"timestamp":1767225602000}})",
      R"({"type":"message","id":"cc803357","parent_id":"e45b3409","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"tool_result","tool_call_id":"toolu_01A","tool_name":"read","content":[{"type":"text","text":"int main() {}"}],"details":{"lines":1},"is_error":false,"timestamp":1767225602000}})"},
     // aborted assistant: pi's providers assign errorMessage last, after responseId
-    {R"({"type":"message","id":"5d33f912","parentId":"cc803357","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"assistant","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"aborted","timestamp":1767225603000,"responseId":"resp_9","errorMessage":"Request was aborted"}})",
-     R"({"type":"message","id":"5d33f912","parent_id":"cc803357","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"assistant","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":0,"output":0,"cache_read":0,"cache_write":0,"total_tokens":0,"cost":{"input":0,"output":0,"cache_read":0,"cache_write":0,"total":0}},"stop_reason":"aborted","error_message":"Request was aborted","timestamp":1767225603000,"responseId":"resp_9"}})"},
+    {R"({"type":"message","id":"5d33f912","parentId":"cc803357","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"assistant","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"aborted","timestamp":1767225603000,"responseId":"resp_9","errorMessage":"Request was aborted"}})", R"({"type":"message","id":"5d33f912","parent_id":"cc803357","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"assistant","content":[],"api":"openai-responses","provider":"openai","model":"gpt-5","usage":{"input":0,"output":0,"cache_read":0,"cache_write":0,"total_tokens":0,"cost":{"input":0,"output":0,"cache_read":0,"cache_write":0,"total":0}},"stop_reason":"aborted","error_message":"Request was aborted","timestamp":1767225603000,"responseId":"resp_9"}})"},
     // bash execution: exit code, excluded from context
     {R"({"type":"message","id":"7df15aad","parentId":"5d33f912","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"bashExecution","command":"ls","output":"a\nb","exitCode":0,"cancelled":false,"truncated":false,"timestamp":1767225604000,"excludeFromContext":true}})",
      R"({"type":"message","id":"7df15aad","parent_id":"5d33f912","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"bash_execution","command":"ls","output":"a\nb","exit_code":0,"cancelled":false,"truncated":false,"exclude_from_context":true,"timestamp":1767225604000}})"},
@@ -62,8 +60,7 @@ constexpr LinePair pairs[] = {
     {R"({"type":"message","id":"9d59caa8","parentId":"7df15aad","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"bashExecution","command":"sleep 9","output":"","cancelled":true,"truncated":true,"fullOutputPath":"/tmp/out.txt","timestamp":1767225604500}})",
      R"({"type":"message","id":"9d59caa8","parent_id":"7df15aad","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"bash_execution","command":"sleep 9","output":"","cancelled":true,"truncated":true,"full_output_path":"/tmp/out.txt","timestamp":1767225604500}})"},
     // custom message
-    {R"({"type":"message","id":"99451cd2","parentId":"9d59caa8","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"custom","customType":"note","content":"hi","display":true,"timestamp":1767225605000}})",
-     R"({"type":"message","id":"99451cd2","parent_id":"9d59caa8","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"custom","custom_type":"note","content":"hi","display":true,"timestamp":1767225605000}})"},
+    {R"({"type":"message","id":"99451cd2","parentId":"9d59caa8","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"custom","customType":"note","content":"hi","display":true,"timestamp":1767225605000}})", R"({"type":"message","id":"99451cd2","parent_id":"9d59caa8","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"custom","custom_type":"note","content":"hi","display":true,"timestamp":1767225605000}})"},
     // branch summary message
     {R"({"type":"message","id":"8b7e7040","parentId":"99451cd2","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"branchSummary","summary":"tried X","fromId":"root","timestamp":1767225606000}})",
      R"({"type":"message","id":"8b7e7040","parent_id":"99451cd2","timestamp":"2026-12-02T09:28:36.999Z","message":{"role":"branch_summary","summary":"tried X","from_id":"root","timestamp":1767225606000}})"},
@@ -79,8 +76,7 @@ constexpr LinePair pairs[] = {
     {R"({"type":"compaction","id":"2ce59518","parentId":"a7c1d2e3","timestamp":"2026-12-02T09:28:36.999Z","summary":"## Goal\nfix","firstKeptEntryId":"9f60ce78","tokensBefore":48211,"details":{"readFiles":["main.c"]},"fromHook":false})",
      R"({"type":"compaction","id":"2ce59518","parent_id":"a7c1d2e3","timestamp":"2026-12-02T09:28:36.999Z","summary":"## Goal\nfix","first_kept_entry_id":"9f60ce78","tokens_before":48211,"details":{"readFiles":["main.c"]},"from_hook":false})"},
     // compaction with a retained tail and usage (written by this library)
-    {R"({"type":"compaction","id":"c0ffee01","parentId":"2ce59518","timestamp":"2026-12-02T09:28:37.001Z","summary":"s","tokensBefore":100,"retainedTail":[{"role":"user","content":"keep me","timestamp":9}],"usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.1}},"fromHook":true})",
-     R"({"type":"compaction","id":"c0ffee01","parent_id":"2ce59518","timestamp":"2026-12-02T09:28:37.001Z","summary":"s","tokens_before":100,"retained_tail":[{"role":"user","content":"keep me","timestamp":9}],"usage":{"input":1,"output":2,"cache_read":3,"cache_write":4,"total_tokens":10,"cost":{"input":0.1,"output":0,"cache_read":0,"cache_write":0,"total":0.1}},"from_hook":true})"},
+    {R"({"type":"compaction","id":"c0ffee01","parentId":"2ce59518","timestamp":"2026-12-02T09:28:37.001Z","summary":"s","tokensBefore":100,"retainedTail":[{"role":"user","content":"keep me","timestamp":9}],"usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0.1,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.1}},"fromHook":true})", R"({"type":"compaction","id":"c0ffee01","parent_id":"2ce59518","timestamp":"2026-12-02T09:28:37.001Z","summary":"s","tokens_before":100,"retained_tail":[{"role":"user","content":"keep me","timestamp":9}],"usage":{"input":1,"output":2,"cache_read":3,"cache_write":4,"total_tokens":10,"cost":{"input":0.1,"output":0,"cache_read":0,"cache_write":0,"total":0.1}},"from_hook":true})"},
     // custom entries: pi writes the payload before the base fields
     {R"({"type":"custom","customType":"my-ext","data":{"count":2,"ratio":0.5},"id":"e3c69d72","parentId":"c0ffee01","timestamp":"2026-12-02T09:28:36.999Z"})",
      R"({"type":"custom","id":"e3c69d72","parent_id":"c0ffee01","timestamp":"2026-12-02T09:28:36.999Z","custom_type":"my-ext","data":{"count":2,"ratio":0.5}})"},
@@ -119,7 +115,8 @@ TEST_CASE("every entry type and message role reads and writes back byte for byte
         const auto from_native = golden(pair.native, Dialect::native);
         CHECK(encode_entry(from_pi, Dialect::native) == pair.native);
         CHECK(encode_entry(from_native, Dialect::pi) == pair.pi);
-        CHECK(entry_to_json(from_pi, Dialect::native) == entry_to_json(from_native, Dialect::native));
+        CHECK(entry_to_json(from_pi, Dialect::native) ==
+              entry_to_json(from_native, Dialect::native));
     }
 }
 
@@ -232,7 +229,8 @@ TEST_CASE("tool results, bash executions and the summaries decode their fields",
 }
 
 TEST_CASE("setting changes, compactions and custom entries decode their fields", "[codec]") {
-    CHECK(as_entry<ThinkingLevelChangeEntry>(golden(pairs[10].pi, Dialect::pi)).thinking_level == "high");
+    CHECK(as_entry<ThinkingLevelChangeEntry>(golden(pairs[10].pi, Dialect::pi)).thinking_level ==
+          "high");
     const auto model_entry = golden(pairs[11].native, Dialect::native);
     const auto& model = as_entry<ModelChangeEntry>(model_entry);
     CHECK(model.provider == "anthropic");
@@ -298,7 +296,8 @@ TEST_CASE("labels, names, branch summaries and leaf entries decode their fields"
     CHECK(as_entry<BranchSummaryEntry>(root_bs).usage->cost.input == 0.000015);
 
     CHECK(as_entry<LeafEntry>(golden(pairs[24].pi, Dialect::pi)).target_id == "9f60ce78");
-    CHECK_FALSE(as_entry<LeafEntry>(golden(pairs[25].native, Dialect::native)).target_id.has_value());
+    CHECK_FALSE(
+        as_entry<LeafEntry>(golden(pairs[25].native, Dialect::native)).target_id.has_value());
 
     const auto extra_entry = golden(pairs[26].pi, Dialect::pi);
     CHECK(base_of(extra_entry).extra == Json::parse(R"({"source":"cli","weight":1.25})"));
@@ -332,9 +331,11 @@ TEST_CASE("an unknown entry that a fork made a root is written with its new pare
     auto entry = decode_entry(
         R"({"type":"future","id":"u1","parentId":"gone","timestamp":"t","k":1})", Dialect::pi);
     base_of(entry).parent_id.reset();
-    CHECK(encode_entry(entry, Dialect::pi) == R"({"type":"future","id":"u1","parentId":null,"timestamp":"t","k":1})");
+    CHECK(encode_entry(entry, Dialect::pi) ==
+          R"({"type":"future","id":"u1","parentId":null,"timestamp":"t","k":1})");
     base_of(entry).parent_id = "p2";
-    CHECK(encode_entry(entry, Dialect::native) == R"({"type":"future","id":"u1","parentId":"p2","timestamp":"t","k":1})");
+    CHECK(encode_entry(entry, Dialect::native) ==
+          R"({"type":"future","id":"u1","parentId":"p2","timestamp":"t","k":1})");
 }
 
 TEST_CASE("a message of an unknown role and a block of an unknown type are kept whole", "[codec]") {
@@ -374,12 +375,14 @@ TEST_CASE("every block type converts between the dialects on its own", "[codec]"
          R"({"type":"thinking","thinking":"hmm","thinkingSignature":"sig","redacted":true})"},
         {R"({"type":"toolCall","id":"c1","name":"bash","arguments":{"cmd":"ls","n":[1,2]},"thoughtSignature":"t"})",
          R"({"type":"tool_call","id":"c1","name":"bash","arguments":{"cmd":"ls","n":[1,2]},"thoughtSignature":"t"})"},
-        {R"({"type":"audio","data":"zz","format":"wav"})", R"({"type":"audio","data":"zz","format":"wav"})"},
+        {R"({"type":"audio","data":"zz","format":"wav"})",
+         R"({"type":"audio","data":"zz","format":"wav"})"},
     };
     for (const auto& b : blocks) {
         INFO(b.native);
         const ContentBlock from_pi = content_block_from_json(Json::parse(b.pi), Dialect::pi);
-        const ContentBlock from_native = content_block_from_json(Json::parse(b.native), Dialect::native);
+        const ContentBlock from_native =
+            content_block_from_json(Json::parse(b.native), Dialect::native);
         CHECK(dump_json(content_block_to_json(from_pi, Dialect::pi)) == b.pi);
         CHECK(dump_json(content_block_to_json(from_pi, Dialect::native)) == b.native);
         CHECK(dump_json(content_block_to_json(from_native, Dialect::native)) == b.native);
@@ -401,7 +404,8 @@ TEST_CASE("usage converts between the dialects on its own", "[codec]") {
     CHECK(u.extra == Json::parse(R"({"reasoning":2})"));
     CHECK(dump_json(usage_to_json(u, Dialect::pi)) == pi);
     CHECK(dump_json(usage_to_json(u, Dialect::native)) == native);
-    CHECK(dump_json(usage_to_json(usage_from_json(Json::parse(native), Dialect::native), Dialect::pi)) == pi);
+    CHECK(dump_json(usage_to_json(usage_from_json(Json::parse(native), Dialect::native),
+                                  Dialect::pi)) == pi);
 }
 
 TEST_CASE("messages convert on their own, outside entries", "[codec]") {
@@ -409,12 +413,14 @@ TEST_CASE("messages convert on their own, outside entries", "[codec]") {
         R"({"role":"toolResult","toolCallId":"c","toolName":"bash","content":[],"isError":true,"timestamp":1})");
     const AgentMessage m = message_from_json(pi, Dialect::pi);
     CHECK(std::get<ToolResultMessage>(m).is_error);
-    CHECK(dump_json(message_to_json(m, Dialect::native)) ==
-          R"({"role":"tool_result","tool_call_id":"c","tool_name":"bash","content":[],"is_error":true,"timestamp":1})");
+    CHECK(
+        dump_json(message_to_json(m, Dialect::native)) ==
+        R"({"role":"tool_result","tool_call_id":"c","tool_name":"bash","content":[],"is_error":true,"timestamp":1})");
     CHECK(message_to_json(m, Dialect::pi) == pi);
 }
 
-TEST_CASE("readers accept null for every optional field and a missing parent as a root", "[codec]") {
+TEST_CASE("readers accept null for every optional field and a missing parent as a root",
+          "[codec]") {
     const auto compaction = decode_entry(
         R"({"type":"compaction","id":"c1","timestamp":"t","summary":"s","firstKeptEntryId":null,"tokensBefore":5,"retainedTail":null,"details":null,"usage":null,"fromHook":null})",
         Dialect::pi);
@@ -427,8 +433,9 @@ TEST_CASE("readers accept null for every optional field and a missing parent as 
     CHECK_FALSE(c.from_hook);
     // Absent optionals are omitted when written (from_hook too, as it was read); the parent is
     // always written.
-    CHECK(encode_entry(compaction, Dialect::pi) ==
-          R"({"type":"compaction","id":"c1","parentId":null,"timestamp":"t","summary":"s","tokensBefore":5})");
+    CHECK(
+        encode_entry(compaction, Dialect::pi) ==
+        R"({"type":"compaction","id":"c1","parentId":null,"timestamp":"t","summary":"s","tokensBefore":5})");
 
     const auto bash = decode_entry(
         R"({"type":"message","id":"b1","parent_id":null,"timestamp":"t","message":{"role":"bash_execution","command":"x","output":"","exit_code":null,"cancelled":false,"truncated":false,"full_output_path":null,"exclude_from_context":null,"timestamp":1}})",
@@ -438,15 +445,20 @@ TEST_CASE("readers accept null for every optional field and a missing parent as 
     CHECK_FALSE(b.full_output_path.has_value());
     CHECK_FALSE(b.exclude_from_context.has_value());
 
-    const auto label = decode_entry(R"({"type":"label","id":"l","timestamp":"t","target_id":"x","label":null})",
-                                    Dialect::native);
+    const auto label =
+        decode_entry(R"({"type":"label","id":"l","timestamp":"t","target_id":"x","label":null})",
+                     Dialect::native);
     CHECK_FALSE(as_entry<LabelEntry>(label).label.has_value());
-    const auto leaf = decode_entry(R"({"type":"leaf","id":"l","parentId":"p","timestamp":"t"})", Dialect::pi);
+    const auto leaf =
+        decode_entry(R"({"type":"leaf","id":"l","parentId":"p","timestamp":"t"})", Dialect::pi);
     CHECK_FALSE(as_entry<LeafEntry>(leaf).target_id.has_value());
-    CHECK(encode_entry(leaf, Dialect::pi) == R"({"type":"leaf","id":"l","parentId":"p","timestamp":"t","targetId":null})");
-    const auto info = decode_entry(R"({"type":"session_info","id":"i","parentId":null,"timestamp":"t","name":null})",
-                                   Dialect::pi);
-    CHECK(encode_entry(info, Dialect::pi) == R"({"type":"session_info","id":"i","parentId":null,"timestamp":"t"})");
+    CHECK(encode_entry(leaf, Dialect::pi) ==
+          R"({"type":"leaf","id":"l","parentId":"p","timestamp":"t","targetId":null})");
+    const auto info = decode_entry(
+        R"({"type":"session_info","id":"i","parentId":null,"timestamp":"t","name":null})",
+        Dialect::pi);
+    CHECK(encode_entry(info, Dialect::pi) ==
+          R"({"type":"session_info","id":"i","parentId":null,"timestamp":"t"})");
 }
 
 TEST_CASE("an absent retained tail and an empty one stay different", "[codec]") {
@@ -457,15 +469,21 @@ TEST_CASE("an absent retained tail and an empty one stay different", "[codec]") 
     const std::string absent = encode_entry(c, Dialect::native);
     c.retained_tail.emplace();
     const std::string empty = encode_entry(c, Dialect::native);
-    CHECK(absent == R"({"type":"compaction","id":"c","parent_id":null,"timestamp":"t","summary":"s","tokens_before":0,"from_hook":false})");
-    CHECK(empty == R"({"type":"compaction","id":"c","parent_id":null,"timestamp":"t","summary":"s","tokens_before":0,"retained_tail":[],"from_hook":false})");
-    CHECK_FALSE(as_entry<CompactionEntry>(decode_entry(absent, Dialect::native)).retained_tail.has_value());
+    CHECK(
+        absent ==
+        R"({"type":"compaction","id":"c","parent_id":null,"timestamp":"t","summary":"s","tokens_before":0,"from_hook":false})");
+    CHECK(
+        empty ==
+        R"({"type":"compaction","id":"c","parent_id":null,"timestamp":"t","summary":"s","tokens_before":0,"retained_tail":[],"from_hook":false})");
+    CHECK_FALSE(
+        as_entry<CompactionEntry>(decode_entry(absent, Dialect::native)).retained_tail.has_value());
     const auto read_empty = decode_entry(empty, Dialect::native);
     REQUIRE(as_entry<CompactionEntry>(read_empty).retained_tail.has_value());
     CHECK(as_entry<CompactionEntry>(read_empty).retained_tail->empty());
 }
 
-TEST_CASE("an assistant error message goes before the timestamp natively and last for pi", "[codec]") {
+TEST_CASE("an assistant error message goes before the timestamp natively and last for pi",
+          "[codec]") {
     AssistantMessage a;
     a.api = "x";
     a.provider = "p";
@@ -478,16 +496,21 @@ TEST_CASE("an assistant error message goes before the timestamp natively and las
         R"({"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}})";
     const std::string usage_native =
         R"({"input":0,"output":0,"cache_read":0,"cache_write":0,"total_tokens":0,"cost":{"input":0,"output":0,"cache_read":0,"cache_write":0,"total":0}})";
-    CHECK(dump_json(message_to_json(a, Dialect::native)) ==
-          R"({"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":)" + usage_native +
-              R"(,"stop_reason":"error","error_message":"overloaded","timestamp":7,"responseId":"r"})");
-    CHECK(dump_json(message_to_json(a, Dialect::pi)) ==
-          R"({"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":)" + usage_pi +
-              R"(,"stopReason":"error","timestamp":7,"responseId":"r","errorMessage":"overloaded"})");
+    CHECK(
+        dump_json(message_to_json(a, Dialect::native)) ==
+        R"({"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":)" +
+            usage_native +
+            R"(,"stop_reason":"error","error_message":"overloaded","timestamp":7,"responseId":"r"})");
+    CHECK(
+        dump_json(message_to_json(a, Dialect::pi)) ==
+        R"({"role":"assistant","content":[],"api":"x","provider":"p","model":"m","usage":)" +
+            usage_pi +
+            R"(,"stopReason":"error","timestamp":7,"responseId":"r","errorMessage":"overloaded"})");
 }
 
-TEST_CASE("a pi error message built as one literal reads, and is written back with errorMessage last",
-          "[codec]") {
+TEST_CASE(
+    "a pi error message built as one literal reads, and is written back with errorMessage last",
+    "[codec]") {
     // pi-agent-core's handleRunFailure builds the message with errorMessage before timestamp;
     // its providers (the common case: aborts, API errors) assign errorMessage last. The model
     // keeps no key order, so the first kind is rewritten in the second's order.
@@ -496,8 +519,9 @@ TEST_CASE("a pi error message built as one literal reads, and is written back wi
     const AgentMessage m = message_from_json(Json::parse(literal), Dialect::pi);
     CHECK(std::get<AssistantMessage>(m).error_message == "boom");
     CHECK(std::get<AssistantMessage>(m).extra.is_null());
-    CHECK(dump_json(message_to_json(m, Dialect::pi)) ==
-          R"({"role":"assistant","content":[{"type":"text","text":""}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"error","timestamp":3,"errorMessage":"boom"})");
+    CHECK(
+        dump_json(message_to_json(m, Dialect::pi)) ==
+        R"({"role":"assistant","content":[{"type":"text","text":""}],"api":"a","provider":"p","model":"m","usage":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"totalTokens":0,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}},"stopReason":"error","timestamp":3,"errorMessage":"boom"})");
 }
 
 TEST_CASE("a decoded line may end with its newline", "[codec]") {
@@ -522,8 +546,9 @@ TEST_CASE("pi headers read and write back byte for byte", "[codec]") {
     CHECK(h.metadata == Json::object());
     CHECK(h.extra.is_null());
     CHECK(encode_header(h, Dialect::pi) == plain);
-    CHECK(encode_header(h, Dialect::native) ==
-          R"({"type":"session","version":3,"id":"01a23615-a172-73cb-995b-8f5618fe1929","timestamp":"2026-12-02T09:28:36.979Z","cwd":"/home/u/proj","parent_session":null,"metadata":{}})");
+    CHECK(
+        encode_header(h, Dialect::native) ==
+        R"({"type":"session","version":3,"id":"01a23615-a172-73cb-995b-8f5618fe1929","timestamp":"2026-12-02T09:28:36.979Z","cwd":"/home/u/proj","parent_session":null,"metadata":{}})");
 
     constexpr std::string_view forked =
         R"({"type":"session","version":3,"id":"s2","timestamp":"2026-12-02T09:28:36.979Z","cwd":"/w","parentSession":"/home/u/.pi/agent/sessions/--w--/a_s1.jsonl","branchedFrom":"x"})";
@@ -541,8 +566,9 @@ TEST_CASE("native headers always carry parent_session and metadata", "[codec]") 
     CHECK(d == Dialect::native);
     CHECK_FALSE(h.parent_session.has_value());
     CHECK(encode_header(h, Dialect::native) == plain);
-    CHECK(encode_header(h, Dialect::pi) ==
-          R"({"type":"session","version":3,"id":"s1","timestamp":"2026-12-02T07:43:23.123Z","cwd":"/w"})");
+    CHECK(
+        encode_header(h, Dialect::pi) ==
+        R"({"type":"session","version":3,"id":"s1","timestamp":"2026-12-02T07:43:23.123Z","cwd":"/w"})");
 
     constexpr std::string_view full =
         R"({"type":"session","version":3,"id":"s2","timestamp":"2026-12-02T07:43:23.123Z","cwd":"/w","parent_session":"s1","metadata":{"title":"x","n":2},"x_future":[1]})";
@@ -552,24 +578,30 @@ TEST_CASE("native headers always carry parent_session and metadata", "[codec]") 
     CHECK(f.extra == Json::parse(R"({"x_future":[1]})"));
     CHECK(encode_header(f, Dialect::native) == full);
     const std::string as_pi = encode_header(f, Dialect::pi);
-    CHECK(as_pi ==
-          R"({"type":"session","version":3,"id":"s2","timestamp":"2026-12-02T07:43:23.123Z","cwd":"/w","parentSession":"s1","metadata":{"title":"x","n":2},"x_future":[1]})");
+    CHECK(
+        as_pi ==
+        R"({"type":"session","version":3,"id":"s2","timestamp":"2026-12-02T07:43:23.123Z","cwd":"/w","parentSession":"s1","metadata":{"title":"x","n":2},"x_future":[1]})");
     CHECK(encode_header(decode_header(as_pi), Dialect::native) == full);
 }
 
 TEST_CASE("the dialect is told by the parent_session key alone", "[codec]") {
-    CHECK(detect_dialect(Json::parse(R"({"type":"session","parent_session":null})")) == Dialect::native);
-    CHECK(detect_dialect(Json::parse(R"({"type":"session","parent_session":"x"})")) == Dialect::native);
+    CHECK(detect_dialect(Json::parse(R"({"type":"session","parent_session":null})")) ==
+          Dialect::native);
+    CHECK(detect_dialect(Json::parse(R"({"type":"session","parent_session":"x"})")) ==
+          Dialect::native);
     CHECK(detect_dialect(Json::parse(R"({"type":"session","parentSession":"x"})")) == Dialect::pi);
     CHECK(detect_dialect(Json::parse(R"({"type":"session","metadata":{}})")) == Dialect::pi);
     CHECK(detect_dialect(Json::parse("[]")) == Dialect::pi);
 }
 
 TEST_CASE("a header without a version is format version 1 and older versions read", "[codec]") {
-    const SessionHeader v1 = decode_header(R"({"type":"session","id":"s","timestamp":"t","cwd":"/w"})");
+    const SessionHeader v1 =
+        decode_header(R"({"type":"session","id":"s","timestamp":"t","cwd":"/w"})");
     CHECK(v1.version == 1);
-    CHECK(decode_header(R"({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/w"})").version == 2);
-    CHECK(encode_header(v1, Dialect::pi) == R"({"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/w"})");
+    CHECK(decode_header(R"({"type":"session","version":2,"id":"s","timestamp":"t","cwd":"/w"})")
+              .version == 2);
+    CHECK(encode_header(v1, Dialect::pi) ==
+          R"({"type":"session","version":1,"id":"s","timestamp":"t","cwd":"/w"})");
     const SessionHeader old = decode_header(R"({"type":"session","id":"s","timestamp":"t"})");
     CHECK(old.cwd.empty());
 }
@@ -580,6 +612,7 @@ TEST_CASE("a header of a newer format version is refused", "[codec]") {
         FAIL("no error");
     } catch (const SessionError& e) {
         CHECK(e.code() == ErrorCode::invalid_session);
-        CHECK(std::string(e.what()).find("unsupported session format version 4") != std::string::npos);
+        CHECK(std::string(e.what()).find("unsupported session format version 4") !=
+              std::string::npos);
     }
 }

@@ -1,8 +1,8 @@
 // Fields pi leaves out: `fromHook` (omitted by pi's SessionManager unless its caller passes it),
 // `display` and `isError` (required by pi's types, tolerated absent by its readers, which take
 // them as false). They read as pi reads them and are written back exactly as they were read.
-#include "support/catch.hpp"
 #include "support/builders.hpp"
+#include "support/catch.hpp"
 #include "support/jsonl_fixtures.hpp"
 #include "support/scratch.hpp"
 
@@ -30,28 +30,34 @@ const std::vector<std::string> pi_lines = {
 
 }  // namespace
 
-TEST_CASE("absent fromHook, display and isError read as false and are written back absent", "[codec][pi]") {
+TEST_CASE("absent fromHook, display and isError read as false and are written back absent",
+          "[codec][pi]") {
     for (const auto& line : pi_lines) {
         INFO(line);
         const SessionTreeEntry e = decode_entry(line, Dialect::pi);
         CHECK(encode_entry(e, Dialect::pi) == line);
         // And through the native dialect and back.
-        CHECK(encode_entry(decode_entry(encode_entry(e, Dialect::native), Dialect::native), Dialect::pi) == line);
+        CHECK(encode_entry(decode_entry(encode_entry(e, Dialect::native), Dialect::native),
+                           Dialect::pi) == line);
     }
     CHECK_FALSE(std::get<CompactionEntry>(decode_entry(pi_lines[0], Dialect::pi)).from_hook);
     CHECK(std::get<CompactionEntry>(decode_entry(pi_lines[0], Dialect::pi)).from_hook_omitted);
-    CHECK_FALSE(std::get<CompactionEntry>(decode_entry(pi_lines[1], Dialect::pi)).from_hook_omitted);
+    CHECK_FALSE(
+        std::get<CompactionEntry>(decode_entry(pi_lines[1], Dialect::pi)).from_hook_omitted);
     CHECK_FALSE(std::get<CustomMessageEntry>(decode_entry(pi_lines[3], Dialect::pi)).display);
     const SessionTreeEntry tool_entry = decode_entry(pi_lines[4], Dialect::pi);
     const auto& result = std::get<ToolResultMessage>(std::get<MessageEntry>(tool_entry).message);
     CHECK_FALSE(result.is_error);
     CHECK(result.is_error_omitted);
     // null reads as absent, as pi's falsy check does.
-    const std::string with_null = R"({"type":"custom_message","customType":"note","content":"hi","display":null,"id":"m1","parentId":null,"timestamp":"t"})";
+    const std::string with_null =
+        R"({"type":"custom_message","customType":"note","content":"hi","display":null,"id":"m1","parentId":null,"timestamp":"t"})";
     CHECK_FALSE(std::get<CustomMessageEntry>(decode_entry(with_null, Dialect::pi)).display);
 }
 
-TEST_CASE("new entries write fromHook, display and isError, as pi's agent does; setting one writes it", "[codec][pi]") {
+TEST_CASE(
+    "new entries write fromHook, display and isError, as pi's agent does; setting one writes it",
+    "[codec][pi]") {
     CompactionEntry c;
     c.id = "c1";
     c.timestamp = "t";
@@ -66,10 +72,13 @@ TEST_CASE("new entries write fromHook, display and isError, as pi's agent does; 
     CHECK(entry_to_json(m, Dialect::pi).contains("display"));
 }
 
-TEST_CASE("a pi file without fromHook, display or isError opens, converts and round-trips byte for byte", "[jsonl][pi]") {
+TEST_CASE(
+    "a pi file without fromHook, display or isError opens, converts and round-trips byte for byte",
+    "[jsonl][pi]") {
     ScratchDir dir;
     const std::string path = dir.file("pi.jsonl");
-    std::string text = R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"})" "\n";
+    std::string text = R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"})"
+                       "\n";
     for (const auto& line : pi_lines) text += line + "\n";
     write_file(path, text);
     CHECK(JsonlSessionStorage::open(path).entry_count() == pi_lines.size());

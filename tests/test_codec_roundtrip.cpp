@@ -46,7 +46,8 @@ public:
                 e.tokens_before = count();
                 if (coin()) {
                     e.retained_tail.emplace();
-                    for (int i = 0, n = below(3); i < n; ++i) e.retained_tail->push_back(message(false));
+                    for (int i = 0, n = below(3); i < n; ++i)
+                        e.retained_tail->push_back(message(false));
                 }
                 if (coin()) e.details = free_json();
                 if (coin()) e.usage = usage();
@@ -101,7 +102,8 @@ public:
                 e.raw = Json::object();
                 e.raw["type"] = e.type;
                 e.raw["id"] = e.id;
-                e.raw[coin() ? "parentId" : "parent_id"] = e.parent_id ? Json(*e.parent_id) : Json();
+                e.raw[coin() ? "parentId" : "parent_id"] =
+                    e.parent_id ? Json(*e.parent_id) : Json();
                 e.raw["timestamp"] = e.timestamp;
                 e.raw["payload"] = free_json();
                 return e;
@@ -238,7 +240,9 @@ private:
             case 1: return Json::array({1, 2.5, nullptr, true, text()});
             case 2: return text();
             case 3: return money();
-            case 4: return Json::object({{"nested", Json::object({{"deep", Json::array({Json::object()})}})}});
+            case 4:
+                return Json::object(
+                    {{"nested", Json::object({{"deep", Json::array({Json::object()})}})}});
             default: return count();
         }
     }
@@ -251,9 +255,9 @@ private:
     }
 
     std::string text() {
-        static const char* const pieces[] = {"hello", " ", "\"quoted\"", "back\\slash", "line\nbreak",
-                                             "\ttab", "\x01\x1f", "\x7f", "é", "日本語", "🎉", "/path",
-                                             "\u2028", ""};
+        static const char* const pieces[] = {
+            "hello", " ", "\"quoted\"", "back\\slash", "line\nbreak", "\ttab",  "\x01\x1f",
+            "\x7f",  "é", "日本語",     "🎉",           "/path",       "\u2028", ""};
         std::string s;
         for (int i = 0, n = below(5); i < n; ++i) s += pieces[below(14)];
         return s;
@@ -323,7 +327,8 @@ TEST_CASE("a double with an integral value is written as an integer, as JSON.str
     CHECK(dump_json(Json(-42.0)) == "-42");
     CHECK(dump_json(Json(1e20)) == "100000000000000000000");
     CHECK(dump_json(Json(123e18)) == "123000000000000000000");
-    CHECK(dump_json(Json(1152921504606846976.0)) == "1152921504606847000");  // 2^60, as node prints it
+    CHECK(dump_json(Json(1152921504606846976.0)) ==
+          "1152921504606847000");  // 2^60, as node prints it
     CHECK(dump_json(Json::parse(R"({"a":0.0,"b":[1.0,2.50]})")) == R"({"a":0,"b":[1,2.5]})");
 }
 
@@ -360,8 +365,9 @@ TEST_CASE("strings are escaped as JSON.stringify escapes them", "[codec]") {
 
 TEST_CASE("a string that is not valid UTF-8 cannot be written", "[codec]") {
     // A lone surrogate held as WTF-8 is written (as its escape); a pair in two halves is not.
-    for (const std::string& bad : {std::string("\xff"), std::string("a\xc3"), std::string("\xed\xa0\xbd\xed\xb8\x80"),
-                                  std::string("\xc0\xaf"), std::string("\xf4\x90\x80\x80")}) {
+    for (const std::string& bad :
+         {std::string("\xff"), std::string("a\xc3"), std::string("\xed\xa0\xbd\xed\xb8\x80"),
+          std::string("\xc0\xaf"), std::string("\xf4\x90\x80\x80")}) {
         try {
             dump_json(Json(bad));
             FAIL("no error");
@@ -372,7 +378,8 @@ TEST_CASE("a string that is not valid UTF-8 cannot be written", "[codec]") {
     }
     UserMessage m;
     m.content = std::string("ok \xfe");
-    CHECK_THROWS_AS(encode_entry(MessageEntry{{"a", std::nullopt, "t", {}}, m}, Dialect::native), SessionError);
+    CHECK_THROWS_AS(encode_entry(MessageEntry{{"a", std::nullopt, "t", {}}, m}, Dialect::native),
+                    SessionError);
 }
 
 TEST_CASE("extras never shadow a modelled field when written", "[codec]") {
@@ -381,6 +388,7 @@ TEST_CASE("extras never shadow a modelled field when written", "[codec]") {
     e.timestamp = "t";
     e.target_id = "x";
     e.extra = Json::parse(R"({"id":"evil","target_id":"y","note":1})");
-    CHECK(encode_entry(e, Dialect::native) ==
-          R"({"type":"label","id":"l1","parent_id":null,"timestamp":"t","target_id":"x","note":1})");
+    CHECK(
+        encode_entry(e, Dialect::native) ==
+        R"({"type":"label","id":"l1","parent_id":null,"timestamp":"t","target_id":"x","note":1})");
 }

@@ -1,8 +1,8 @@
 // Lone UTF-16 surrogates: JavaScript writes `"\ud83d"` when it slices a string between the two
 // halves of an emoji, and pi does. Every reader accepts them as JavaScript does, holds them as
 // WTF-8 in std::string, and the writer gives back the same escape: the line round-trips.
-#include "support/catch.hpp"
 #include "support/builders.hpp"
+#include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
 #include "support/scratch.hpp"
@@ -33,36 +33,46 @@ std::string text_of_user(const SessionTreeEntry& e) {
 
 }  // namespace
 
-TEST_CASE("a lone surrogate escape decodes to WTF-8 bytes and a pair to one code point", "[codec][surrogates]") {
+TEST_CASE("a lone surrogate escape decodes to WTF-8 bytes and a pair to one code point",
+          "[codec][surrogates]") {
     std::string out;
     REQUIRE(detail::JsonScanner::unescape(R"(\ud83d)", out));
     CHECK(out == "\xED\xA0\xBD");
     REQUIRE(detail::JsonScanner::unescape(R"(\ude00)", out));
     CHECK(out == "\xED\xB8\x80");
     REQUIRE(detail::JsonScanner::unescape(R"(\ud83d\u0041\ud83d\ude00)", out));
-    CHECK(out == "\xED\xA0\xBD" "A" "\xF0\x9F\x98\x80");
-    REQUIRE(detail::JsonScanner::unescape(R"(\ud83d\ud83d\ude00)", out));  // a lone high, then a pair
+    CHECK(out ==
+          "\xED\xA0\xBD"
+          "A"
+          "\xF0\x9F\x98\x80");
+    REQUIRE(
+        detail::JsonScanner::unescape(R"(\ud83d\ud83d\ude00)", out));  // a lone high, then a pair
     CHECK(out == "\xED\xA0\xBD\xF0\x9F\x98\x80");
     // Raw surrogate bytes in a file are still invalid UTF-8: JavaScript never writes them.
     std::string error;
     CHECK_FALSE(detail::JsonScanner::validate("\"\xED\xA0\xBD\"", error));
 }
 
-TEST_CASE("a line with lone surrogates reads and writes back byte for byte", "[codec][surrogates]") {
+TEST_CASE("a line with lone surrogates reads and writes back byte for byte",
+          "[codec][surrogates]") {
     const SessionTreeEntry a = decode_entry(sliced, Dialect::pi);
     CHECK(text_of_user(a) == "smile \xED\xA0\xBD");
     CHECK(encode_entry(a, Dialect::pi) == sliced);
     const SessionTreeEntry b = decode_entry(low_alone, Dialect::pi);
-    CHECK(text_of_user(b) == "\xED\xB8\x80 then \xED\xA0\xBD" "A");
+    CHECK(text_of_user(b) ==
+          "\xED\xB8\x80 then \xED\xA0\xBD"
+          "A");
     CHECK(encode_entry(b, Dialect::pi) == low_alone);
     // A lone high surrogate before an escaped character that is not a low one stays lone.
-    CHECK(dump_json(detail::parse_line(R"(["\ud83d\u0041"])", ErrorCode::invalid_entry, "entry")) == R"(["\ud83dA"])");
+    CHECK(dump_json(detail::parse_line(R"(["\ud83d\u0041"])", ErrorCode::invalid_entry, "entry")) ==
+          R"(["\ud83dA"])");
     // A key, too.
     const Json j = detail::parse_line(R"({"k\ud800":1})", ErrorCode::invalid_entry, "entry");
     CHECK(dump_json(j) == R"({"k\ud800":1})");
 }
 
-TEST_CASE("a session file with lone surrogates opens, keeps them, and converts both ways unchanged", "[jsonl][surrogates]") {
+TEST_CASE("a session file with lone surrogates opens, keeps them, and converts both ways unchanged",
+          "[jsonl][surrogates]") {
     ScratchDir dir;
     const std::string path = dir.file("pi.jsonl");
     const std::string text = pi_header + "\n" + sliced + "\n" + low_alone + "\n";
@@ -89,13 +99,17 @@ TEST_CASE("a session file with lone surrogates opens, keeps them, and converts b
     CHECK(file_lines(dir.file("back.jsonl"))[2] == file_lines(path)[2]);
 }
 
-TEST_CASE("the writer refuses a surrogate pair split into two WTF-8 halves, naming the entry and field", "[codec][surrogates]") {
+TEST_CASE(
+    "the writer refuses a surrogate pair split into two WTF-8 halves, naming the entry and field",
+    "[codec][surrogates]") {
     auto session = memory_session();
     const std::string id = append_message(session, user("ok"));
     UserMessage halves;
     halves.content = std::string("\xED\xA0\xBD\xED\xB8\x80");
     const std::string msg = message_of_error([&] {
-        (void)encode_entry(MessageEntry{{id, std::nullopt, "t", {}}, AgentMessage(std::move(halves))}, Dialect::pi);
+        (void)encode_entry(
+            MessageEntry{{id, std::nullopt, "t", {}}, AgentMessage(std::move(halves))},
+            Dialect::pi);
     });
     CHECK(msg.find("invalid_entry") != std::string::npos);
     CHECK(msg.find("entry '" + id + "'") != std::string::npos);

@@ -28,7 +28,9 @@ AgentMessage assistant_calls(std::vector<ToolCallContent> calls, std::string say
     return m;
 }
 
-SummaryResult fixed_summary(const SummaryRequest&) { return SummaryResult{"SUMMARY", usage(1, 2, 3, 4, 0.5)}; }
+SummaryResult fixed_summary(const SummaryRequest&) {
+    return SummaryResult{"SUMMARY", usage(1, 2, 3, 4, 0.5)};
+}
 
 }  // namespace
 
@@ -46,28 +48,34 @@ TEST_CASE("should_compact: the context no longer leaves reserve_tokens free", "[
     static_assert(should_compact(101, 100, CompactionSettings{true, 0, 0}));
 }
 
-TEST_CASE("files: read, write and edit calls with a path; modified wins over read", "[compaction][files]") {
+TEST_CASE("files: read, write and edit calls with a path; modified wins over read",
+          "[compaction][files]") {
     FileTracker t;
-    t.add_message(assistant_calls({call("1", "read", {{"path", "a.txt"}}), call("2", "read", {{"path", "b.txt"}}),
-                                   call("3", "edit", {{"path", "b.txt"}}), call("4", "write", {{"path", "c.txt"}}),
-                                   call("5", "bash", {{"command", "cat d.txt"}}), call("6", "read", {{"path", 7}}),
-                                   call("7", "read", Json::array())}));
+    t.add_message(assistant_calls(
+        {call("1", "read", {{"path", "a.txt"}}), call("2", "read", {{"path", "b.txt"}}),
+         call("3", "edit", {{"path", "b.txt"}}), call("4", "write", {{"path", "c.txt"}}),
+         call("5", "bash", {{"command", "cat d.txt"}}), call("6", "read", {{"path", 7}}),
+         call("7", "read", Json::array())}));
     t.add_message(user("read e.txt"));
     t.add_details(Json{{"read_files", {"z.txt", "a.txt"}}, {"modified_files", {"y.txt"}}});
     t.add_details(Json{{"readFiles", {"p.txt"}}, {"modifiedFiles", {"q.txt", 3}}});
     auto lists = t.lists();
     CHECK(lists.read_files == Strings{"a.txt", "p.txt", "z.txt"});
     CHECK(lists.modified_files == Strings{"b.txt", "c.txt", "q.txt", "y.txt"});
-    CHECK(file_details(lists).dump() ==
-          R"({"read_files":["a.txt","p.txt","z.txt"],"modified_files":["b.txt","c.txt","q.txt","y.txt"]})");
-    CHECK(format_file_lists(FileLists{{"a"}, {"b", "c"}}) == "\n\nFiles read:\n- a\n\nFiles modified:\n- b\n- c");
+    CHECK(
+        file_details(lists).dump() ==
+        R"({"read_files":["a.txt","p.txt","z.txt"],"modified_files":["b.txt","c.txt","q.txt","y.txt"]})");
+    CHECK(format_file_lists(FileLists{{"a"}, {"b", "c"}}) ==
+          "\n\nFiles read:\n- a\n\nFiles modified:\n- b\n- c");
     CHECK(format_file_lists(FileLists{}).empty());
 }
 
-TEST_CASE("serialize_conversation labels every role and leaves empty parts out", "[compaction][serialize]") {
+TEST_CASE("serialize_conversation labels every role and leaves empty parts out",
+          "[compaction][serialize]") {
     AssistantMessage a;
     a.content = {ThinkingContent{"think", {}}, TextContent{"Sure.", {}},
-                 call("c1", "read", Json{{"path", "a.txt"}, {"limit", 10}}), call("c2", "bash", Json{{"command", "ls"}})};
+                 call("c1", "read", Json{{"path", "a.txt"}, {"limit", 10}}),
+                 call("c2", "bash", Json{{"command", "ls"}})};
     ToolResultMessage err;
     err.tool_call_id = "c2";
     err.content = {TextContent{"no such dir", {}}};
@@ -79,7 +87,8 @@ TEST_CASE("serialize_conversation labels every role and leaves empty parts out",
     BashExecutionMessage hidden = bash;
     hidden.exclude_from_context = true;
     UserMessage with_image;
-    with_image.content = std::vector<ContentBlock>{TextContent{"look", {}}, ImageContent{"", "image/png", {}}};
+    with_image.content =
+        std::vector<ContentBlock>{TextContent{"look", {}}, ImageContent{"", "image/png", {}}};
     std::vector<AgentMessage> messages{user("Hi"),
                                        a,
                                        tool_result("c1", "read", "content"),
@@ -106,21 +115,26 @@ TEST_CASE("serialize_conversation labels every role and leaves empty parts out",
           "[Compaction summary]: k");
 }
 
-TEST_CASE("serialize_conversation truncates long tool results by characters, with a marker", "[compaction][serialize]") {
+TEST_CASE("serialize_conversation truncates long tool results by characters, with a marker",
+          "[compaction][serialize]") {
     std::vector<AgentMessage> messages{tool_result("c", "read", "abcdefghij")};
-    CHECK(serialize_conversation(messages, 4) == "[Tool result]: abcd\n[... 6 more characters truncated]");
+    CHECK(serialize_conversation(messages, 4) ==
+          "[Tool result]: abcd\n[... 6 more characters truncated]");
     CHECK(serialize_conversation(messages, 10) == "[Tool result]: abcdefghij");
     std::vector<AgentMessage> utf8{tool_result("c", "read", "\xC3\xA9\xC3\xA9\xC3\xA9")};  // "ééé"
-    CHECK(serialize_conversation(utf8, 2) == "[Tool result]: \xC3\xA9\xC3\xA9\n[... 1 more characters truncated]");
+    CHECK(serialize_conversation(utf8, 2) ==
+          "[Tool result]: \xC3\xA9\xC3\xA9\n[... 1 more characters truncated]");
     std::vector<AgentMessage> long_result{tool_result("c", "read", repeated(2500, 'x'))};
-    CHECK(serialize_conversation(long_result).size() == std::string("[Tool result]: ").size() + 2000 +
-                                                            std::string("\n[... 500 more characters truncated]").size());
+    CHECK(serialize_conversation(long_result).size() ==
+          std::string("[Tool result]: ").size() + 2000 +
+              std::string("\n[... 500 more characters truncated]").size());
 }
 
 // ---------------------------------------------------------------------------------------------
 // find_cut_point
 
-TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user message", "[compaction][cut]") {
+TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user message",
+          "[compaction][cut]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));       // 0: 100 tokens
     append_message(s, assistant(repeated(400, 'b')));  // 1
@@ -128,19 +142,23 @@ TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user mess
     append_message(s, assistant(repeated(400, 'd')));  // 3
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, 4, 150) == CutPoint{2, std::nullopt, false});
-    CHECK(find_cut_point(path, 0, 4, 100) == CutPoint{3, 2u, true});  // the assistant reply splits turn 2
-    CHECK(find_cut_point(path, 0, 4, 20000) == CutPoint{0, std::nullopt, false});  // everything fits
+    CHECK(find_cut_point(path, 0, 4, 100) ==
+          CutPoint{3, 2u, true});  // the assistant reply splits turn 2
+    CHECK(find_cut_point(path, 0, 4, 20000) ==
+          CutPoint{0, std::nullopt, false});  // everything fits
     CHECK(find_cut_point(path, 2, 4, 20000) == CutPoint{2, std::nullopt, false});
     CHECK(find_cut_point(path, 0, 99, 150) == CutPoint{2, std::nullopt, false});  // end is clamped
-    CHECK(find_cut_point(path, 7, 3, 150) == CutPoint{3, std::nullopt, false});   // start is clamped to end
+    CHECK(find_cut_point(path, 7, 3, 150) ==
+          CutPoint{3, std::nullopt, false});  // start is clamped to end
 }
 
-TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn splits it", "[compaction][cut]") {
+TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn splits it",
+          "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(repeated(400, 'a')));                    // 0: 100
-    append_message(s, assistant_tool_call("c1", "read"));       // 1: 5 (read + {"path":"a.txt"})
+    append_message(s, user(repeated(400, 'a')));           // 0: 100
+    append_message(s, assistant_tool_call("c1", "read"));  // 1: 5 (read + {"path":"a.txt"})
     append_message(s, tool_result("c1", "read", repeated(400, 'r')));  // 2: 100
-    append_message(s, assistant(repeated(400, 'd')));               // 3: 100
+    append_message(s, assistant(repeated(400, 'd')));                  // 3: 100
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, 4, 100) == CutPoint{3, 0u, true});
     // 200 tokens reached at the tool result: the next valid cut point is the reply after it.
@@ -149,10 +167,11 @@ TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn
     CHECK(find_cut_point(path, 0, 4, 205) == CutPoint{1, 0u, true});
 }
 
-TEST_CASE("cut point: never between a tool call and a result that comes later", "[compaction][cut]") {
+TEST_CASE("cut point: never between a tool call and a result that comes later",
+          "[compaction][cut]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));                       // 0
-    append_message(s, assistant_tool_call("c1", "read"));          // 1
+    append_message(s, assistant_tool_call("c1", "read"));              // 1
     append_message(s, user(repeated(400, 'u')));                       // 2: sent while the tool ran
     append_message(s, tool_result("c1", "read", repeated(400, 'r')));  // 3
     append_message(s, assistant(repeated(400, 'd')));                  // 4
@@ -162,40 +181,43 @@ TEST_CASE("cut point: never between a tool call and a result that comes later", 
     CHECK(find_cut_point(path, 0, 5, 250) == CutPoint{4, 2u, true});
 }
 
-TEST_CASE("cut point: when nothing valid follows, the nearest valid point before is taken", "[compaction][cut]") {
+TEST_CASE("cut point: when nothing valid follows, the nearest valid point before is taken",
+          "[compaction][cut]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));                        // 0
-    append_message(s, assistant_tool_call("c1", "read"));           // 1
+    append_message(s, assistant_tool_call("c1", "read"));               // 1
     append_message(s, tool_result("c1", "read", repeated(4000, 'r')));  // 2: 1000 tokens
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, 3, 500) == CutPoint{1, 0u, true});
 }
 
-TEST_CASE("cut point: settings, labels and custom entries just before the cut are kept with it", "[compaction][cut]") {
+TEST_CASE("cut point: settings, labels and custom entries just before the cut are kept with it",
+          "[compaction][cut]") {
     auto s = memory_session();
-    append_message(s, user(repeated(400, 'a')));       // 0
+    append_message(s, user(repeated(400, 'a')));                // 0
     auto b = append_message(s, assistant(repeated(400, 'b')));  // 1
-    append_thinking_level_change(s, "high");       // 2
-    append_model_change(s, "openai", "gpt");       // 3
-    append_active_tools_change(s, {"read"});       // 4
-    append_label(s, b, std::string("here"));       // 5
-    append_custom_entry(s, "state", {});           // 6
-    append_session_name(s, "n");                   // 7
-    append_message(s, user(repeated(400, 'c')));       // 8
-    append_message(s, assistant(repeated(400, 'd')));  // 9
+    append_thinking_level_change(s, "high");                    // 2
+    append_model_change(s, "openai", "gpt");                    // 3
+    append_active_tools_change(s, {"read"});                    // 4
+    append_label(s, b, std::string("here"));                    // 5
+    append_custom_entry(s, "state", {});                        // 6
+    append_session_name(s, "n");                                // 7
+    append_message(s, user(repeated(400, 'c')));                // 8
+    append_message(s, assistant(repeated(400, 'd')));           // 9
     auto path = get_branch(s);
     CHECK(find_cut_point(path, 0, path.size(), 150) == CutPoint{2, std::nullopt, false});
     // Pulling stops at the range's start.
     CHECK(find_cut_point(path, 5, path.size(), 150) == CutPoint{5, std::nullopt, false});
 }
 
-TEST_CASE("cut point: branch summaries and custom messages are valid cut points and begin turns", "[compaction][cut]") {
+TEST_CASE("cut point: branch summaries and custom messages are valid cut points and begin turns",
+          "[compaction][cut]") {
     auto s = memory_session();
-    auto a = append_message(s, user(repeated(400, 'a')));  // 0
-    append_message(s, assistant(repeated(400, 'b')));      // 1
+    auto a = append_message(s, user(repeated(400, 'a')));                  // 0
+    append_message(s, assistant(repeated(400, 'b')));                      // 1
     move_to(s, a, BranchSummaryInput{repeated(400, 's'), {}, {}, false});  // 2 (child of 0)
     append_custom_message_entry(s, "note", repeated(400, 'n'));            // 3
-    append_message(s, assistant(repeated(400, 'd')));                       // 4
+    append_message(s, assistant(repeated(400, 'd')));                      // 4
     auto path = get_branch(s);
     REQUIRE(path.size() == 4);  // a, summary, note, d
     CHECK(find_cut_point(path, 0, 4, 150) == CutPoint{2, std::nullopt, false});
@@ -215,7 +237,8 @@ TEST_CASE("cut point: no valid cut point keeps nothing", "[compaction][cut]") {
 // ---------------------------------------------------------------------------------------------
 // prepare_compaction
 
-TEST_CASE("prepare: messages before the cut are summarised, the rest is the first kept entry on", "[compaction][prepare]") {
+TEST_CASE("prepare: messages before the cut are summarised, the rest is the first kept entry on",
+          "[compaction][prepare]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
@@ -240,14 +263,17 @@ TEST_CASE("prepare: messages before the cut are summarised, the rest is the firs
 TEST_CASE("prepare: tokens before come from the newest valid usage", "[compaction][prepare]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
-    append_message(s, assistant(repeated(400, 'b'), "anthropic", "claude", usage(4000, 1000, 0, 0, 0)));
+    append_message(
+        s, assistant(repeated(400, 'b'), "anthropic", "claude", usage(4000, 1000, 0, 0, 0)));
     append_message(s, user(repeated(400, 'c')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     CHECK(prep->tokens_before == 5100);
 }
 
-TEST_CASE("prepare: none for an empty path, a path ending with a compaction, or nothing to summarise", "[compaction][prepare]") {
+TEST_CASE(
+    "prepare: none for an empty path, a path ending with a compaction, or nothing to summarise",
+    "[compaction][prepare]") {
     auto s = memory_session();
     CHECK_FALSE(prepare_compaction(s));
     append_message(s, user("a"));
@@ -279,10 +305,12 @@ TEST_CASE("prepare: a split turn gives its start as the turn prefix", "[compacti
     CHECK(prep->files.read_files == Strings{"src/a.cpp"});
 }
 
-TEST_CASE("prepare: files come from summarised tool calls, not from kept ones", "[compaction][prepare][files]") {
+TEST_CASE("prepare: files come from summarised tool calls, not from kept ones",
+          "[compaction][prepare][files]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
-    append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}}), call("2", "edit", {{"path", "e.txt"}}),
+    append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}}),
+                                       call("2", "edit", {{"path", "e.txt"}}),
                                        call("3", "read", {{"path", "e.txt"}})}));
     append_message(s, tool_result("1", "read", "x"));
     append_message(s, tool_result("2", "edit", "x"));
@@ -296,13 +324,17 @@ TEST_CASE("prepare: files come from summarised tool calls, not from kept ones", 
     CHECK(prep->files == FileLists{{"r.txt"}, {"e.txt"}});
 }
 
-TEST_CASE("prepare after a compaction: its kept entries are summarised again, its summary is the previous one", "[compaction][prepare]") {
+TEST_CASE(
+    "prepare after a compaction: its kept entries are summarised again, its summary is the "
+    "previous one",
+    "[compaction][prepare]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
     auto c = append_message(s, user(repeated(400, 'c')));
     append_message(s, assistant(repeated(400, 'd')));
-    append_compaction(s, "first", c, 400, Json{{"read_files", {"old.txt"}}, {"modified_files", Json::array()}});
+    append_compaction(s, "first", c, 400,
+                      Json{{"read_files", {"old.txt"}}, {"modified_files", Json::array()}});
     auto e = append_message(s, user(repeated(400, 'e')));
     append_message(s, assistant(repeated(400, 'f')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 150});
@@ -315,7 +347,9 @@ TEST_CASE("prepare after a compaction: its kept entries are summarised again, it
     CHECK(prep->files.read_files == Strings{"old.txt"});
 }
 
-TEST_CASE("prepare after a compaction: the cut never falls before it, even when everything would fit", "[compaction][prepare]") {
+TEST_CASE(
+    "prepare after a compaction: the cut never falls before it, even when everything would fit",
+    "[compaction][prepare]") {
     auto s = memory_session();
     append_message(s, user("a"));
     auto c = append_message(s, user("c"));
@@ -328,7 +362,8 @@ TEST_CASE("prepare after a compaction: the cut never falls before it, even when 
     CHECK(text_of(*prep->messages_to_summarize[0]) == "c");
 }
 
-TEST_CASE("prepare after a compaction with a retained tail: the tail is summarised, not dropped", "[compaction][prepare]") {
+TEST_CASE("prepare after a compaction with a retained tail: the tail is summarised, not dropped",
+          "[compaction][prepare]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
@@ -345,12 +380,15 @@ TEST_CASE("prepare after a compaction with a retained tail: the tail is summaris
     CHECK(prep->previous_summary == std::optional<std::string>("first"));
 }
 
-TEST_CASE("cut point: a tool call in the previous compaction's retained tail pairs with its later result", "[compaction][cut]") {
+TEST_CASE(
+    "cut point: a tool call in the previous compaction's retained tail pairs with its later result",
+    "[compaction][cut]") {
     // The tail ends with a call whose tool was still running; the user typed while it ran, then
     // the result came. A cut at the typed message would keep the result and summarise its call.
     auto s = memory_session();
     append_compaction(s, "first", std::nullopt, 200, {}, false, std::nullopt,
-                      std::vector<AgentMessage>{user("q"), assistant_calls({call("late", "read", Json{{"path", "a"}})})});
+                      std::vector<AgentMessage>{
+                          user("q"), assistant_calls({call("late", "read", Json{{"path", "a"}})})});
     append_message(s, user(repeated(400, 't')));
     append_message(s, tool_result("late", "read", repeated(40, 'r')));
     auto d = append_message(s, assistant(repeated(400, 'd')));
@@ -369,11 +407,13 @@ TEST_CASE("cut point: a tool call in the previous compaction's retained tail pai
         REQUIRE(compact(copy, *p, fixed_summary, CompactOptions{retain_tail, 2000}));
         const SessionContext ctx = build_context(copy);
         CHECK(ctx.dropped.empty());
-        CHECK(describe(ctx) == Strings{"compaction_summary:SUMMARY", "assistant:" + repeated(400, 'd')});
+        CHECK(describe(ctx) ==
+              Strings{"compaction_summary:SUMMARY", "assistant:" + repeated(400, 'd')});
     }
 }
 
-TEST_CASE("prepare: a compaction written by a hook does not contribute its details", "[compaction][prepare][files]") {
+TEST_CASE("prepare: a compaction written by a hook does not contribute its details",
+          "[compaction][prepare][files]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_compaction(s, "hook", a, 1, Json{{"read_files", {"h.txt"}}}, true);
@@ -386,7 +426,8 @@ TEST_CASE("prepare: a compaction written by a hook does not contribute its detai
 // ---------------------------------------------------------------------------------------------
 // compact
 
-TEST_CASE("compact appends the compaction and the context becomes summary plus kept messages", "[compaction][compact]") {
+TEST_CASE("compact appends the compaction and the context becomes summary plus kept messages",
+          "[compaction][compact]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}})}));
@@ -414,19 +455,22 @@ TEST_CASE("compact appends the compaction and the context becomes summary plus k
     CHECK(get_session_stats(s).cost_total == Approx(0.25));
 
     CHECK(seen.messages.size() == 3);
-    CHECK(seen.conversation_text == "[User]: " + repeated(400, 'a') +
-                                        "\n\n[Assistant tool calls]: read(path=\"r.txt\")\n\n[Tool result]: x");
+    CHECK(seen.conversation_text ==
+          "[User]: " + repeated(400, 'a') +
+              "\n\n[Assistant tool calls]: read(path=\"r.txt\")\n\n[Tool result]: x");
     CHECK(seen.turn_prefix.empty());
     CHECK(seen.turn_prefix_text.empty());
     CHECK_FALSE(seen.previous_summary);
     CHECK(seen.files.read_files == Strings{"r.txt"});
     CHECK(seen.tokens_before == prep->tokens_before);
 
-    CHECK(describe(build_context(s)) ==
-          Strings{"compaction_summary:the summary", "user:" + repeated(400, 'c'), "assistant:" + repeated(400, 'd')});
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:the summary",
+                                                "user:" + repeated(400, 'c'),
+                                                "assistant:" + repeated(400, 'd')});
 }
 
-TEST_CASE("compact with retain_tail stores the kept messages and still names the first kept entry", "[compaction][compact]") {
+TEST_CASE("compact with retain_tail stores the kept messages and still names the first kept entry",
+          "[compaction][compact]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
@@ -442,8 +486,9 @@ TEST_CASE("compact with retain_tail stores the kept messages and still names the
     CHECK(entry.retained_tail->size() == 2);
     append_message(s, user("e"));
     CHECK(get_branch(s).size() == 2);  // the tail ends the walk: the kept entries are not visited
-    CHECK(describe(build_context(s)) ==
-          Strings{"compaction_summary:SUMMARY", "user:" + repeated(400, 'c'), "assistant:" + repeated(400, 'd'), "user:e"});
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:SUMMARY",
+                                                "user:" + repeated(400, 'c'),
+                                                "assistant:" + repeated(400, 'd'), "user:e"});
 
     // Read as pi 0.73 reads it, without the tail: the same messages, from the first kept entry.
     auto without_tail = memory_session();
@@ -455,38 +500,48 @@ TEST_CASE("compact with retain_tail stores the kept messages and still names the
     CHECK(describe(build_context(without_tail)) == describe(build_context(s)));
 
     // A fork from the compaction copies no kept entry, so it drops the pointer and keeps the tail.
-    const auto forked = prepare_fork_entries(get_entries_to_fork(s.storage(), ForkOptions{.entry_id = *id, .position = ForkPosition::at}));
+    const auto forked = prepare_fork_entries(get_entries_to_fork(
+        s.storage(), ForkOptions{.entry_id = *id, .position = ForkPosition::at}));
     REQUIRE(forked.size() == 1);
     const auto& copied = std::get<CompactionEntry>(forked[0]);
     CHECK_FALSE(copied.first_kept_entry_id);
     CHECK(copied.retained_tail.has_value());
 }
 
-TEST_CASE("compact: a cancelling summariser appends nothing and returns none", "[compaction][compact]") {
+TEST_CASE("compact: a cancelling summariser appends nothing and returns none",
+          "[compaction][compact]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     const auto before = s.storage().entry_count();
-    auto id = compact(s, *prep, [](const SummaryRequest&) -> std::optional<SummaryResult> { return std::nullopt; });
+    auto id = compact(s, *prep, [](const SummaryRequest&) -> std::optional<SummaryResult> {
+        return std::nullopt;
+    });
     CHECK_FALSE(id);
     CHECK(s.storage().entry_count() == before);
 }
 
-TEST_CASE("compact: a throwing summariser appends nothing and the exception propagates", "[compaction][compact]") {
+TEST_CASE("compact: a throwing summariser appends nothing and the exception propagates",
+          "[compaction][compact]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
     REQUIRE(prep);
     const auto before = s.storage().entry_count();
-    CHECK_THROWS_AS(compact(s, *prep, [](const SummaryRequest&) -> SummaryResult { throw std::runtime_error("llm down"); }),
+    CHECK_THROWS_AS(compact(s, *prep,
+                            [](const SummaryRequest&) -> SummaryResult {
+                                throw std::runtime_error("llm down");
+                            }),
                     std::runtime_error);
     CHECK(s.storage().entry_count() == before);
 }
 
-TEST_CASE("compact: a preparation whose leaf has moved is invalid_entry, before or after summarising", "[compaction][compact]") {
+TEST_CASE(
+    "compact: a preparation whose leaf has moved is invalid_entry, before or after summarising",
+    "[compaction][compact]") {
     auto s = memory_session();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, user(repeated(400, 'b')));
@@ -514,13 +569,16 @@ TEST_CASE("compact: a preparation whose leaf has moved is invalid_entry, before 
     CHECK(s.storage().entry_count() == before + 1);  // only the message the callback appended
 }
 
-TEST_CASE("compact twice: the second summary folds in the first and the context has one summary", "[compaction][compact]") {
+TEST_CASE("compact twice: the second summary folds in the first and the context has one summary",
+          "[compaction][compact]") {
     auto s = memory_session();
     CompactionSettings settings{true, 16384, 150};
     for (char ch = 'a'; ch < 'k'; ++ch) append_message(s, user(repeated(400, ch)));
     auto first = prepare_compaction(s, settings);
     REQUIRE(first);
-    REQUIRE(compact(s, *first, [](const SummaryRequest&) { return SummaryResult{"S1", std::nullopt}; }));
+    REQUIRE(compact(s, *first, [](const SummaryRequest&) {
+        return SummaryResult{"S1", std::nullopt};
+    }));
     for (char ch = 'k'; ch < 'o'; ++ch) append_message(s, user(repeated(400, ch)));
     auto second = prepare_compaction(s, settings);
     REQUIRE(second);
@@ -532,5 +590,6 @@ TEST_CASE("compact twice: the second summary folds in the first and the context 
     }));
     CHECK(previous == std::optional<std::string>("S1"));
     auto ctx = build_context(s);
-    CHECK(describe(ctx) == Strings{"compaction_summary:S2", "user:" + repeated(400, 'm'), "user:" + repeated(400, 'n')});
+    CHECK(describe(ctx) == Strings{"compaction_summary:S2", "user:" + repeated(400, 'm'),
+                                   "user:" + repeated(400, 'n')});
 }

@@ -24,11 +24,13 @@ TEST_CASE("the in-memory repository passes the conformance kit", "[conformance][
     const auto report = run_conformance(target);
     INFO(report.summary());
     CHECK(report.checks.size() >= 15);
-    CHECK(report.checks.back().find("import_session") == 0);  // an ImportingRepository: the import is checked
+    CHECK(report.checks.back().find("import_session") ==
+          0);  // an ImportingRepository: the import is checked
     CHECK(report.ok());
 }
 
-TEST_CASE("the JSONL repository passes the conformance kit, reopened from its files", "[conformance][jsonl]") {
+TEST_CASE("the JSONL repository passes the conformance kit, reopened from its files",
+          "[conformance][jsonl]") {
     std::vector<std::unique_ptr<agentcore::testing::ScratchDir>> dirs;
     ConformanceTarget<JsonlSessionRepo> target;
     target.fresh = [&] {
@@ -50,14 +52,16 @@ TEST_CASE("the kit reports a broken promise through its callback and its report"
     int calls = 0;
     target.fresh = [] { return InMemorySessionRepo(); };
     target.reopen = [](InMemorySessionRepo&) { return InMemorySessionRepo(); };  // loses everything
-    const auto report = run_conformance(target, [&](const agentcore::testing::ConformanceFailure&) { ++calls; });
+    const auto report =
+        run_conformance(target, [&](const agentcore::testing::ConformanceFailure&) { ++calls; });
     CHECK_FALSE(report.ok());
     CHECK(calls == static_cast<int>(report.failures.size()));
     REQUIRE_FALSE(report.failures.empty());
     CHECK(report.failures[0].check.find("reopened") != std::string::npos);
 }
 
-TEST_CASE("the path walk over ancestors fetched by the caller equals the storage's walk", "[conformance][path]") {
+TEST_CASE("the path walk over ancestors fetched by the caller equals the storage's walk",
+          "[conformance][path]") {
     InMemorySessionRepo repo;
     auto s = create(repo, CreateOptions{std::string("walk"), "/", Json::object(), std::nullopt});
     const std::string a = append_message(s, UserMessage{"a", 1, {}});

@@ -48,7 +48,8 @@ TEST_CASE("state comes from the path: thinking level, model, tools [SPEC 4.5]", 
     CHECK_FALSE(ctx2.model);
 }
 
-TEST_CASE("state is taken from the untransformed path, before the compaction too [SPEC 4.5]", "[context]") {
+TEST_CASE("state is taken from the untransformed path, before the compaction too [SPEC 4.5]",
+          "[context]") {
     auto s = memory_session();
     append_thinking_level_change(s, "high");
     auto a = append_message(s, user("a"));
@@ -102,10 +103,13 @@ public:
     std::string create_entry_id() { return inner_.create_entry_id(); }
     void append_entry(SessionTreeEntry e) { inner_.append_entry(std::move(e)); }
     EntryHandle get_entry(std::string_view id) const { return inner_.get_entry(id); }
-    std::vector<EntryHandle> find_entries(std::string_view t) const { return inner_.find_entries(t); }
+    std::vector<EntryHandle> find_entries(std::string_view t) const {
+        return inner_.find_entries(t);
+    }
     std::optional<std::string> get_label(std::string_view id) const { return inner_.get_label(id); }
     std::optional<std::string> get_session_name() const { return inner_.get_session_name(); }
-    std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+    std::vector<EntryHandle> get_path_to_root_or_compaction(
+        std::optional<std::string_view> start) const {
         return inner_.get_path_to_root_or_compaction(start);
     }
     std::vector<EntryHandle> get_entries(EntriesQuery q) const { return inner_.get_entries(q); }
@@ -119,7 +123,10 @@ static_assert(SessionStorage<PlainStorage> && !has_state_entries<PlainStorage>);
 
 }  // namespace
 
-TEST_CASE("state comes from the whole ancestry: settings chosen before a compaction's first kept entry survive it [SPEC 4.5]", "[context][compaction][state]") {
+TEST_CASE(
+    "state comes from the whole ancestry: settings chosen before a compaction's first kept entry "
+    "survive it [SPEC 4.5]",
+    "[context][compaction][state]") {
     auto s = memory_session();
     const auto ids = fill_settings_then_compact(s);
     const SessionContext ctx = build_context(s);
@@ -130,22 +137,29 @@ TEST_CASE("state comes from the whole ancestry: settings chosen before a compact
     CHECK(state_of(build_context_at(s, ids[3])) == "high google/gemini read,bash,");
     CHECK(state_of(build_context_at(s, ids[0])) == "high openai/gpt-5 read,bash,");
     CHECK(state_of(build_context_at(s, std::nullopt)) == "off none none");
-    CHECK(error_of([&] { build_context_at(s, std::string_view("ghost000")); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { build_context_at(s, std::string_view("ghost000")); }) ==
+          ErrorCode::not_found);
 }
 
-TEST_CASE("every storage gives the same state: memory, JSONL in both dialects, reopened, and a storage that keeps none [SPEC 4.5]", "[context][state][jsonl]") {
+TEST_CASE(
+    "every storage gives the same state: memory, JSONL in both dialects, reopened, and a storage "
+    "that keeps none [SPEC 4.5]",
+    "[context][state][jsonl]") {
     auto memory = memory_session();
     const auto ids = fill_settings_then_compact(memory);
     std::vector<std::string> expected;
-    for (const auto& id : ids) expected.push_back(state_of(build_context_at(memory, std::string_view(id))));
+    for (const auto& id : ids)
+        expected.push_back(state_of(build_context_at(memory, std::string_view(id))));
     expected.push_back(state_of(build_context(memory)));
     auto states = [&](const auto& session) {
         std::vector<std::string> out;
-        for (const auto& id : ids) out.push_back(state_of(build_context_at(session, std::string_view(id))));
+        for (const auto& id : ids)
+            out.push_back(state_of(build_context_at(session, std::string_view(id))));
         out.push_back(state_of(build_context(session)));
         return out;
     };
-    Session<PlainStorage> plain(PlainStorage(InMemorySessionStorage<>(test_header(), Environment::deterministic(t0, 1))));
+    Session<PlainStorage> plain(
+        PlainStorage(InMemorySessionStorage<>(test_header(), Environment::deterministic(t0, 1))));
     fill_settings_then_compact(plain);
     CHECK(states(plain) == expected);
 
@@ -165,7 +179,8 @@ TEST_CASE("every storage gives the same state: memory, JSONL in both dialects, r
     }
 }
 
-TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [SPEC 4.5]",
+          "[context][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -181,7 +196,9 @@ TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [
     CHECK(summary.tokens_before == 5000);
 }
 
-TEST_CASE("a compaction with a first kept entry: summary, kept entries, then what follows [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE(
+    "a compaction with a first kept entry: summary, kept entries, then what follows [SPEC 4.5]",
+    "[context][compaction]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -189,10 +206,12 @@ TEST_CASE("a compaction with a first kept entry: summary, kept entries, then wha
     append_message(s, assistant("d"));
     append_compaction(s, "ab", c, 100);
     append_message(s, user("e"));
-    CHECK(describe(build_context(s)) == Strings{"compaction_summary:ab", "user:c", "assistant:d", "user:e"});
+    CHECK(describe(build_context(s)) ==
+          Strings{"compaction_summary:ab", "user:c", "assistant:d", "user:e"});
 }
 
-TEST_CASE("a compaction with neither tail nor first kept entry keeps only what follows [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE("a compaction with neither tail nor first kept entry keeps only what follows [SPEC 4.5]",
+          "[context][compaction]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_compaction(s, "all", std::nullopt, 100);
@@ -210,11 +229,15 @@ TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]", "[contex
     append_compaction(s, "second", c, 200);
     append_message(s, user("e"));
     // The path stops at c (first kept of the newest); the older compaction is not on it.
-    CHECK(describe(build_context(s)) == Strings{"compaction_summary:second", "user:c", "assistant:d", "user:e"});
+    CHECK(describe(build_context(s)) ==
+          Strings{"compaction_summary:second", "user:c", "assistant:d", "user:e"});
     (void)a;
 }
 
-TEST_CASE("two compactions where the older lies inside the kept range: only the newest summary [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE(
+    "two compactions where the older lies inside the kept range: only the newest summary [SPEC "
+    "4.5]",
+    "[context][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_compaction(s, "old", std::nullopt, 100);
@@ -225,7 +248,10 @@ TEST_CASE("two compactions where the older lies inside the kept range: only the 
     CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "user:b", "user:c"});
 }
 
-TEST_CASE("compacting twice in a row as pi does: the second keeps from before the first's first kept entry [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE(
+    "compacting twice in a row as pi does: the second keeps from before the first's first kept "
+    "entry [SPEC 4.5]",
+    "[context][compaction]") {
     auto s = memory_session();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -235,14 +261,17 @@ TEST_CASE("compacting twice in a row as pi does: the second keeps from before th
     append_message(s, user("e"));
     append_compaction(s, "two", b, 200);
     append_message(s, user("f"));
-    CHECK(describe(build_context(s)) ==
-          Strings{"compaction_summary:two", "assistant:b", "user:c", "assistant:d", "user:e", "user:f"});
+    CHECK(describe(build_context(s)) == Strings{"compaction_summary:two", "assistant:b", "user:c",
+                                                "assistant:d", "user:e", "user:f"});
 }
 
-TEST_CASE("an older compaction's retained tail inside the newest's kept range adds nothing [SPEC 4.5]", "[context][compaction]") {
+TEST_CASE(
+    "an older compaction's retained tail inside the newest's kept range adds nothing [SPEC 4.5]",
+    "[context][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
-    append_compaction(s, "old", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{user("tail")});
+    append_compaction(s, "old", std::nullopt, 100, {}, false, std::nullopt,
+                      std::vector<AgentMessage>{user("tail")});
     append_message(s, user("b"));
     append_compaction(s, "new", a, 200);
     CHECK(describe(build_context(s)) == Strings{"compaction_summary:new", "user:a", "user:b"});
@@ -261,9 +290,11 @@ TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4
     CHECK(std::get<BranchSummaryMessage>(*ctx.messages[1]).from_id == a);
 }
 
-TEST_CASE("custom message entries become custom messages with the entry's time in ms [SPEC 4.5]", "[context]") {
+TEST_CASE("custom message entries become custom messages with the entry's time in ms [SPEC 4.5]",
+          "[context]") {
     auto s = memory_session();
-    auto id = append_custom_message_entry(s, "app.note", std::string("remember"), false, Json{{"k", "v"}});
+    auto id = append_custom_message_entry(s, "app.note", std::string("remember"), false,
+                                          Json{{"k", "v"}});
     auto ctx = build_context(s);
     REQUIRE(ctx.messages.size() == 1);
     const auto& m = std::get<CustomMessage>(*ctx.messages[0]);
@@ -287,14 +318,16 @@ TEST_CASE("synthesised summaries take the entry's timestamp in Unix ms [SPEC 4.5
     CHECK(timestamp_of(*ctx.messages[0]) == ms);
 }
 
-TEST_CASE("custom entries are projected by the registered projector, otherwise dropped [SPEC 4.5]", "[context]") {
+TEST_CASE("custom entries are projected by the registered projector, otherwise dropped [SPEC 4.5]",
+          "[context]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_custom_entry(s, "todo", Json{{"items", 2}});
     append_custom_entry(s, "other", Json{});
     ContextBuildOptions opts;
     std::size_t seen_index = 99;
-    opts.entry_projectors["todo"] = [&](const CustomEntry& e, std::size_t index, const std::vector<EntryHandle>& all) {
+    opts.entry_projectors["todo"] = [&](const CustomEntry& e, std::size_t index,
+                                        const std::vector<EntryHandle>& all) {
         seen_index = index;
         CHECK(all.size() == 3);
         return std::vector<AgentMessage>{user("todo items: " + e.data["items"].dump())};
@@ -304,12 +337,14 @@ TEST_CASE("custom entries are projected by the registered projector, otherwise d
     CHECK(seen_index == 1);
 }
 
-TEST_CASE("the call's projector wins over the session's; transforms run session first [SPEC 4.5]", "[context]") {
+TEST_CASE("the call's projector wins over the session's; transforms run session first [SPEC 4.5]",
+          "[context]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_custom_entry(s, "todo", {});
     std::vector<std::string> order;
-    s.context_build_options().entry_projectors["todo"] = [](const CustomEntry&, std::size_t, const std::vector<EntryHandle>&) {
+    s.context_build_options().entry_projectors["todo"] = [](const CustomEntry&, std::size_t,
+                                                            const std::vector<EntryHandle>&) {
         return std::vector<AgentMessage>{user("session")};
     };
     s.context_build_options().entry_transforms.push_back([&](std::vector<EntryHandle> e) {
@@ -318,7 +353,8 @@ TEST_CASE("the call's projector wins over the session's; transforms run session 
     });
     CHECK(describe(build_context(s)) == Strings{"user:a", "user:session"});
     ContextBuildOptions call;
-    call.entry_projectors["todo"] = [](const CustomEntry&, std::size_t, const std::vector<EntryHandle>&) {
+    call.entry_projectors["todo"] = [](const CustomEntry&, std::size_t,
+                                       const std::vector<EntryHandle>&) {
         return std::vector<AgentMessage>{user("call")};
     };
     call.entry_transforms.push_back([&](std::vector<EntryHandle> e) {
@@ -349,10 +385,14 @@ TEST_CASE("entry transforms run after the default compaction transform [SPEC 4.5
     CHECK(build_context_entries(s, opts).size() == 2);
 }
 
-TEST_CASE("build_session_context and session_entry_to_context_messages work on plain entry lists [SPEC 4.5]", "[context]") {
+TEST_CASE(
+    "build_session_context and session_entry_to_context_messages work on plain entry lists [SPEC "
+    "4.5]",
+    "[context]") {
     auto s = memory_session();
     append_message(s, user("a"));
-    auto k = append_compaction(s, "sum", std::nullopt, 3, {}, false, std::nullopt, std::vector<AgentMessage>{user("t")});
+    auto k = append_compaction(s, "sum", std::nullopt, 3, {}, false, std::nullopt,
+                               std::vector<AgentMessage>{user("t")});
     auto path = get_branch(s);
     auto msgs = session_entry_to_context_messages(get_entry(s, k), 0, path);
     REQUIRE(msgs.size() == 2);

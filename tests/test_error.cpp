@@ -49,8 +49,10 @@ TEST_CASE("an error made from a code and a detail reads as before and has no loc
 TEST_CASE("an error carries its parts and a wrapped one writes its prefix once", "[error]") {
     const SessionError inner(ErrorCode::already_exists, "entry id 'e1' already exists",
                              ErrorLocation{.entry_id = "e1", .seq = 7});
-    const SessionError outer = inner.wrapped("dup.jsonl:3: ", {.file = "dup.jsonl", .line = 3, .entry_id = "other"});
-    CHECK(std::string(outer.what()) == "[agentcore.already_exists] dup.jsonl:3: entry id 'e1' already exists");
+    const SessionError outer =
+        inner.wrapped("dup.jsonl:3: ", {.file = "dup.jsonl", .line = 3, .entry_id = "other"});
+    CHECK(std::string(outer.what()) ==
+          "[agentcore.already_exists] dup.jsonl:3: entry id 'e1' already exists");
     CHECK(outer.code() == ErrorCode::already_exists);
     CHECK(outer.file() == "dup.jsonl");
     CHECK(outer.line() == 3u);
@@ -59,27 +61,33 @@ TEST_CASE("an error carries its parts and a wrapped one writes its prefix once",
     CHECK(outer.location().file == "dup.jsonl");
 }
 
-TEST_CASE("a duplicate id in a file names file, line and entry once, by load and by convert", "[error][pi]") {
+TEST_CASE("a duplicate id in a file names file, line and entry once, by load and by convert",
+          "[error][pi]") {
     ScratchDir dir;
     const std::string path = dir.file("dup.jsonl");
-    write_file(path, std::string(dup_header_line) + "\n" + message_line("e1") + "\n" + message_line("e1") + "\n");
-    for (const SessionError& e : {caught([&] { load_session_file(path); }),
-                                  caught([&] { convert(path, Dialect::pi, dir.file("out.jsonl")); })}) {
+    write_file(path, std::string(dup_header_line) + "\n" + message_line("e1") + "\n" +
+                         message_line("e1") + "\n");
+    for (const SessionError& e : {caught([&] { load_session_file(path); }), caught([&] {
+                                      convert(path, Dialect::pi, dir.file("out.jsonl"));
+                                  })}) {
         CHECK(e.code() == ErrorCode::already_exists);
-        CHECK(std::string(e.what()) ==
-              "[agentcore.already_exists] " + path + ":3: entry id 'e1' already exists in the session");
+        CHECK(std::string(e.what()) == "[agentcore.already_exists] " + path +
+                                           ":3: entry id 'e1' already exists in the session");
         CHECK(e.file() == path);
         CHECK(e.line() == 3u);
         CHECK(e.entry_id() == "e1");
     }
 }
 
-TEST_CASE("a bad line of a JSONL file names the file, the line and the entry as parts", "[error][jsonl]") {
+TEST_CASE("a bad line of a JSONL file names the file, the line and the entry as parts",
+          "[error][jsonl]") {
     ScratchDir dir;
     const std::string path = dir.file("bad.jsonl");
-    write_file(path, std::string(dup_header_line) + "\n" + message_line("e1") + "\n" +
-                         R"({"type":"message","id":"e2","parent_id":"e1","timestamp":"t","message":{"role":"user","content":5,"timestamp":1}})" +
-                         "\n" + message_line("e3") + "\n");
+    write_file(
+        path,
+        std::string(dup_header_line) + "\n" + message_line("e1") + "\n" +
+            R"({"type":"message","id":"e2","parent_id":"e1","timestamp":"t","message":{"role":"user","content":5,"timestamp":1}})" +
+            "\n" + message_line("e3") + "\n");
     // The open checks every line's fields (a line it accepts always decodes): it fails there.
     const SessionError e = caught([&] { (void)JsonlSessionStorage::open_read_only(path); });
     CHECK(e.code() == ErrorCode::invalid_entry);

@@ -22,7 +22,8 @@ TEST_CASE("option structs take designated initialisers that leave members out", 
     append_message(session, AssistantMessage{.content = {TextContent{.text = "hi"}}, .model = "m"});
     auto summary = move_to(session, first, BranchSummaryInput{.summary = "left a greeting"});
     REQUIRE(summary);
-    CHECK(entry_as<BranchSummaryEntry>(*get_entry(session, *summary))->summary == "left a greeting");
+    CHECK(entry_as<BranchSummaryEntry>(*get_entry(session, *summary))->summary ==
+          "left a greeting");
 
     auto forked = fork(repo, session.storage().metadata().id, {.entry_id = first, .cwd = "/other"});
     CHECK(forked.storage().metadata().cwd == "/other");
@@ -44,15 +45,17 @@ TEST_CASE("option structs take designated initialisers that leave members out", 
     CHECK(JsonlStorageOptions{.lenient = true}.durability == Durability::durable);
 }
 
-TEST_CASE("a tool-call round trip is written with the builders, one expression a message", "[first_use]") {
+TEST_CASE("a tool-call round trip is written with the builders, one expression a message",
+          "[first_use]") {
     auto s = memory_session();
     const std::int64_t start = 1796197403123;  // memory_session's clock: +1 ms a call
     auto question = append_message(s, user_text("Which files are here?"));
-    auto reply = append_message(s, assistant_reply({.thinking = "List them.",
-                                                    .text = "Let me look.",
-                                                    .tool_calls = {tool_call("call_1", "bash", {{"command", "ls"}})},
-                                                    .provider = "anthropic",
-                                                    .model = "claude"}));
+    auto reply = append_message(
+        s, assistant_reply({.thinking = "List them.",
+                            .text = "Let me look.",
+                            .tool_calls = {tool_call("call_1", "bash", {{"command", "ls"}})},
+                            .provider = "anthropic",
+                            .model = "claude"}));
     const auto* asked = entry_as<AssistantMessage>(get_entry(s, reply));
     REQUIRE(asked);
     CHECK(asked->stop_reason == "tool_use");
@@ -101,7 +104,8 @@ TEST_CASE("a timestamp given to a builder is kept", "[first_use]") {
 
 TEST_CASE("entry_as names entry types and message types, null for the others", "[first_use]") {
     auto s = memory_session();
-    auto label_target = append_message(s, user_blocks({TextContent{.text = "a"}, TextContent{.text = "b"}}));
+    auto label_target =
+        append_message(s, user_blocks({TextContent{.text = "a"}, TextContent{.text = "b"}}));
     auto label = append_label(s, label_target, std::string("first"));
     const EntryHandle message = get_entry(s, label_target);
     const EntryHandle label_entry = get_entry(s, label);
@@ -114,7 +118,9 @@ TEST_CASE("entry_as names entry types and message types, null for the others", "
     CHECK_FALSE(entry_as<UserMessage>(label_entry));
     CHECK_FALSE(entry_as<MessageEntry>(EntryHandle{}));
     CHECK(text_of(AgentMessage(BashExecutionMessage{.command = "ls", .output = "x"})).empty());
-    CHECK(tool_result(tool_call("c", "view"), {ImageContent{.data = "AA==", .mime_type = "image/png"}}, true).is_error);
+    CHECK(tool_result(tool_call("c", "view"),
+                      {ImageContent{.data = "AA==", .mime_type = "image/png"}}, true)
+              .is_error);
 }
 
 TEST_CASE("the umbrella header alone serves files, conversion and the codec", "[first_use]") {
@@ -135,7 +141,8 @@ TEST_CASE("the umbrella header alone serves files, conversion and the codec", "[
           std::string::npos);  // codec.hpp
 }
 
-TEST_CASE("a JSONL storage closed explicitly lets go of its lock while its sessions still read", "[first_use][jsonl]") {
+TEST_CASE("a JSONL storage closed explicitly lets go of its lock while its sessions still read",
+          "[first_use][jsonl]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.path());
     auto session = create(repo, {.cwd = "/w"});
@@ -152,15 +159,17 @@ TEST_CASE("a JSONL storage closed explicitly lets go of its lock while its sessi
         CHECK(writer.entry_count() == 1);
     }
     CHECK(error_of([&] { append_message(copy, user_text("after close")); }) == ErrorCode::storage);
-    CHECK(message_of_error([&] { append_message(copy, user_text("after close")); }).find("closed") !=
-          std::string::npos);
+    CHECK(message_of_error([&] {
+              append_message(copy, user_text("after close"));
+          }).find("closed") != std::string::npos);
     CHECK(copy.storage().entry_count() == 1);
     CHECK(text_of(*build_context(copy).messages.at(0)) == "before close");
     CHECK(get_entry(copy, first));
     CHECK(JsonlSessionStorage::open(path).entry_count() == 1);  // nothing was written after close
 }
 
-TEST_CASE("build_context_at takes what get_leaf_id returns, an id, or none", "[first_use][context]") {
+TEST_CASE("build_context_at takes what get_leaf_id returns, an id, or none",
+          "[first_use][context]") {
     auto s = memory_session();
     const auto a = append_message(s, user_text("a"));
     append_message(s, assistant_text("b"));
@@ -175,45 +184,59 @@ TEST_CASE("build_context_at takes what get_leaf_id returns, an id, or none", "[f
 }
 
 TEST_CASE("role_of spells roles in either dialect", "[first_use]") {
-    CHECK(role_of(AgentMessage(tool_result(tool_call("c", "t"), "x")), Dialect::pi) == "toolResult");
-    CHECK(role_of(AgentMessage(tool_result(tool_call("c", "t"), "x")), Dialect::native) == "tool_result");
+    CHECK(role_of(AgentMessage(tool_result(tool_call("c", "t"), "x")), Dialect::pi) ==
+          "toolResult");
+    CHECK(role_of(AgentMessage(tool_result(tool_call("c", "t"), "x")), Dialect::native) ==
+          "tool_result");
     CHECK(role_of(AgentMessage(BashExecutionMessage{}), Dialect::pi) == "bashExecution");
     CHECK(role_of(AgentMessage(BranchSummaryMessage{}), Dialect::pi) == "branchSummary");
     CHECK(role_of(AgentMessage(CompactionSummaryMessage{}), Dialect::pi) == "compactionSummary");
     CHECK(role_of(AgentMessage(user_text("u")), Dialect::pi) == "user");
-    CHECK(role_of(AgentMessage(OpaqueMessage{.role = "tool_result_v2"}), Dialect::pi) == "tool_result_v2");
+    CHECK(role_of(AgentMessage(OpaqueMessage{.role = "tool_result_v2"}), Dialect::pi) ==
+          "tool_result_v2");
     // The spelling is the codec's.
     for (Dialect d : {Dialect::native, Dialect::pi})
-        for (const AgentMessage& m : {AgentMessage(tool_result(tool_call("c", "t"), "x")),
-                                      AgentMessage(BashExecutionMessage{}), AgentMessage(assistant_text("a"))})
+        for (const AgentMessage& m :
+             {AgentMessage(tool_result(tool_call("c", "t"), "x")),
+              AgentMessage(BashExecutionMessage{}), AgentMessage(assistant_text("a"))})
             CHECK(message_to_json(m, d)["role"] == role_of(m, d));
 }
 
-TEST_CASE("stop reasons are SPEC's set, spelled by the codec for each dialect", "[first_use][codec]") {
+TEST_CASE("stop reasons are SPEC's set, spelled by the codec for each dialect",
+          "[first_use][codec]") {
     auto line = [](std::string_view key, std::string_view value) {
         const Dialect d = key == "stopReason" ? Dialect::pi : Dialect::native;
-        Json j{{"role", "assistant"}, {"content", Json::array()}, {"api", "a"}, {"provider", "p"},
+        Json j{{"role", "assistant"}, {"content", Json::array()},
+               {"api", "a"},          {"provider", "p"},
                {"model", "m"},        {"usage", usage_to_json(Usage{}, d)}};
         j[std::string(key)] = value;
         j["timestamp"] = 1;
         return j.dump();
     };
     auto reason = [](const AgentMessage& m) { return std::get<AssistantMessage>(m).stop_reason; };
-    CHECK(reason(message_from_json(Json::parse(line("stopReason", "toolUse")), Dialect::pi)) == "tool_use");
-    CHECK(reason(message_from_json(Json::parse(line("stop_reason", "tool_use")), Dialect::native)) == "tool_use");
+    CHECK(reason(message_from_json(Json::parse(line("stopReason", "toolUse")), Dialect::pi)) ==
+          "tool_use");
+    CHECK(reason(message_from_json(Json::parse(line("stop_reason", "tool_use")),
+                                   Dialect::native)) == "tool_use");
     for (std::string_view known : stop_reasons) {
         CHECK(is_known_stop_reason(known));
         if (known == "tool_use") continue;
-        CHECK(reason(message_from_json(Json::parse(line("stopReason", known)), Dialect::pi)) == known);
-        CHECK(reason(message_from_json(Json::parse(line("stop_reason", known)), Dialect::native)) == known);
+        CHECK(reason(message_from_json(Json::parse(line("stopReason", known)), Dialect::pi)) ==
+              known);
+        CHECK(reason(message_from_json(Json::parse(line("stop_reason", known)), Dialect::native)) ==
+              known);
     }
     // Another dialect's spelling, or a value outside the set: invalid_entry naming the field.
-    const std::string pi_wrong = message_of_error([&] { message_from_json(Json::parse(line("stopReason", "tool_use")), Dialect::pi); });
-    CHECK(pi_wrong.find("field 'stopReason': not one of stop, length, toolUse, error, aborted") != std::string::npos);
-    CHECK(error_of([&] { message_from_json(Json::parse(line("stop_reason", "toolUse")), Dialect::native); }) ==
-          ErrorCode::invalid_entry);
-    CHECK(error_of([&] { message_from_json(Json::parse(line("stop_reason", "finished")), Dialect::native); }) ==
-          ErrorCode::invalid_entry);
+    const std::string pi_wrong = message_of_error(
+        [&] { message_from_json(Json::parse(line("stopReason", "tool_use")), Dialect::pi); });
+    CHECK(pi_wrong.find("field 'stopReason': not one of stop, length, toolUse, error, aborted") !=
+          std::string::npos);
+    CHECK(error_of([&] {
+              message_from_json(Json::parse(line("stop_reason", "toolUse")), Dialect::native);
+          }) == ErrorCode::invalid_entry);
+    CHECK(error_of([&] {
+              message_from_json(Json::parse(line("stop_reason", "finished")), Dialect::native);
+          }) == ErrorCode::invalid_entry);
     CHECK_FALSE(is_known_stop_reason("toolUse"));
 
     auto bad = assistant_reply({.text = "x", .stop_reason = "finished"});

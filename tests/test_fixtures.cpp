@@ -61,12 +61,16 @@ class ScopedEnv {
 public:
     ScopedEnv(const char* name, const char* value) : name_(name) {
         if (const char* old = std::getenv(name)) old_ = old;
-        if (value) ::setenv(name, value, 1);
-        else ::unsetenv(name);
+        if (value)
+            ::setenv(name, value, 1);
+        else
+            ::unsetenv(name);
     }
     ~ScopedEnv() {
-        if (old_) ::setenv(name_, old_->c_str(), 1);
-        else ::unsetenv(name_);
+        if (old_)
+            ::setenv(name_, old_->c_str(), 1);
+        else
+            ::unsetenv(name_);
     }
     ScopedEnv(const ScopedEnv&) = delete;
     ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -78,7 +82,8 @@ private:
 
 }  // namespace
 
-TEST_CASE("a deterministic session steps its clock by a fixed amount and seeds its ids", "[fixtures]") {
+TEST_CASE("a deterministic session steps its clock by a fixed amount and seeds its ids",
+          "[fixtures]") {
     auto a = deterministic_session();
     auto b = deterministic_session();
     auto c = deterministic_session({.seed = 2});
@@ -133,10 +138,12 @@ TEST_CASE("the builder chain and the text form write the same session", "[fixtur
 
     auto chain = temp_jsonl_session();
     SessionBuilder b(chain.session);
-    b.user("Which files are there?").as("q")
+    b.user("Which files are there?")
+        .as("q")
         .assistant("Let me look.", {{"ls", {{"path", "."}}, ""}})
         .tool("ls", "main.cpp")
-        .assistant("One file: main.cpp.").as("a")
+        .assistant("One file: main.cpp.")
+        .as("a")
         .label("a", "answer")
         .from("q", "The user asked about files.")
         .user("And the tests?");
@@ -175,7 +182,8 @@ TEST_CASE("a description builds turns, paired tool calls, labels and a branch", 
     CHECK_FALSE(holds_tool_pair(context, "ls"));
 }
 
-TEST_CASE("a tool result answers the oldest unanswered call of its tool on the branch", "[fixtures]") {
+TEST_CASE("a tool result answers the oldest unanswered call of its tool on the branch",
+          "[fixtures]") {
     auto fx = session_from(R"(
         user: Read both files.
         assistant:
@@ -199,7 +207,8 @@ TEST_CASE("a tool result answers the oldest unanswered call of its tool on the b
 
     const auto context = build_context(fx.session);
     CHECK(tool_pair_names(context) == Strings{"read#call_1", "ls#call_2", "read#mine"});
-    CHECK(roles_of(context) == Strings{"user", "assistant", "tool_result", "tool_result", "tool_result"});
+    CHECK(roles_of(context) ==
+          Strings{"user", "assistant", "tool_result", "tool_result", "tool_result"});
     REQUIRE(context.dropped.size() == 1);
     CHECK(context.dropped[0].tool_call_id == "call_77");
 }
@@ -229,7 +238,8 @@ TEST_CASE("a description states compactions, settings and the other entries", "[
     CHECK(get_leaf_id(fx.session) == fx.id("u1"));
 
     const auto compacted = build_context_at(fx.session, fx.id("t"));
-    CHECK(roles_of(compacted) == Strings{"compaction_summary", "user", "assistant", "custom", "user"});
+    CHECK(roles_of(compacted) ==
+          Strings{"compaction_summary", "user", "assistant", "custom", "user"});
     CHECK(message_text(*compacted.messages[3]) == "note: remember\nthis");
 
     const auto before = build_context_at(fx.session, fx.id("u2"));
@@ -237,7 +247,8 @@ TEST_CASE("a description states compactions, settings and the other entries", "[
     CHECK(before.thinking_level == "high");
     CHECK(before.active_tool_names == Strings{"read", "ls"});
     // Assistant replies after a model change carry that model.
-    const auto& reply = std::get<AssistantMessage>(*message_of(*storage.find_entries("message").at(1)));
+    const auto& reply =
+        std::get<AssistantMessage>(*message_of(*storage.find_entries("message").at(1)));
     CHECK(reply.provider == "anthropic");
     CHECK(reply.model == "claude-x");
     const auto customs = storage.find_entries("custom");
@@ -261,57 +272,75 @@ TEST_CASE("from root starts a new root, with or without a summary", "[fixtures]"
 
 TEST_CASE("errors in a description name the line and the column", "[fixtures]") {
     CHECK(description_error("user: hi\n  bogus: x") ==
-          "[agentcore.invalid_entry] session description line 2, column 3: unknown item 'bogus' (expected "
+          "[agentcore.invalid_entry] session description line 2, column 3: unknown item 'bogus' "
+          "(expected "
           "user, assistant, tool, compaction, from, label, model, thinking, tools, name, custom, "
           "custom_message or leaf)");
-    CHECK(description_error("user: hi\nfrom @nowhere") ==
-          "[agentcore.not_found] session description line 2, column 6: no entry is named '@nowhere' "
-          "(named: none)");
-    CHECK(description_error("@a user: hi\n@a user: again") ==
-          "[agentcore.already_exists] session description line 2, column 1: the name '@a' is already "
-          "given to entry '" + session_from("@a user: hi").id("a") + "'");
+    CHECK(
+        description_error("user: hi\nfrom @nowhere") ==
+        "[agentcore.not_found] session description line 2, column 6: no entry is named '@nowhere' "
+        "(named: none)");
+    CHECK(
+        description_error("@a user: hi\n@a user: again") ==
+        "[agentcore.already_exists] session description line 2, column 1: the name '@a' is already "
+        "given to entry '" +
+            session_from("@a user: hi").id("a") + "'");
     CHECK(description_error("user: hi\nassistant: x\n  -> ls {\"path\": }") ==
-          "[agentcore.invalid_entry] session description line 3, column 18: the tool call's arguments is "
+          "[agentcore.invalid_entry] session description line 3, column 18: the tool call's "
+          "arguments is "
           "not valid JSON");
     CHECK(description_error("user: hi\n-> ls") ==
           "[agentcore.invalid_entry] session description line 2, column 1: a tool call ('->') must "
           "follow an assistant line or another tool call");
     CHECK(description_error("user: ls?\nassistant:\n -> ls\ntool read: x") ==
-          "[agentcore.invalid_entry] session description line 4, column 6: no unanswered call of tool "
+          "[agentcore.invalid_entry] session description line 4, column 6: no unanswered call of "
+          "tool "
           "'read' on the branch (unanswered: ls#call_1)");
-    CHECK(description_error("user hi") ==
-          "[agentcore.invalid_entry] session description line 1, column 6: expected ':' after user");
+    CHECK(
+        description_error("user hi") ==
+        "[agentcore.invalid_entry] session description line 1, column 6: expected ':' after user");
     CHECK(description_error("\n\n   @x from root") ==
-          "[agentcore.invalid_entry] session description line 3, column 4: '@x' names nothing: 'from' "
+          "[agentcore.invalid_entry] session description line 3, column 4: '@x' names nothing: "
+          "'from' "
           "without a summary appends no entry to name");
     CHECK(description_error("model: claude") ==
-          "[agentcore.invalid_entry] session description line 1, column 8: expected PROVIDER/MODEL after "
+          "[agentcore.invalid_entry] session description line 1, column 8: expected PROVIDER/MODEL "
+          "after "
           "'model:'");
     CHECK(description_error("user: a\ncompaction keep u: s") ==
-          "[agentcore.invalid_entry] session description line 2, column 17: expected @name of the first "
+          "[agentcore.invalid_entry] session description line 2, column 17: expected @name of the "
+          "first "
           "kept entry");
     CHECK(description_error("user: a\ncompaction tokens many: s") ==
-          "[agentcore.invalid_entry] session description line 2, column 19: expected a number of tokens "
+          "[agentcore.invalid_entry] session description line 2, column 19: expected a number of "
+          "tokens "
           "after 'tokens'");
     CHECK(description_error("user: a\nassistant: b\n -> ls [1]") ==
-          "[agentcore.invalid_entry] session description line 3, column 8: the tool call's arguments must "
+          "[agentcore.invalid_entry] session description line 3, column 8: the tool call's "
+          "arguments must "
           "be a JSON object");
     CHECK(description_error("user: a\nleaf nowhere") ==
-          "[agentcore.invalid_entry] session description line 2, column 6: expected @name or 'none' after "
+          "[agentcore.invalid_entry] session description line 2, column 6: expected @name or "
+          "'none' after "
           "'leaf'");
-    CHECK(description_error("@ user: a") ==
-          "[agentcore.invalid_entry] session description line 1, column 2: expected a name after '@' "
-          "(letters, digits, '_', '.', '-')");
+    CHECK(
+        description_error("@ user: a") ==
+        "[agentcore.invalid_entry] session description line 1, column 2: expected a name after '@' "
+        "(letters, digits, '_', '.', '-')");
     CHECK(description_error("user: a\ntool ls (oops): b") ==
-          "[agentcore.invalid_entry] session description line 2, column 9: expected '(error)' or ':'");
+          "[agentcore.invalid_entry] session description line 2, column 9: expected '(error)' or "
+          "':'");
     CHECK(description_error("user: a\ncustom t: {bad}") ==
-          "[agentcore.invalid_entry] session description line 2, column 12: the custom entry's data is not "
+          "[agentcore.invalid_entry] session description line 2, column 12: the custom entry's "
+          "data is not "
           "valid JSON");
     CHECK(description_error("user: a\nlabel @zz: x") ==
-          "[agentcore.not_found] session description line 2, column 7: no entry is named '@zz' (named: "
+          "[agentcore.not_found] session description line 2, column 7: no entry is named '@zz' "
+          "(named: "
           "none)");
     CHECK(description_error_code("user: a\ntools: a,,b") == ErrorCode::invalid_entry);
-    CHECK(description_error_code("user: a\nassistant: b\n -> ls#x\n -> ls#x") == ErrorCode::invalid_entry);
+    CHECK(description_error_code("user: a\nassistant: b\n -> ls#x\n -> ls#x") ==
+          ErrorCode::invalid_entry);
     CHECK(description_error_code("leaf @nothing") == ErrorCode::not_found);
 }
 
@@ -350,7 +379,8 @@ TEST_CASE("printers show roles, ids and shortened text as the tree does", "[fixt
     )");
     const auto path = get_branch(fx.session);
     const auto context = build_context(fx.session);
-    CHECK(describe_message(*context.messages[1]) == R"(assistant: Let me look. → ls#call_1 {"path":"."})");
+    CHECK(describe_message(*context.messages[1]) ==
+          R"(assistant: Let me look. → ls#call_1 {"path":"."})");
     CHECK(describe_message(*context.messages[2]) == "tool_result: ls#call_1: main.cpp");
     CHECK(describe_message(UserMessage{std::string(100, 'x'), 0, {}}, 10) == "user: xxxxxxxxxx…");
     CHECK(describe_message(UserMessage{"a\n\n b\x1b[31m", 0, {}}) == "user: a b\\x1b[31m");
@@ -390,10 +420,12 @@ TEST_CASE("render_context is the whole text of a context, without timestamps", "
           "    One file.\n"
           "dropped: none\n");
     // The same conversation on another clock and seed renders the same.
-    auto other = session_from("tools: ls\nuser: Which files\\nare there?\nassistant: Let me look.\n"
-                              "-> ls {\"path\": \".\"}\ntool ls: main.cpp\nassistant: One file.",
-                              {.seed = 5, .start_ms = 0});
-    CHECK(render_context(build_context(other.session)) == render_context(build_context(fx.session)));
+    auto other = session_from(
+        "tools: ls\nuser: Which files\\nare there?\nassistant: Let me look.\n"
+        "-> ls {\"path\": \".\"}\ntool ls: main.cpp\nassistant: One file.",
+        {.seed = 5, .start_ms = 0});
+    CHECK(render_context(build_context(other.session)) ==
+          render_context(build_context(fx.session)));
 }
 
 TEST_CASE("render_tree draws the tree as agentcore tree does", "[fixtures]") {
@@ -403,17 +435,28 @@ TEST_CASE("render_tree draws the tree as agentcore tree does", "[fixtures]") {
     REQUIRE(all.size() == 8);
     auto id = [&](std::size_t i) { return id_of(*all[i]); };
     CHECK(render_tree(fx.session) ==
-          "● " + q + " user: Which files are there?\n"
-          "  " + id(1) + " ├─ assistant: Let me look. → ls#call_1 {\"path\":\".\"}\n"
-          "  " + id(2) + " │  tool_result: ls#call_1: main.cpp\n"
-          "  " + a + " │  assistant: One file: main.cpp.  [answer]\n"
-          "● " + id(6) + " └─ branch_summary: The user asked about files.\n"
-          "● " + id(7) + "    user: And the tests?  ← leaf\n");
+          "● " + q +
+              " user: Which files are there?\n"
+              "  " +
+              id(1) +
+              " ├─ assistant: Let me look. → ls#call_1 {\"path\":\".\"}\n"
+              "  " +
+              id(2) +
+              " │  tool_result: ls#call_1: main.cpp\n"
+              "  " +
+              a +
+              " │  assistant: One file: main.cpp.  [answer]\n"
+              "● " +
+              id(6) +
+              " └─ branch_summary: The user asked about files.\n"
+              "● " +
+              id(7) + "    user: And the tests?  ← leaf\n");
     const std::string with_all = render_tree(fx.session, {.all = true});
     CHECK(with_all.find("label: " + a + " = answer") != std::string::npos);
     CHECK(with_all.find("leaf: → " + q) != std::string::npos);
-    CHECK(render_tree(fx.session, {.timestamps = true}).find(q + " 2026-01-01T00:00:01.000Z user:") !=
-          std::string::npos);
+    CHECK(
+        render_tree(fx.session, {.timestamps = true}).find(q + " 2026-01-01T00:00:01.000Z user:") !=
+        std::string::npos);
     CHECK(render_tree(deterministic_session()) == "(no entries)\n");
 }
 
@@ -422,8 +465,10 @@ TEST_CASE("line_diff shows what was expected and what came", "[fixtures]") {
     CHECK(line_diff("1\n2\n3\n4\n5\n6\n7\n8\n9\n", "1\n2\n3\n4\nfive\n6\n7\n8\n9\n") ==
           "@@ expected line 2, actual line 2 @@\n 2\n 3\n 4\n-5\n+five\n 6\n 7\n 8\n");
     CHECK(line_diff("a\nb\n", "a\nb\nc\n") == "@@ expected line 1, actual line 1 @@\n a\n b\n+c\n");
-    CHECK(line_diff("a\n", "a") == "the actual text lacks the final newline of the expected text\n");
-    CHECK(line_diff("a", "a\n") == "the actual text ends with a newline the expected text does not have\n");
+    CHECK(line_diff("a\n", "a") ==
+          "the actual text lacks the final newline of the expected text\n");
+    CHECK(line_diff("a", "a\n") ==
+          "the actual text ends with a newline the expected text does not have\n");
 }
 
 TEST_CASE("check_golden compares, reports a diff, and writes the file when asked", "[fixtures]") {
@@ -436,9 +481,10 @@ TEST_CASE("check_golden compares, reports a diff, and writes the file when asked
 
     auto missing = check_golden("one\ntwo\n", "sub/context.txt");
     CHECK_FALSE(missing);
-    CHECK(missing.message == "the golden file '" + file +
-                                 "' does not exist (run with AGENTCORE_UPDATE_GOLDEN=1 to accept the actual "
-                                 "text)");
+    CHECK(missing.message ==
+          "the golden file '" + file +
+              "' does not exist (run with AGENTCORE_UPDATE_GOLDEN=1 to accept the actual "
+              "text)");
     CHECK_FALSE(std::filesystem::exists(file));
     {
         ScopedEnv zero("AGENTCORE_UPDATE_GOLDEN", "0");
@@ -458,9 +504,10 @@ TEST_CASE("check_golden compares, reports a diff, and writes the file when asked
     auto changed = check_golden("one\n2\n", "sub/context.txt");
     CHECK_FALSE(changed);
     CHECK_FALSE(changed.updated);
-    CHECK(changed.message == "the text differs from the golden file '" + file +
-                                 "' (- expected, + actual) (run with AGENTCORE_UPDATE_GOLDEN=1 to accept the "
-                                 "actual text):\n@@ expected line 1, actual line 1 @@\n one\n-two\n+2\n");
+    CHECK(changed.message ==
+          "the text differs from the golden file '" + file +
+              "' (- expected, + actual) (run with AGENTCORE_UPDATE_GOLDEN=1 to accept the "
+              "actual text):\n@@ expected line 1, actual line 1 @@\n one\n-two\n+2\n");
     CHECK(file_bytes(file) == "one\ntwo\n");  // a mismatch never writes
 }
 

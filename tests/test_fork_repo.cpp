@@ -10,7 +10,9 @@ using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
 
 namespace {
-InMemorySessionRepo test_repo() { return InMemorySessionRepo(Environment::deterministic(1796197403123, 3, 1000)); }
+InMemorySessionRepo test_repo() {
+    return InMemorySessionRepo(Environment::deterministic(1796197403123, 3, 1000));
+}
 }  // namespace
 
 TEST_CASE("get_entries_to_fork without a target copies every entry [SPEC 4.9]", "[fork]") {
@@ -48,7 +50,10 @@ TEST_CASE("forking at an entry copies the path including it [SPEC 4.9]", "[fork]
     CHECK(ids(get_entries_to_fork(s.storage(), o)) == Strings{a, b});
 }
 
-TEST_CASE("forking before anything but a user message, or at an unknown entry, is invalid_fork_target [SPEC 4.9]", "[fork][errors]") {
+TEST_CASE(
+    "forking before anything but a user message, or at an unknown entry, is invalid_fork_target "
+    "[SPEC 4.9]",
+    "[fork][errors]") {
     auto s = memory_session();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -64,7 +69,8 @@ TEST_CASE("forking before anything but a user message, or at an unknown entry, i
     CHECK(error_of([&] { get_entries_to_fork(s.storage(), o); }) == ErrorCode::invalid_fork_target);
 }
 
-TEST_CASE("the repository creates, opens, lists newest first, and removes idempotently [SPEC 4.10]", "[repo]") {
+TEST_CASE("the repository creates, opens, lists newest first, and removes idempotently [SPEC 4.10]",
+          "[repo]") {
     auto repo = test_repo();
     auto s1 = create(repo, {std::string("one"), "/a", Json::object(), std::nullopt});
     auto s2 = create(repo, {std::string("two"), "/b", Json{{"k", 1}}, std::nullopt});
@@ -94,15 +100,23 @@ TEST_CASE("a generated session id is a UUIDv7 [SPEC 4.1]", "[repo]") {
     CHECK(is_valid_session_id(id));
 }
 
-TEST_CASE("creating a taken id is already_exists; an invalid id is invalid_session [SPEC 4.10]", "[repo][errors]") {
+TEST_CASE("creating a taken id is already_exists; an invalid id is invalid_session [SPEC 4.10]",
+          "[repo][errors]") {
     auto repo = test_repo();
     create(repo, {std::string("one"), "", Json::object(), std::nullopt});
-    CHECK(error_of([&] { create(repo, {std::string("one"), "", Json::object(), std::nullopt}); }) == ErrorCode::already_exists);
-    CHECK(error_of([&] { create(repo, {std::string("../x"), "", Json::object(), std::nullopt}); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] {
+              create(repo, {std::string("one"), "", Json::object(), std::nullopt});
+          }) == ErrorCode::already_exists);
+    CHECK(error_of([&] {
+              create(repo, {std::string("../x"), "", Json::object(), std::nullopt});
+          }) == ErrorCode::invalid_session);
     CHECK(list(repo).sessions.size() == 1);
 }
 
-TEST_CASE("fork copies the entries with the same ids into a new session and leaves the source alone [SPEC 4.9]", "[fork][repo]") {
+TEST_CASE(
+    "fork copies the entries with the same ids into a new session and leaves the source alone "
+    "[SPEC 4.9]",
+    "[fork][repo]") {
     auto repo = test_repo();
     auto src = create(repo, {std::string("src"), "/w", Json{{"team", "x"}}, std::nullopt});
     auto a = append_message(src, user("a"));
@@ -127,12 +141,16 @@ TEST_CASE("fork copies the entries with the same ids into a new session and leav
     CHECK(src.storage().entry_count() == before);
 }
 
-TEST_CASE("fork metadata can be given; a copied entry whose parent was not copied becomes a root [SPEC 4.9]", "[fork][repo]") {
+TEST_CASE(
+    "fork metadata can be given; a copied entry whose parent was not copied becomes a root [SPEC "
+    "4.9]",
+    "[fork][repo]") {
     auto repo = test_repo();
     auto src = create(repo, {std::string("src"), "/w", Json{{"team", "x"}}, std::nullopt});
     append_message(src, user("a"));
     append_message(src, assistant("b"));
-    auto k = append_compaction(src, "sum", std::nullopt, 10, {}, false, std::nullopt, std::vector<AgentMessage>{});
+    auto k = append_compaction(src, "sum", std::nullopt, 10, {}, false, std::nullopt,
+                               std::vector<AgentMessage>{});
     auto d = append_message(src, user("d"));
     ForkOptions o;
     o.entry_id = d;
@@ -146,7 +164,10 @@ TEST_CASE("fork metadata can be given; a copied entry whose parent was not copie
     CHECK(get_leaf_id(f) == d);
 }
 
-TEST_CASE("fork of an unknown source is not_found; of a bad target invalid_fork_target, creating nothing [SPEC 4.9]", "[fork][repo][errors]") {
+TEST_CASE(
+    "fork of an unknown source is not_found; of a bad target invalid_fork_target, creating nothing "
+    "[SPEC 4.9]",
+    "[fork][repo][errors]") {
     auto repo = test_repo();
     auto src = create(repo, {std::string("src"), "", Json::object(), std::nullopt});
     auto b = append_message(src, assistant("b"));
@@ -157,7 +178,8 @@ TEST_CASE("fork of an unknown source is not_found; of a bad target invalid_fork_
     CHECK(list(repo).sessions.size() == 1);
 }
 
-TEST_CASE("a whole-tree fork keeps branches, leaf entries and the source's leaf [SPEC 4.9]", "[fork][repo]") {
+TEST_CASE("a whole-tree fork keeps branches, leaf entries and the source's leaf [SPEC 4.9]",
+          "[fork][repo]") {
     auto repo = test_repo();
     auto src = create(repo, {std::string("src"), "", Json::object(), std::nullopt});
     auto a = append_message(src, user("a"));
@@ -170,7 +192,9 @@ TEST_CASE("a whole-tree fork keeps branches, leaf entries and the source's leaf 
     CHECK(describe(build_context(f)) == describe(build_context(src)));
 }
 
-TEST_CASE("forking at a leaf entry whose target is not copied points the copy before the first entry", "[fork]") {
+TEST_CASE(
+    "forking at a leaf entry whose target is not copied points the copy before the first entry",
+    "[fork]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -186,7 +210,9 @@ TEST_CASE("forking at a leaf entry whose target is not copied points the copy be
     CHECK(std::get<LeafEntry>(copied.back()).target_id == a);
 }
 
-TEST_CASE("a fork leaves out label entries whose target it did not copy, and keeps the chain around them", "[fork][repo]") {
+TEST_CASE(
+    "a fork leaves out label entries whose target it did not copy, and keeps the chain around them",
+    "[fork][repo]") {
     auto repo = test_repo();
     auto s = create(repo, {std::string("src"), "/a", Json::object(), std::nullopt});
     const auto u1 = append_message(s, user("first"));
@@ -194,7 +220,8 @@ TEST_CASE("a fork leaves out label entries whose target it did not copy, and kee
     const auto side = append_message(s, user("a side branch"));
     move_to(s, a1);
     const auto kept_label = append_label(s, u1, std::string("start"));
-    const auto side_label = append_label(s, side, std::string("elsewhere"));  // on this path, labels the side branch
+    const auto side_label =
+        append_label(s, side, std::string("elsewhere"));  // on this path, labels the side branch
     const auto u2 = append_message(s, user("second"));
     ForkOptions o;
     o.entry_id = u2;

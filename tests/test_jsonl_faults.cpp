@@ -52,7 +52,9 @@ bool read_exact(int fd, char* out, std::size_t n) {
 
 }  // namespace
 
-TEST_CASE("a write that fails with ENOSPC leaves file and memory unchanged and the next append works", "[jsonl][faults]") {
+TEST_CASE(
+    "a write that fails with ENOSPC leaves file and memory unchanged and the next append works",
+    "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     Faults::reset();
@@ -86,7 +88,8 @@ TEST_CASE("a write that fails with ENOSPC leaves file and memory unchanged and t
     CHECK(describe(build_context(r)) == std::vector<std::string>{"user:one", "user:three"});
 }
 
-TEST_CASE("a failed fdatasync poisons the storage until the file is opened again", "[jsonl][faults]") {
+TEST_CASE("a failed fdatasync poisons the storage until the file is opened again",
+          "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     Faults::reset();
@@ -115,13 +118,15 @@ TEST_CASE("os_buffered appends do not sync, durable appends sync each line", "[j
     append_message(durable, user("one"));
     append_message(durable, user("two"));
     CHECK(Faults::get().fdatasync_calls == base + 2);
-    auto buffered = create_file_session(dir.file("b.jsonl"), faulty_options(1, Durability::os_buffered));
+    auto buffered =
+        create_file_session(dir.file("b.jsonl"), faulty_options(1, Durability::os_buffered));
     const int base2 = Faults::get().fdatasync_calls;
     append_message(buffered, user("one"));
     CHECK(Faults::get().fdatasync_calls == base2);
 }
 
-TEST_CASE("a write beyond RLIMIT_FSIZE fails with storage and leaves the file as it was", "[jsonl][faults]") {
+TEST_CASE("a write beyond RLIMIT_FSIZE fails with storage and leaves the file as it was",
+          "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     {
@@ -174,7 +179,9 @@ TEST_CASE("every acknowledged entry survives a writer killed with SIGKILL", "[js
         try {
             auto s = open_file_session(path, jsonl_options(99));
             for (int i = 0;; ++i) {
-                const std::string id = append_message(s, user("entry " + std::to_string(i) + std::string(static_cast<std::size_t>(i % 300), 'y')));
+                const std::string id =
+                    append_message(s, user("entry " + std::to_string(i) +
+                                           std::string(static_cast<std::size_t>(i % 300), 'y')));
                 if (::write(pipe_fds[1], id.data(), 8) != 8) ::_exit(3);  // acknowledged
             }
         } catch (...) {
@@ -184,7 +191,8 @@ TEST_CASE("every acknowledged entry survives a writer killed with SIGKILL", "[js
     ::close(pipe_fds[1]);
     std::vector<std::string> acknowledged;
     char buf[8];
-    while (acknowledged.size() < 300 && read_exact(pipe_fds[0], buf, 8)) acknowledged.emplace_back(buf, 8);
+    while (acknowledged.size() < 300 && read_exact(pipe_fds[0], buf, 8))
+        acknowledged.emplace_back(buf, 8);
     ::kill(pid, SIGKILL);
     while (read_exact(pipe_fds[0], buf, 8)) acknowledged.emplace_back(buf, 8);
     ::close(pipe_fds[0]);
@@ -238,12 +246,14 @@ TEST_CASE("a writer in another process makes this one locked until it exits", "[
     options.lock_wait = std::chrono::milliseconds(10000);
     auto s = open_file_session(path, options);  // waits until the child has exited
     CHECK(wait_child(pid) == 0);
-    CHECK(describe(build_context(s)) == std::vector<std::string>{"user:from the child", "user:child still writes"});
+    CHECK(describe(build_context(s)) ==
+          std::vector<std::string>{"user:from the child", "user:child still writes"});
     ::close(ready[0]);
     ::close(release[1]);
 }
 
-TEST_CASE("a failure while creating a file leaves no session and no temporary file behind", "[jsonl][faults]") {
+TEST_CASE("a failure while creating a file leaves no session and no temporary file behind",
+          "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     Faults::reset();
@@ -282,19 +292,24 @@ struct MapRecorder {
 
 }  // namespace
 
-TEST_CASE("a read-only open maps no byte a writer could still cut: the last line and the bad lines before it", "[jsonl][faults]") {
+TEST_CASE(
+    "a read-only open maps no byte a writer could still cut: the last line and the bad lines "
+    "before it",
+    "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     {
         auto s = create_file_session(path);
-        for (int i = 0; i < 200; ++i) append_message(s, user("kept " + std::to_string(i) + std::string(300, 'k')));
+        for (int i = 0; i < 200; ++i)
+            append_message(s, user("kept " + std::to_string(i) + std::string(300, 'k')));
     }
     const std::uint64_t good = size_of(path);
     // Two bad lines a lenient writer kept, then a torn tail: a writing open cuts the tail, the
     // next one the second bad line, the next the first; none of them may be mapped by a reader.
     const std::string bad(6000, '#');
     {
-        std::string text = read_file(path) + bad + "\n" + bad + "\r\n" + "{\"type\":\"message\",\"id\":\"to";
+        std::string text =
+            read_file(path) + bad + "\n" + bad + "\r\n" + "{\"type\":\"message\",\"id\":\"to";
         write_file(path, text);
     }
     JsonlStorageOptions options = jsonl_options();
@@ -352,7 +367,8 @@ struct BeforeLock {
 
 }  // namespace
 
-TEST_CASE("a writing open that waited for the lock while its file was removed gets not_found", "[jsonl][faults]") {
+TEST_CASE("a writing open that waited for the lock while its file was removed gets not_found",
+          "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     { create_file_session(path); }
@@ -362,7 +378,9 @@ TEST_CASE("a writing open that waited for the lock while its file was removed ge
     CHECK(error_of([&] { JsonlSessionStorage::open(path, options); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("a writing open that waited for the lock while its file was replaced writes to the new file", "[jsonl][faults]") {
+TEST_CASE(
+    "a writing open that waited for the lock while its file was replaced writes to the new file",
+    "[jsonl][faults]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const auto other = dir.file("other.jsonl");

@@ -51,7 +51,8 @@ TEST_CASE("sessions live in one folder per cwd, named by creation time and id", 
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     auto s = create(repo, in_cwd("abc", "/home/ann/my:proj\\x"));
-    const std::string expected = dir.file("root") + "/--home-ann-my-proj-x--/2026-12-02T07-43-23-123Z_abc.jsonl";
+    const std::string expected =
+        dir.file("root") + "/--home-ann-my-proj-x--/2026-12-02T07-43-23-123Z_abc.jsonl";
     CHECK(s.storage().path() == expected);
     CHECK(std::filesystem::exists(expected));
     CHECK(JsonlSessionRepo::folder_name("/") == "----");
@@ -60,17 +61,20 @@ TEST_CASE("sessions live in one folder per cwd, named by creation time and id", 
     CHECK(mode_of(dir.file("root") + "/--home-ann-my-proj-x--") == 0700);
 }
 
-TEST_CASE("creating an existing id is already_exists and an invalid id touches no path", "[jsonl][repo]") {
+TEST_CASE("creating an existing id is already_exists and an invalid id touches no path",
+          "[jsonl][repo]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
-    for (const std::string& bad : std::vector<std::string>{"../x", "", "a/b", ".hidden", std::string(200, 'a'), "x\ny"}) {
+    for (const std::string& bad :
+         std::vector<std::string>{"../x", "", "a/b", ".hidden", std::string(200, 'a'), "x\ny"}) {
         CHECK(error_of([&] { create(repo, in_cwd(bad)); }) == ErrorCode::invalid_session);
         CHECK(error_of([&] { open(repo, bad); }) == ErrorCode::invalid_session);
         CHECK(error_of([&] { remove(repo, bad); }) == ErrorCode::invalid_session);
     }
     CHECK_FALSE(std::filesystem::exists(dir.file("root")));
     create(repo, in_cwd("one"));
-    CHECK(error_of([&] { create(repo, in_cwd("one", "/elsewhere")); }) == ErrorCode::already_exists);
+    CHECK(error_of([&] { create(repo, in_cwd("one", "/elsewhere")); }) ==
+          ErrorCode::already_exists);
     CHECK(list(repo).sessions.size() == 1);
 }
 
@@ -90,15 +94,19 @@ TEST_CASE("open finds a session by id for writing; open_read_only takes no lock"
     CHECK(error_of([&] { open_read_only(repo, "two"); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("list reads headers newest first, filters by cwd, and reports bad headers without deleting", "[jsonl][repo]") {
+TEST_CASE(
+    "list reads headers newest first, filters by cwd, and reports bad headers without deleting",
+    "[jsonl][repo]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     create(repo, in_cwd("old"));
     create(repo, in_cwd("other", "/tmp/other"));
     create(repo, in_cwd("new"));
-    const std::string bad = dir.file("root") + "/--home-ann-project--/2026-01-01T00-00-00-000Z_bad.jsonl";
+    const std::string bad =
+        dir.file("root") + "/--home-ann-project--/2026-01-01T00-00-00-000Z_bad.jsonl";
     write_file(bad, "{\"type\":\"nonsense\"}\n");
-    const std::string empty = dir.file("root") + "/--home-ann-project--/2026-01-01T00-00-00-000Z_empty.jsonl";
+    const std::string empty =
+        dir.file("root") + "/--home-ann-project--/2026-01-01T00-00-00-000Z_empty.jsonl";
     write_file(empty, "");
 
     const auto all = list(repo);
@@ -143,7 +151,8 @@ TEST_CASE("remove deletes a session and is idempotent", "[jsonl][repo]") {
     CHECK(error_of([&] { open(repo, "gone"); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("fork copies the entries with the same ids and names the source file as parent", "[jsonl][repo]") {
+TEST_CASE("fork copies the entries with the same ids and names the source file as parent",
+          "[jsonl][repo]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     std::string source_path;
@@ -178,7 +187,8 @@ TEST_CASE("fork copies the entries with the same ids and names the source file a
     CHECK(b.storage().metadata().cwd == "/other");
 
     auto reopened = open_read_only(repo, "before");
-    CHECK(ids(reopened.storage().get_entries()) == std::vector<std::string>(source_ids.begin(), source_ids.begin() + 2));
+    CHECK(ids(reopened.storage().get_entries()) ==
+          std::vector<std::string>(source_ids.begin(), source_ids.begin() + 2));
 
     ForkOptions taken;
     taken.session_id = "copy";
@@ -189,7 +199,8 @@ TEST_CASE("fork copies the entries with the same ids and names the source file a
     CHECK(error_of([&] { fork(repo, "src", bad_target); }) == ErrorCode::invalid_fork_target);
 }
 
-TEST_CASE("a fork that fails midway leaves nothing that list shows and no temporary file", "[jsonl][repo][faults]") {
+TEST_CASE("a fork that fails midway leaves nothing that list shows and no temporary file",
+          "[jsonl][repo][faults]") {
     ScratchDir dir;
     auto options = faulty_options(1, Durability::os_buffered);
     JsonlSessionRepo repo(dir.file("root"), options);
@@ -247,7 +258,9 @@ TEST_CASE("a symbolic link in place of a session file is refused by open", "[jso
     CHECK(error_of([&] { open_read_only(repo, "real"); }) == ErrorCode::storage);
 }
 
-TEST_CASE("remove refuses a session open for writing with locked, and removes it once its writer is gone", "[jsonl][repo]") {
+TEST_CASE(
+    "remove refuses a session open for writing with locked, and removes it once its writer is gone",
+    "[jsonl][repo]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     {
@@ -277,7 +290,8 @@ TEST_CASE("remove waits up to lock_wait for a writer to let go", "[jsonl][repo]"
     CHECK(list(repo).sessions.empty());
 }
 
-TEST_CASE("an append to a session file unlinked while open throws storage and is not acknowledged", "[jsonl][repo]") {
+TEST_CASE("an append to a session file unlinked while open throws storage and is not acknowledged",
+          "[jsonl][repo]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     auto s = create(repo, in_cwd("doomed"));

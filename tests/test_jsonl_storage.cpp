@@ -42,7 +42,8 @@ std::size_t count_files_with(const std::string& folder, std::string_view part) {
 
 }  // namespace
 
-TEST_CASE("a new session file holds the header and every appended entry after reopening", "[jsonl]") {
+TEST_CASE("a new session file holds the header and every appended entry after reopening",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     std::string context_before;
@@ -66,7 +67,8 @@ TEST_CASE("a new session file holds the header and every appended entry after re
     CHECK(context_json(build_context(r)) == context_before);
 }
 
-TEST_CASE("a reopened file behaves like the in-memory storage holding the same entries", "[jsonl]") {
+TEST_CASE("a reopened file behaves like the in-memory storage holding the same entries",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     auto memory = memory_session(7);
@@ -74,12 +76,14 @@ TEST_CASE("a reopened file behaves like the in-memory storage holding the same e
     {
         auto file = create_file_session(path, jsonl_options(7));
         fill_session(file);
-        CHECK(entries_json(file.storage().get_entries()) == entries_json(memory.storage().get_entries()));
+        CHECK(entries_json(file.storage().get_entries()) ==
+              entries_json(memory.storage().get_entries()));
     }
     for (bool writing : {false, true}) {
         auto file = writing ? open_file_session(path) : open_file_read_only(path);
         CHECK(context_json(build_context(file)) == context_json(build_context(memory)));
-        CHECK(entries_json(file.storage().get_entries()) == entries_json(memory.storage().get_entries()));
+        CHECK(entries_json(file.storage().get_entries()) ==
+              entries_json(memory.storage().get_entries()));
         CHECK(entries_json(get_branch(file)) == entries_json(get_branch(memory)));
         CHECK(get_leaf_id(file) == get_leaf_id(memory));
         CHECK(get_session_name(file) == get_session_name(memory));
@@ -95,11 +99,14 @@ TEST_CASE("a reopened file behaves like the in-memory storage holding the same e
         CHECK(a.cost_total == Approx(b.cost_total));
         CHECK(entries_json(file.storage().find_entries("label")) ==
               entries_json(memory.storage().find_entries("label")));
-        CHECK(entries_json(file.storage().get_entries({3, 4})) == entries_json(memory.storage().get_entries({3, 4})));
+        CHECK(entries_json(file.storage().get_entries({3, 4})) ==
+              entries_json(memory.storage().get_entries({3, 4})));
     }
 }
 
-TEST_CASE("stats, the leaf, labels and the name are known right after open without decoding payloads", "[jsonl]") {
+TEST_CASE(
+    "stats, the leaf, labels and the name are known right after open without decoding payloads",
+    "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     {
@@ -122,13 +129,15 @@ TEST_CASE("stats, the leaf, labels and the name are known right after open witho
     // The path walk decodes the path's entries only, and a live entry is not decoded twice.
     const auto branch = get_branch(s);
     CHECK(branch.size() == 4);  // the compaction's first kept entry, ..., the compaction, the reply
-    CHECK(Faults::get().pread_calls == at_open + static_cast<int>(branch.size()) - 1);  // one label is pinned
+    CHECK(Faults::get().pread_calls ==
+          at_open + static_cast<int>(branch.size()) - 1);  // one label is pinned
     const auto again = get_branch(s);
     CHECK(Faults::get().pread_calls == at_open + static_cast<int>(branch.size()) - 1);
     CHECK(again.front().get() == branch.front().get());
 }
 
-TEST_CASE("decoded entries stay cached within their byte budget after their handles are gone", "[jsonl]") {
+TEST_CASE("decoded entries stay cached within their byte budget after their handles are gone",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     {
@@ -164,13 +173,14 @@ TEST_CASE("decoded entries stay cached within their byte budget after their hand
 TEST_CASE("appends to a pi-dialect file keep camelCase and the file opens again", "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("pi.jsonl");
-    write_file(path,
-               R"({"type":"session","version":3,"id":"pi-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"})"
-               "\n"
-               R"({"type":"message","id":"a0000001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}})"
-               "\n"
-               R"({"type":"message","id":"a0000002","parentId":"a0000001","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}},"stopReason":"toolUse","timestamp":2}})"
-               "\n");
+    write_file(
+        path,
+        R"({"type":"session","version":3,"id":"pi-1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"})"
+        "\n"
+        R"({"type":"message","id":"a0000001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}})"
+        "\n"
+        R"({"type":"message","id":"a0000002","parentId":"a0000001","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"toolCall","id":"c1","name":"read","arguments":{}}],"api":"x","provider":"p","model":"m","usage":{"input":1,"output":2,"cacheRead":3,"cacheWrite":4,"totalTokens":10,"cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0.5}},"stopReason":"toolUse","timestamp":2}})"
+        "\n");
     {
         auto s = open_file_session(path);
         CHECK(s.storage().dialect() == Dialect::pi);
@@ -233,7 +243,8 @@ TEST_CASE("a read-only open takes no lock, never changes the file and refuses ap
     CHECK(w.storage().entry_count() == 3);
 }
 
-TEST_CASE("a second writer in the same process gets locked at once and the first keeps working", "[jsonl]") {
+TEST_CASE("a second writer in the same process gets locked at once and the first keeps working",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     auto first = create_file_session(path);
@@ -262,11 +273,14 @@ TEST_CASE("a writer that waits for the lock gets it once the holder closes", "[j
     CHECK(error_of([&] { open_file_session(path, options); }) == ErrorCode::locked);
 }
 
-TEST_CASE("a torn last line is ignored when reading and cut off into a quarantine file when writing", "[jsonl]") {
+TEST_CASE(
+    "a torn last line is ignored when reading and cut off into a quarantine file when writing",
+    "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const std::string good = chain_file(4);
-    const std::string torn = R"({"type":"message","id":"e9999","parent_id":"e1003","message":{"role":"us)";
+    const std::string torn =
+        R"({"type":"message","id":"e9999","parent_id":"e1003","message":{"role":"us)";
     write_file(path, good + torn);
     CHECK(open_file_read_only(path).storage().entry_count() == 4);
     CHECK(read_file(path) == good + torn);
@@ -290,7 +304,8 @@ TEST_CASE("an unparseable last line with its newline is torn too", "[jsonl]") {
     CHECK(read_file(path) == chain_file(2));
 }
 
-TEST_CASE("a complete last line without its newline is kept and the newline added when writing", "[jsonl]") {
+TEST_CASE("a complete last line without its newline is kept and the newline added when writing",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     std::string text = chain_file(3);
@@ -358,7 +373,8 @@ TEST_CASE("a file cut at any byte keeps every complete line before the cut", "[j
         for (std::size_t end : line_ends)
             if (end <= cut) ++complete;
         if (complete == 0) {
-            if (error_of([&] { JsonlSessionStorage::open_read_only(path, options); }) != ErrorCode::invalid_session)
+            if (error_of([&] { JsonlSessionStorage::open_read_only(path, options); }) !=
+                ErrorCode::invalid_session)
                 ++failures;
             continue;
         }
@@ -389,7 +405,9 @@ TEST_CASE("a file cut at any byte keeps every complete line before the cut", "[j
     }
 }
 
-TEST_CASE("a bad interior line fails the open with invalid_entry naming file and line, file untouched", "[jsonl]") {
+TEST_CASE(
+    "a bad interior line fails the open with invalid_entry naming file and line, file untouched",
+    "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const auto lines = file_lines([&] {
@@ -406,7 +424,8 @@ TEST_CASE("a bad interior line fails the open with invalid_entry naming file and
     }
     const std::string before = read_file(path);
     for (bool writing : {false, true}) {
-        const std::string message = message_of_error([&] { writing ? open_file_session(path) : open_file_read_only(path); });
+        const std::string message = message_of_error(
+            [&] { writing ? open_file_session(path) : open_file_read_only(path); });
         CHECK(error_of([&] { writing ? open_file_session(path) : open_file_read_only(path); }) ==
               ErrorCode::invalid_entry);
         CHECK(message.find(path) != std::string::npos);
@@ -416,7 +435,9 @@ TEST_CASE("a bad interior line fails the open with invalid_entry naming file and
     CHECK(read_file(path) == before);
 }
 
-TEST_CASE("entries that break the tree fail the open naming the line, and a lenient open skips them", "[jsonl]") {
+TEST_CASE(
+    "entries that break the tree fail the open naming the line, and a lenient open skips them",
+    "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const std::string head = encode_header(test_header(), Dialect::native) + "\n";
@@ -447,11 +468,14 @@ TEST_CASE("entries that break the tree fail the open naming the line, and a leni
         leaf.parent_id = "a";
         leaf.timestamp = "2026-12-02T07:43:23.123Z";
         leaf.target_id = "nowhere";
-        write_file(path, head + line("a", std::nullopt) + encode_entry(leaf, Dialect::native) + "\n" + line("b", "a"));
+        write_file(path, head + line("a", std::nullopt) + encode_entry(leaf, Dialect::native) +
+                             "\n" + line("b", "a"));
         reason = "targets 'nowhere'";
     }
     SECTION("a line without an id") {
-        write_file(path, head + line("a", std::nullopt) + R"({"type":"custom","parent_id":"a","custom_type":"x"})" "\n" +
+        write_file(path, head + line("a", std::nullopt) +
+                             R"({"type":"custom","parent_id":"a","custom_type":"x"})"
+                             "\n" +
                              line("b", "a"));
         reason = "field 'id': missing";
     }
@@ -489,15 +513,16 @@ TEST_CASE("a lenient writing open skips bad lines and keeps appending", "[jsonl]
     CHECK(s.storage().entry_count() == 4);
 }
 
-TEST_CASE("repair writes a clean copy, keeps the original and quarantines the dropped bytes", "[jsonl]") {
+TEST_CASE("repair writes a clean copy, keeps the original and quarantines the dropped bytes",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     auto lines = file_lines([&] {
         write_file(path, chain_file(3));
         return path;
     }());
-    const std::string damaged =
-        lines[0] + "\r\n" + lines[1] + "\n{oops}\n" + lines[2] + "\n" + lines[3] + "\n{\"type\":\"mes";
+    const std::string damaged = lines[0] + "\r\n" + lines[1] + "\n{oops}\n" + lines[2] + "\n" +
+                                lines[3] + "\n{\"type\":\"mes";
     write_file(path, damaged);
     CHECK(error_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
 
@@ -519,7 +544,10 @@ TEST_CASE("repair writes a clean copy, keeps the original and quarantines the dr
     CHECK_FALSE(again.backup_path);
 }
 
-TEST_CASE("empty files, missing or invalid headers and future versions are invalid_session, file untouched", "[jsonl]") {
+TEST_CASE(
+    "empty files, missing or invalid headers and future versions are invalid_session, file "
+    "untouched",
+    "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const std::string entry_line = file_lines([&] {
@@ -527,7 +555,8 @@ TEST_CASE("empty files, missing or invalid headers and future versions are inval
         return path;
     }())[1];
     for (const std::string& text :
-         {std::string(), std::string("\n"), entry_line + "\n", std::string("{\"type\":\"session\",\"id\":3}\n"),
+         {std::string(), std::string("\n"), entry_line + "\n",
+          std::string("{\"type\":\"session\",\"id\":3}\n"),
           std::string("{\"type\":\"session\",\"version\":4,\"id\":\"x\"}\n") + entry_line + "\n",
           std::string("not json\n") + entry_line + "\n"}) {
         write_file(path, text);
@@ -545,7 +574,8 @@ TEST_CASE("CRLF line endings and a BOM on the first line are accepted", "[jsonl]
         write_file(path, chain_file(3));
         return path;
     }());
-    write_file(path, "\xEF\xBB\xBF" + lines[0] + "\r\n" + lines[1] + "\r\n" + lines[2] + "\r\n" + lines[3] + "\r\n");
+    write_file(path, "\xEF\xBB\xBF" + lines[0] + "\r\n" + lines[1] + "\r\n" + lines[2] + "\r\n" +
+                         lines[3] + "\r\n");
     auto r = open_file_read_only(path);
     CHECK(r.storage().entry_count() == 3);
     CHECK(describe(build_context(r)).back() == "user:message number 2");
@@ -572,12 +602,17 @@ TEST_CASE("a 50 MB line is written, opened and read back", "[jsonl]") {
     CHECK(text_of(std::get<MessageEntry>(*e).message).size() == big.size());
 }
 
-TEST_CASE("an ill-typed field is reported when the file is opened, naming file and line", "[jsonl]") {
+TEST_CASE("an ill-typed field is reported when the file is opened, naming file and line",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
-    write_file(path, encode_header(test_header(), Dialect::native) + "\n" +
-                         R"({"type":"model_change","id":"m1","parent_id":null,"timestamp":"t","provider":5,"model_id":"x"})" "\n" +
-                         R"({"type":"model_change","id":"m2","parent_id":null,"timestamp":"t","provider":"p","model_id":"x"})" "\n");
+    write_file(
+        path,
+        encode_header(test_header(), Dialect::native) + "\n" +
+            R"({"type":"model_change","id":"m1","parent_id":null,"timestamp":"t","provider":5,"model_id":"x"})"
+            "\n" +
+            R"({"type":"model_change","id":"m2","parent_id":null,"timestamp":"t","provider":"p","model_id":"x"})"
+            "\n");
     const std::string message = message_of_error([&] { open_file_read_only(path); });
     CHECK(error_of([&] { open_file_read_only(path); }) == ErrorCode::invalid_entry);
     CHECK(message.find(path + "' line 2") != std::string::npos);
@@ -589,10 +624,12 @@ TEST_CASE("an ill-typed field is reported when the file is opened, naming file a
     CHECK(get_entry(r, "m2") != nullptr);
 }
 
-TEST_CASE("an entry of an unknown type is a node of the tree and is written back unchanged", "[jsonl]") {
+TEST_CASE("an entry of an unknown type is a node of the tree and is written back unchanged",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
-    const std::string future = R"({"type":"hologram","id":"h1","parent_id":"e1000","timestamp":"t","beam":[1,2]})";
+    const std::string future =
+        R"({"type":"hologram","id":"h1","parent_id":"e1000","timestamp":"t","beam":[1,2]})";
     write_file(path, chain_file(1) + future + "\n");
     auto s = open_file_session(path);
     CHECK(get_leaf_id(s) == "h1");
@@ -601,7 +638,8 @@ TEST_CASE("an entry of an unknown type is a node of the tree and is written back
     CHECK(parent_id_of(*get_entry(s, *get_leaf_id(s))) == "h1");
 }
 
-TEST_CASE("session files are created with mode 0600 and their descriptors are close-on-exec", "[jsonl]") {
+TEST_CASE("session files are created with mode 0600 and their descriptors are close-on-exec",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     auto s = create_file_session(path);
@@ -625,7 +663,8 @@ TEST_CASE("a symbolic link in place of a session file is refused", "[jsonl]") {
     CHECK(read_file(target) == chain_file(1));
 }
 
-TEST_CASE("appending an entry whose id is taken or whose parent is missing writes nothing", "[jsonl]") {
+TEST_CASE("appending an entry whose id is taken or whose parent is missing writes nothing",
+          "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     auto s = create_file_session(path);

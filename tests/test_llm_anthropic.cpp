@@ -12,24 +12,31 @@ using namespace agentcore::testing::llm_fixtures;
 
 namespace {
 
-llm::ModelSpec sonnet() { return llm::ModelSpec{"anthropic", "claude-sonnet-4-5", "", true, true, 64000}; }
+llm::ModelSpec sonnet() {
+    return llm::ModelSpec{"anthropic", "claude-sonnet-4-5", "", true, true, 64000};
+}
 
 AssistantMessage stream_anthropic(const std::string& bytes, std::size_t chunk = 64) {
     llm::AnthropicStream s(sonnet(), prices());
     return stream_all(s, bytes, chunk);
 }
 
-const std::string start = sse_event("message_start", R"("message":{"id":"msg_1","usage":{"input_tokens":10,"output_tokens":1}})");
-const std::string text_block = sse_event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
-                               sse_event("content_block_delta", R"("index":0,"delta":{"type":"text_delta","text":"Hi"})") +
-                               sse_event("content_block_stop", R"("index":0)");
-const std::string end = sse_event("message_delta", R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4})") +
-                        sse_event("message_stop", "");
+const std::string start = sse_event(
+    "message_start", R"("message":{"id":"msg_1","usage":{"input_tokens":10,"output_tokens":1}})");
+const std::string text_block =
+    sse_event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
+    sse_event("content_block_delta", R"("index":0,"delta":{"type":"text_delta","text":"Hi"})") +
+    sse_event("content_block_stop", R"("index":0)");
+const std::string end =
+    sse_event("message_delta",
+              R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4})") +
+    sse_event("message_stop", "");
 
 }  // namespace
 
 TEST_CASE("anthropic request bodies match the golden files", "[llm][anthropic]") {
-    for (const char* name : {"anthropic_thinking_tools", "anthropic_adaptive_long_cache", "anthropic_from_other_model"}) {
+    for (const char* name : {"anthropic_thinking_tools", "anthropic_adaptive_long_cache",
+                             "anthropic_from_other_model"}) {
         INFO(name);
         const Scenario s = scenario(name);
         CHECK(plain(llm::to_anthropic_messages(s.messages, s.model, s.options)) ==
@@ -37,14 +44,16 @@ TEST_CASE("anthropic request bodies match the golden files", "[llm][anthropic]")
     }
 }
 
-TEST_CASE("anthropic requests: thinking budget per level, cache markers off, temperature", "[llm][anthropic]") {
+TEST_CASE("anthropic requests: thinking budget per level, cache markers off, temperature",
+          "[llm][anthropic]") {
     std::vector<MessageHandle> messages{std::make_shared<const AgentMessage>(user("hi"))};
     llm::RequestOptions o;
     o.thinking_level = "minimal";
     o.temperature = 0.5;
     o.max_tokens = 1000;
     Json body = llm::to_anthropic_messages(messages, sonnet(), o);
-    CHECK(body["thinking"] == Json{{"type", "enabled"}, {"budget_tokens", 1024}, {"display", "summarized"}});
+    CHECK(body["thinking"] ==
+          Json{{"type", "enabled"}, {"budget_tokens", 1024}, {"display", "summarized"}});
     CHECK(body["max_tokens"] == 2024);
     CHECK_FALSE(body.contains("temperature"));  // the API rejects a temperature with thinking
     o.thinking_level = "off";
@@ -66,13 +75,17 @@ TEST_CASE("anthropic requests: thinking budget per level, cache markers off, tem
     CHECK(body["thinking"]["budget_tokens"] == 2976);
 }
 
-TEST_CASE("a whole anthropic reply: thinking with signature, redacted thinking, tool use, cache usage", "[llm][anthropic]") {
+TEST_CASE(
+    "a whole anthropic reply: thinking with signature, redacted thinking, tool use, cache usage",
+    "[llm][anthropic]") {
     auto m = llm::parse_anthropic_response(fixture("anthropic_response.json"), sonnet(), prices());
     CHECK(m.stop_reason == "tool_use");
     REQUIRE(m.content.size() == 4);
-    CHECK(std::get<ThinkingContent>(m.content[0]).extra["thinkingSignature"] == "WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve");
+    CHECK(std::get<ThinkingContent>(m.content[0]).extra["thinkingSignature"] ==
+          "WaUjzkypQ2mUEVM36O2TxuC06KN8xyfbJwyem2dw3URve");
     CHECK(std::get<ThinkingContent>(m.content[1]).extra["redacted"] == true);
-    CHECK(std::get<ToolCallContent>(m.content[3]).arguments == Json{{"location", "Paris"}, {"unit", "celsius"}});
+    CHECK(std::get<ToolCallContent>(m.content[3]).arguments ==
+          Json{{"location", "Paris"}, {"unit", "celsius"}});
     CHECK(m.usage.input == 2095);
     CHECK(m.usage.cache_write == 1000);
     CHECK(m.usage.cache_read == 5000);
@@ -81,20 +94,25 @@ TEST_CASE("a whole anthropic reply: thinking with signature, redacted thinking, 
     CHECK(m.usage.cost.cache_write == Approx(1000 * 3.75 / 1e6));
 }
 
-TEST_CASE("thinking signatures survive the session file and go back to the same model unchanged", "[llm][anthropic]") {
+TEST_CASE("thinking signatures survive the session file and go back to the same model unchanged",
+          "[llm][anthropic]") {
     const AssistantMessage reply = stream_anthropic(fixture("anthropic_stream_tool.sse"), 11);
     REQUIRE(reply.stop_reason == "tool_use");
     for (Dialect d : {Dialect::native, Dialect::pi}) {
         // Written and read back as a session would: the signature lives in the block's extra.
-        const AgentMessage stored = message_from_json(Json::parse(message_to_json(reply, d).dump()), d);
-        const auto body = llm::to_anthropic_messages(
-            {std::make_shared<const AgentMessage>(user("q")), std::make_shared<const AgentMessage>(stored),
-             std::make_shared<const AgentMessage>(tool_result("toolu_01T1x1fJ34qAmk2tNTrN7Up6", "read", "log"))},
-            sonnet());
+        const AgentMessage stored =
+            message_from_json(Json::parse(message_to_json(reply, d).dump()), d);
+        const auto body =
+            llm::to_anthropic_messages({std::make_shared<const AgentMessage>(user("q")),
+                                        std::make_shared<const AgentMessage>(stored),
+                                        std::make_shared<const AgentMessage>(tool_result(
+                                            "toolu_01T1x1fJ34qAmk2tNTrN7Up6", "read", "log"))},
+                                       sonnet());
         const Json& assistant = body["messages"][1];
-        CHECK(assistant["content"][0] == Json{{"type", "thinking"},
-                                              {"thinking", "The user wants the test log. I will read it."},
-                                              {"signature", "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxDWXc"}});
+        CHECK(assistant["content"][0] ==
+              Json{{"type", "thinking"},
+                   {"thinking", "The user wants the test log. I will read it."},
+                   {"signature", "EqQBCgIYAhIM1gbcDa9GJwZA2b3hGgxDWXc"}});
         CHECK(assistant["content"][2]["id"] == "toolu_01T1x1fJ34qAmk2tNTrN7Up6");
         CHECK(body["messages"][2]["content"][0]["tool_use_id"] == "toolu_01T1x1fJ34qAmk2tNTrN7Up6");
     }
@@ -103,29 +121,39 @@ TEST_CASE("thinking signatures survive the session file and go back to the same 
     const auto body = llm::to_anthropic_messages({std::make_shared<const AgentMessage>(user("q")),
                                                   std::make_shared<const AgentMessage>(reply)},
                                                  other);
-    CHECK(body["messages"][1]["content"][0] == Json{{"type", "text"}, {"text", "The user wants the test log. I will read it."}});
+    CHECK(body["messages"][1]["content"][0] ==
+          Json{{"type", "text"}, {"text", "The user wants the test log. I will read it."}});
 }
 
 TEST_CASE("anthropic: error bodies, refusals and unknown stop reasons", "[llm][anthropic]") {
-    auto overloaded = llm::parse_anthropic_response(fixture("anthropic_error.json"), sonnet(), {}, 529);
+    auto overloaded =
+        llm::parse_anthropic_response(fixture("anthropic_error.json"), sonnet(), {}, 529);
     CHECK(overloaded.stop_reason == "error");
     CHECK(overloaded.error_message == "HTTP 529: overloaded_error: Overloaded");
-    CHECK(llm::parse_anthropic_response(fixture("anthropic_error.json"), sonnet()).error_message == "overloaded_error: Overloaded");
+    CHECK(llm::parse_anthropic_response(fixture("anthropic_error.json"), sonnet()).error_message ==
+          "overloaded_error: Overloaded");
     auto refusal = llm::parse_anthropic_response(fixture("anthropic_refusal.json"), sonnet());
     CHECK(refusal.stop_reason == "error");
     CHECK(refusal.error_message == "the model refused to answer (stop_reason refusal)");
     CHECK(std::get<TextContent>(refusal.content.at(0)).text == "I can't help with that.");
-    auto odd = llm::parse_anthropic_response(R"({"content":[],"stop_reason":"new_reason","usage":{}})", sonnet());
+    auto odd = llm::parse_anthropic_response(
+        R"({"content":[],"stop_reason":"new_reason","usage":{}})", sonnet());
     CHECK(odd.error_message == "unknown stop_reason 'new_reason'");
-    CHECK(llm::parse_anthropic_response(R"({"content":[],"stop_reason":"pause_turn","usage":{}})", sonnet()).stop_reason == "stop");
-    CHECK(llm::parse_anthropic_response(R"({"content":[],"stop_reason":"max_tokens","usage":{}})", sonnet()).stop_reason == "length");
+    CHECK(llm::parse_anthropic_response(R"({"content":[],"stop_reason":"pause_turn","usage":{}})",
+                                        sonnet())
+              .stop_reason == "stop");
+    CHECK(llm::parse_anthropic_response(R"({"content":[],"stop_reason":"max_tokens","usage":{}})",
+                                        sonnet())
+              .stop_reason == "length");
 }
 
-TEST_CASE("anthropic: a body that is not a JSON object gives stop_reason error, never an exception", "[llm][anthropic]") {
-    for (const std::string& body : {std::string(R"({"type":"message","content":[)"), std::string("<html>Overloaded</html>"),
-                                   std::string(), std::string("null"), std::string("[{\"type\":\"text\"}]"),
-                                   std::string(R"({"content":[],"stop_reason":"end_turn","usage":{"input_tokens":1e999}})"),
-                                   std::string("{\"content\":[{\"type\":\"text\",\"text\":\"\xC3(\"}]")}) {
+TEST_CASE("anthropic: a body that is not a JSON object gives stop_reason error, never an exception",
+          "[llm][anthropic]") {
+    for (const std::string& body :
+         {std::string(R"({"type":"message","content":[)"), std::string("<html>Overloaded</html>"),
+          std::string(), std::string("null"), std::string("[{\"type\":\"text\"}]"),
+          std::string(R"({"content":[],"stop_reason":"end_turn","usage":{"input_tokens":1e999}})"),
+          std::string("{\"content\":[{\"type\":\"text\",\"text\":\"\xC3(\"}]")}) {
         INFO(body);
         AssistantMessage m;
         CHECK_NOTHROW(m = llm::parse_anthropic_response(body, sonnet()));
@@ -133,10 +161,13 @@ TEST_CASE("anthropic: a body that is not a JSON object gives stop_reason error, 
         CHECK(m.error_message == "the response is not a JSON object");
         CHECK(m.content.empty());
     }
-    CHECK(llm::parse_anthropic_response("<html>Overloaded</html>", sonnet(), {}, 529).error_message == "HTTP 529");
+    CHECK(
+        llm::parse_anthropic_response("<html>Overloaded</html>", sonnet(), {}, 529).error_message ==
+        "HTTP 529");
     // Huge counts that still read as numbers are clamped; text that is not UTF-8 gets U+FFFD.
     auto odd = llm::parse_anthropic_response(
-        "{\"content\":[{\"type\":\"text\",\"text\":\"\xC3(\"}],\"stop_reason\":\"end_turn\",\"usage\":{\"input_tokens\":1e300,\"output_tokens\":99999999999999999999999}}",
+        "{\"content\":[{\"type\":\"text\",\"text\":\"\xC3(\"}],\"stop_reason\":\"end_turn\","
+        "\"usage\":{\"input_tokens\":1e300,\"output_tokens\":99999999999999999999999}}",
         sonnet());
     CHECK(odd.stop_reason == "stop");
     CHECK(std::get<TextContent>(odd.content.at(0)).text == "\xEF\xBF\xBD(");
@@ -144,7 +175,8 @@ TEST_CASE("anthropic: a body that is not a JSON object gives stop_reason error, 
     CHECK(odd.usage.output == llm::max_token_count);
 }
 
-TEST_CASE("a streamed anthropic reply gives the same message in every chunking", "[llm][anthropic]") {
+TEST_CASE("a streamed anthropic reply gives the same message in every chunking",
+          "[llm][anthropic]") {
     const std::string bytes = fixture("anthropic_stream_tool.sse");
     const AssistantMessage whole = stream_anthropic(bytes, bytes.size());
     CHECK(whole.stop_reason == "tool_use");
@@ -157,23 +189,29 @@ TEST_CASE("a streamed anthropic reply gives the same message in every chunking",
     CHECK(whole.usage.cache_write == 2048);
     for (std::size_t c : {1u, 2u, 5u, 64u}) {
         INFO(c);
-        CHECK(plain(message_to_json(stream_anthropic(bytes, c), Dialect::native)).erase("timestamp") ==
+        CHECK(plain(message_to_json(stream_anthropic(bytes, c), Dialect::native))
+                  .erase("timestamp") ==
               plain(message_to_json(whole, Dialect::native)).erase("timestamp"));
     }
 }
 
 TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "[llm][anthropic]") {
     SECTION("a delta for a block that was never started is ignored and reported") {
-        auto m = stream_anthropic(start + sse_event("content_block_delta", R"("index":5,"delta":{"type":"text_delta","text":"x"})") +
-                                  text_block + end);
+        auto m =
+            stream_anthropic(start +
+                             sse_event("content_block_delta",
+                                       R"("index":5,"delta":{"type":"text_delta","text":"x"})") +
+                             text_block + end);
         CHECK(m.stop_reason == "stop");
         CHECK(m.content.size() == 1);
         CHECK(has_diagnostic(m, "out_of_order_event"));
     }
     SECTION("unknown events and block types are ignored") {
-        auto m = stream_anthropic(start + sse_event("future_event", R"("x":1)") +
-                                  sse_event("content_block_start", R"("index":0,"content_block":{"type":"server_tool_use","id":"s"})") +
-                                  sse_event("content_block_stop", R"("index":0)") + text_block + end);
+        auto m = stream_anthropic(
+            start + sse_event("future_event", R"("x":1)") +
+            sse_event("content_block_start",
+                      R"("index":0,"content_block":{"type":"server_tool_use","id":"s"})") +
+            sse_event("content_block_stop", R"("index":0)") + text_block + end);
         CHECK(m.stop_reason == "stop");
         REQUIRE(m.content.size() == 1);
         CHECK(has_diagnostic(m, "unknown_block"));
@@ -208,16 +246,24 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         CHECK(s.feed(end).empty());
     }
     SECTION("an error event") {
-        auto m = stream_anthropic(start + sse_event("error", R"("error":{"type":"overloaded_error","message":"Overloaded"})"));
+        auto m = stream_anthropic(
+            start +
+            sse_event("error", R"("error":{"type":"overloaded_error","message":"Overloaded"})"));
         CHECK(m.error_message == "overloaded_error: Overloaded");
     }
     SECTION("tool input that is not JSON") {
-        auto m = stream_anthropic(start +
-                                  sse_event("content_block_start", R"("index":0,"content_block":{"type":"tool_use","id":"t1","name":"f","input":{}})") +
-                                  sse_event("content_block_delta", R"("index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":tru"})") +
-                                  sse_event("content_block_stop", R"("index":0)") +
-                                  sse_event("message_delta", R"("delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4})") +
-                                  sse_event("message_stop", ""));
+        auto m = stream_anthropic(
+            start +
+            sse_event(
+                "content_block_start",
+                R"("index":0,"content_block":{"type":"tool_use","id":"t1","name":"f","input":{}})") +
+            sse_event(
+                "content_block_delta",
+                R"("index":0,"delta":{"type":"input_json_delta","partial_json":"{\"a\":tru"})") +
+            sse_event("content_block_stop", R"("index":0)") +
+            sse_event("message_delta",
+                      R"("delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":4})") +
+            sse_event("message_stop", ""));
         const auto& call = std::get<ToolCallContent>(m.content.at(0));
         CHECK(call.arguments == Json::object());
         CHECK(call.extra["rawArguments"] == "{\"a\":tru");
@@ -225,12 +271,17 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         CHECK(m.stop_reason == "tool_use");
     }
     SECTION("missing usage, huge numbers, non-UTF-8 text") {
-        auto m = stream_anthropic(sse_event("message_start", R"("message":{"id":"m"})") +
-                                  sse_event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
-                                  "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"\xC3(\"}}\n\n" +
-                                  sse_event("content_block_stop", R"("index":0)") +
-                                  sse_event("message_delta", R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1e200})") +
-                                  sse_event("message_stop", ""));
+        auto m = stream_anthropic(
+            sse_event("message_start", R"("message":{"id":"m"})") +
+            sse_event("content_block_start",
+                      R"("index":0,"content_block":{"type":"text","text":""})") +
+            "event: content_block_delta\ndata: "
+            "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\","
+            "\"text\":\"\xC3(\"}}\n\n" +
+            sse_event("content_block_stop", R"("index":0)") +
+            sse_event("message_delta",
+                      R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1e200})") +
+            sse_event("message_stop", ""));
         CHECK(m.stop_reason == "stop");
         CHECK(std::get<TextContent>(m.content.at(0)).text == "\xEF\xBF\xBD(");
         CHECK(m.usage.output == llm::max_token_count);

@@ -39,7 +39,8 @@ TEST_CASE("a bash execution becomes a user message in pi's words", "[llm][conver
     b.output.clear();
     CHECK(llm::bash_execution_to_text(b) == "Ran `make`\n(no output)");
     b.exit_code = 2;
-    CHECK(llm::bash_execution_to_text(b) == "Ran `make`\n(no output)\n\nCommand exited with code 2");
+    CHECK(llm::bash_execution_to_text(b) ==
+          "Ran `make`\n(no output)\n\nCommand exited with code 2");
     b.cancelled = true;
     CHECK(llm::bash_execution_to_text(b) == "Ran `make`\n(no output)\n\n(command cancelled)");
     b.cancelled = false;
@@ -61,10 +62,16 @@ TEST_CASE("a bash execution excluded from the context is dropped", "[llm][conver
     CHECK(only_text(out[0]).rfind("Ran `shown`", 0) == 0);
 }
 
-TEST_CASE("custom messages and summaries become user messages with pi's preambles", "[llm][convert]") {
+TEST_CASE("custom messages and summaries become user messages with pi's preambles",
+          "[llm][convert]") {
     CustomMessage c{"note", Content(std::string("remember")), true, nullptr, 5, {}};
-    CustomMessage blocks{"img", Content(std::vector<ContentBlock>{TextContent{"see", {}}, ImageContent{"AAA", "image/png", {}}}),
-                         false, nullptr, 6, {}};
+    CustomMessage blocks{"img",
+                         Content(std::vector<ContentBlock>{TextContent{"see", {}},
+                                                           ImageContent{"AAA", "image/png", {}}}),
+                         false,
+                         nullptr,
+                         6,
+                         {}};
     BranchSummaryMessage branch{"tried X", "abc", 7, {}};
     CompactionSummaryMessage compaction{"did Y", 1000, 8, {}};
     auto out = llm::convert_to_llm({handle(c), handle(blocks), handle(branch), handle(compaction)});
@@ -74,14 +81,16 @@ TEST_CASE("custom messages and summaries become user messages with pi's preamble
     REQUIRE(b.size() == 2);
     CHECK(std::holds_alternative<ImageContent>(b[1]));
     CHECK(only_text(out[2]) ==
-          "The following is a summary of a branch that this conversation came back from:\n\n<summary>\ntried X</summary>");
+          "The following is a summary of a branch that this conversation came back "
+          "from:\n\n<summary>\ntried X</summary>");
     CHECK(only_text(out[3]) ==
           "The conversation history before this point was compacted into the following summary:\n\n"
           "<summary>\ndid Y\n</summary>");
     CHECK(std::get<UserMessage>(*out[3]).timestamp == 8);
 }
 
-TEST_CASE("user, assistant and tool results pass through shared; unknown roles are dropped", "[llm][convert]") {
+TEST_CASE("user, assistant and tool results pass through shared; unknown roles are dropped",
+          "[llm][convert]") {
     auto u = handle(user("hi"));
     auto a = handle(assistant_tool_call("c1", "read"));
     auto r = handle(tool_result("c1", "read", "done"));
@@ -93,9 +102,11 @@ TEST_CASE("user, assistant and tool results pass through shared; unknown roles a
     CHECK(out[2].get() == r.get());
 }
 
-TEST_CASE("the result keeps the pairing invariant: a tool result without its call is dropped", "[llm][convert]") {
+TEST_CASE("the result keeps the pairing invariant: a tool result without its call is dropped",
+          "[llm][convert]") {
     auto out = llm::convert_to_llm({handle(user("hi")), handle(tool_result("ghost", "read", "x")),
-                                    handle(assistant_tool_call("c1", "read")), handle(tool_result("c1", "read", "ok"))});
+                                    handle(assistant_tool_call("c1", "read")),
+                                    handle(tool_result("c1", "read", "ok"))});
     REQUIRE(out.size() == 3);
     CHECK(std::holds_alternative<UserMessage>(*out[0]));
     CHECK(std::get<ToolResultMessage>(*out[2]).tool_call_id == "c1");

@@ -19,7 +19,8 @@ AssistantMessage stream_chat(const std::string& bytes, std::size_t chunk = 64) {
 }
 
 std::string chunk(const std::string& choice_json) {
-    return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[" + choice_json + "]}\n\n";
+    return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[" + choice_json +
+           "]}\n\n";
 }
 
 }  // namespace
@@ -33,7 +34,8 @@ TEST_CASE("chat request bodies match the golden files", "[llm][openai_chat]") {
     }
 }
 
-TEST_CASE("chat requests: system role, thinking level, max tokens and tool history", "[llm][openai_chat]") {
+TEST_CASE("chat requests: system role, thinking level, max tokens and tool history",
+          "[llm][openai_chat]") {
     std::vector<MessageHandle> messages{std::make_shared<const AgentMessage>(user("hi"))};
     llm::RequestOptions o;
     o.system_prompt = "sys";
@@ -63,7 +65,8 @@ TEST_CASE("chat requests: system role, thinking level, max tokens and tool histo
     CHECK(llm::to_openai_chat(messages, gpt(), {})["tools"] == Json::array());
 }
 
-TEST_CASE("a whole chat response: text, parallel tool calls, usage and cost", "[llm][openai_chat]") {
+TEST_CASE("a whole chat response: text, parallel tool calls, usage and cost",
+          "[llm][openai_chat]") {
     auto m = llm::parse_openai_chat_response(fixture("chat_response_tool.json"), gpt(), prices());
     CHECK(m.stop_reason == "tool_use");
     CHECK_FALSE(m.error_message);
@@ -86,7 +89,9 @@ TEST_CASE("a whole chat response: text, parallel tool calls, usage and cost", "[
 TEST_CASE("chat finish reasons map to the SPEC's stop reasons", "[llm][openai_chat]") {
     auto with = [](const std::string& reason) {
         return llm::parse_openai_chat_response(
-            R"({"choices":[{"message":{"content":"x"},"finish_reason":")" + reason + R"("}],"usage":{}})", gpt());
+            R"({"choices":[{"message":{"content":"x"},"finish_reason":")" + reason +
+                R"("}],"usage":{}})",
+            gpt());
     };
     CHECK(with("stop").stop_reason == "stop");
     CHECK(with("length").stop_reason == "length");
@@ -97,13 +102,20 @@ TEST_CASE("chat finish reasons map to the SPEC's stop reasons", "[llm][openai_ch
     CHECK(filtered.error_message == "Provider finish_reason: content_filter");
 }
 
-TEST_CASE("chat error bodies, HTTP errors, refusals and non-JSON bodies give stop_reason error", "[llm][openai_chat]") {
+TEST_CASE("chat error bodies, HTTP errors, refusals and non-JSON bodies give stop_reason error",
+          "[llm][openai_chat]") {
     auto quota = llm::parse_openai_chat_response(fixture("chat_error.json"), gpt());
     CHECK(quota.stop_reason == "error");
-    CHECK(quota.error_message == "insufficient_quota: You exceeded your current quota, please check your plan and billing details.");
+    CHECK(quota.error_message ==
+          "insufficient_quota: You exceeded your current quota, please check your plan and billing "
+          "details.");
     auto http = llm::parse_openai_chat_response(fixture("chat_error.json"), gpt(), {}, 429);
-    CHECK(http.error_message == "HTTP 429: insufficient_quota: You exceeded your current quota, please check your plan and billing details.");
-    CHECK(llm::parse_openai_chat_response("<html>Bad gateway</html>", gpt(), {}, 502).error_message == "HTTP 502");
+    CHECK(http.error_message ==
+          "HTTP 429: insufficient_quota: You exceeded your current quota, please check your plan "
+          "and billing details.");
+    CHECK(
+        llm::parse_openai_chat_response("<html>Bad gateway</html>", gpt(), {}, 502).error_message ==
+        "HTTP 502");
     auto garbage = llm::parse_openai_chat_response("{\"choices\": [", gpt());
     CHECK(garbage.stop_reason == "error");
     CHECK(garbage.error_message == "the response is not a JSON object");
@@ -111,11 +123,14 @@ TEST_CASE("chat error bodies, HTTP errors, refusals and non-JSON bodies give sto
     CHECK(refusal.stop_reason == "error");
     CHECK(refusal.error_message == "refusal: I'm sorry, I cannot help with that.");
     REQUIRE(refusal.content.size() == 1);
-    CHECK(llm::parse_openai_chat_response(R"({"choices":[]})", gpt()).error_message == "the response has no choices");
+    CHECK(llm::parse_openai_chat_response(R"({"choices":[]})", gpt()).error_message ==
+          "the response has no choices");
 }
 
-TEST_CASE("chat: missing usage is zero and reported; huge counts are clamped", "[llm][openai_chat]") {
-    auto m = llm::parse_openai_chat_response(R"({"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]})", gpt(), prices());
+TEST_CASE("chat: missing usage is zero and reported; huge counts are clamped",
+          "[llm][openai_chat]") {
+    auto m = llm::parse_openai_chat_response(
+        R"({"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]})", gpt(), prices());
     CHECK(m.stop_reason == "stop");
     CHECK(m.usage.total_tokens == 0);
     CHECK(m.usage.cost.total == 0);
@@ -126,11 +141,13 @@ TEST_CASE("chat: missing usage is zero and reported; huge counts are clamped", "
     CHECK(huge.usage.input == llm::max_token_count);
     CHECK(huge.usage.output == llm::max_token_count);
     CHECK(huge.usage.total_tokens == 2 * llm::max_token_count);
-    auto overflow = llm::parse_openai_chat_response(R"({"choices":[],"usage":{"prompt_tokens":1e400}})", gpt());
+    auto overflow =
+        llm::parse_openai_chat_response(R"({"choices":[],"usage":{"prompt_tokens":1e400}})", gpt());
     CHECK(overflow.stop_reason == "error");
 }
 
-TEST_CASE("chat: tool arguments that are not a JSON object are kept as text and reported", "[llm][openai_chat]") {
+TEST_CASE("chat: tool arguments that are not a JSON object are kept as text and reported",
+          "[llm][openai_chat]") {
     auto m = llm::parse_openai_chat_response(
         R"({"choices":[{"message":{"tool_calls":[{"id":"c1","function":{"name":"f","arguments":"{\"a\": 1"}}]},"finish_reason":"tool_calls"}],"usage":{}})",
         gpt());
@@ -171,25 +188,31 @@ TEST_CASE("a streamed chat reply yields UI events in order", "[llm][openai_chat]
     }
     CHECK(text == "Reading both.");
     using T = llm::StreamEventType;
-    CHECK(kinds == std::vector<T>{T::text_start, T::text_delta, T::toolcall_start, T::toolcall_delta, T::toolcall_start,
-                                  T::toolcall_delta, T::text_end, T::toolcall_end, T::done});
+    CHECK(kinds == std::vector<T>{T::text_start, T::text_delta, T::toolcall_start,
+                                  T::toolcall_delta, T::toolcall_start, T::toolcall_delta,
+                                  T::text_end, T::toolcall_end, T::done});
 }
 
-TEST_CASE("chat streams: reasoning_content becomes thinking and is sent back in the same field", "[llm][openai_chat]") {
+TEST_CASE("chat streams: reasoning_content becomes thinking and is sent back in the same field",
+          "[llm][openai_chat]") {
     llm::ModelSpec oss{"llama.cpp", "gpt-oss-20b", "openai-completions", true, false, 16384};
     llm::OpenAiChatStream s(oss);
     auto m = stream_all(s, fixture("chat_stream_reasoning.sse"), 5);
     CHECK(m.stop_reason == "length");
     const auto& th = std::get<ThinkingContent>(m.content.at(0));
     CHECK(th.thinking == "3 plus 3 is 6.");
-    auto body = llm::to_openai_chat({std::make_shared<const AgentMessage>(user("q")), std::make_shared<const AgentMessage>(m)}, oss);
+    auto body = llm::to_openai_chat(
+        {std::make_shared<const AgentMessage>(user("q")), std::make_shared<const AgentMessage>(m)},
+        oss);
     CHECK(body["messages"][1]["reasoning_content"] == "3 plus 3 is 6.");
     CHECK(body["messages"][1]["content"] == "6");
 }
 
-TEST_CASE("chat streams: bad input is an error or a documented recovery, never an exception", "[llm][openai_chat]") {
+TEST_CASE("chat streams: bad input is an error or a documented recovery, never an exception",
+          "[llm][openai_chat]") {
     const std::string text = chunk(R"({"index":0,"delta":{"content":"Hel"}})");
-    const std::string done = chunk(R"({"index":0,"delta":{},"finish_reason":"stop"})") + "data: [DONE]\n\n";
+    const std::string done =
+        chunk(R"({"index":0,"delta":{},"finish_reason":"stop"})") + "data: [DONE]\n\n";
 
     SECTION("malformed JSON") {
         auto m = stream_chat(text + "data: {\"choices\": [\n\n" + done);
@@ -208,19 +231,24 @@ TEST_CASE("chat streams: bad input is an error or a documented recovery, never a
         CHECK(m.error_message == "the stream ended before a finish_reason");
     }
     SECTION("unknown fields and event types are ignored") {
-        auto m = stream_chat("event: keepalive\ndata: {\"hello\":1}\n\n" + text + ": ping\n\n" + done);
+        auto m =
+            stream_chat("event: keepalive\ndata: {\"hello\":1}\n\n" + text + ": ping\n\n" + done);
         CHECK(m.stop_reason == "stop");
         CHECK(std::get<TextContent>(m.content.at(0)).text == "Hel");
         CHECK(has_diagnostic(m, "missing_usage"));
     }
     SECTION("an error chunk") {
-        auto m = stream_chat(text + "data: {\"error\":{\"message\":\"Rate limit\",\"type\":\"rate_limit\"}}\n\n");
+        auto m = stream_chat(
+            text + "data: {\"error\":{\"message\":\"Rate limit\",\"type\":\"rate_limit\"}}\n\n");
         CHECK(m.stop_reason == "error");
         CHECK(m.error_message == "rate_limit: Rate limit");
     }
     SECTION("a tool call delta before its start, arguments that are not JSON") {
-        auto m = stream_chat(chunk(R"({"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"{oops"}}]}})") +
-                             chunk(R"({"index":0,"delta":{"tool_calls":[{"index":3,"id":"late","function":{"name":"f"}}]},"finish_reason":"tool_calls"})"));
+        auto m = stream_chat(
+            chunk(
+                R"({"index":0,"delta":{"tool_calls":[{"index":3,"function":{"arguments":"{oops"}}]}})") +
+            chunk(
+                R"({"index":0,"delta":{"tool_calls":[{"index":3,"id":"late","function":{"name":"f"}}]},"finish_reason":"tool_calls"})"));
         const auto& call = std::get<ToolCallContent>(m.content.at(0));
         CHECK(call.id == "late");
         CHECK(call.name == "f");
@@ -233,9 +261,11 @@ TEST_CASE("chat streams: bad input is an error or a documented recovery, never a
         CHECK_NOTHROW(message_to_json(m, Dialect::native).dump());
     }
     SECTION("huge numbers") {
-        auto m = stream_chat(text + done + "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1e999}}\n\n");
+        auto m = stream_chat(text + done +
+                             "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1e999}}\n\n");
         CHECK(m.stop_reason == "error");
-        auto clamped = stream_chat(text + done + "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1e99}}\n\n");
+        auto clamped = stream_chat(text + done +
+                                   "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":1e99}}\n\n");
         CHECK(clamped.usage.input == llm::max_token_count);
     }
     SECTION("a refusal") {

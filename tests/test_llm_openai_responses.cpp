@@ -18,8 +18,9 @@ AssistantMessage stream_responses(const std::string& bytes, std::size_t chunk = 
     return stream_all(s, bytes, chunk);
 }
 
-const std::string completed =
-    sse_event("response.completed", R"("response":{"id":"r1","status":"completed","usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7}})");
+const std::string completed = sse_event(
+    "response.completed",
+    R"("response":{"id":"r1","status":"completed","usage":{"input_tokens":5,"output_tokens":2,"total_tokens":7}})");
 
 }  // namespace
 
@@ -32,7 +33,8 @@ TEST_CASE("responses request bodies match the golden files", "[llm][openai_respo
     }
 }
 
-TEST_CASE("responses requests: reasoning effort per thinking level, cache retention", "[llm][openai_responses]") {
+TEST_CASE("responses requests: reasoning effort per thinking level, cache retention",
+          "[llm][openai_responses]") {
     std::vector<MessageHandle> messages{std::make_shared<const AgentMessage>(user("hi"))};
     llm::RequestOptions o;
     o.thinking_level = "xhigh";
@@ -52,14 +54,18 @@ TEST_CASE("responses requests: reasoning effort per thinking level, cache retent
     CHECK_FALSE(llm::to_openai_responses(messages, gpt5(), o).contains("prompt_cache_key"));
 }
 
-TEST_CASE("a whole responses reply: reasoning, message, function call, usage", "[llm][openai_responses]") {
-    auto m = llm::parse_openai_responses_response(fixture("responses_response.json"), gpt5(), prices());
+TEST_CASE("a whole responses reply: reasoning, message, function call, usage",
+          "[llm][openai_responses]") {
+    auto m =
+        llm::parse_openai_responses_response(fixture("responses_response.json"), gpt5(), prices());
     CHECK(m.stop_reason == "tool_use");
     REQUIRE(m.content.size() == 3);
     const auto& th = std::get<ThinkingContent>(m.content[0]);
     CHECK(th.thinking == "Look up the weather.\n\nThen answer.");
-    CHECK(Json::parse(th.extra["thinkingSignature"].get<std::string>())["encrypted_content"] == "gAAAA");
-    CHECK(std::get<TextContent>(m.content[1]).extra["textSignature"] == "{\"v\":1,\"id\":\"msg_6801b\"}");
+    CHECK(Json::parse(th.extra["thinkingSignature"].get<std::string>())["encrypted_content"] ==
+          "gAAAA");
+    CHECK(std::get<TextContent>(m.content[1]).extra["textSignature"] ==
+          "{\"v\":1,\"id\":\"msg_6801b\"}");
     const auto& call = std::get<ToolCallContent>(m.content[2]);
     CHECK(call.id == "call_6801d|fc_6801c");
     CHECK(call.arguments == Json{{"location", "Paris"}});
@@ -69,9 +75,10 @@ TEST_CASE("a whole responses reply: reasoning, message, function call, usage", "
     CHECK(m.usage.total_tokens == 380);
 
     // Replayed to the same model: the reasoning item, the message id, both halves of the call id.
-    auto body = llm::to_openai_responses({std::make_shared<const AgentMessage>(user("q")), std::make_shared<const AgentMessage>(m),
-                                          std::make_shared<const AgentMessage>(tool_result(call.id, "get_weather", "sunny"))},
-                                         gpt5());
+    auto body = llm::to_openai_responses(
+        {std::make_shared<const AgentMessage>(user("q")), std::make_shared<const AgentMessage>(m),
+         std::make_shared<const AgentMessage>(tool_result(call.id, "get_weather", "sunny"))},
+        gpt5());
     const Json& input = body["input"];
     CHECK(input[1]["id"] == "rs_6801a");
     CHECK(input[1]["encrypted_content"] == "gAAAA");
@@ -86,22 +93,28 @@ TEST_CASE("responses: incomplete, failed, refusal and error bodies", "[llm][open
     CHECK(inc.stop_reason == "length");
     CHECK_FALSE(inc.error_message);
     auto failed = llm::parse_openai_responses_response(
-        R"({"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]})", gpt5());
+        R"({"id":"r","status":"failed","error":{"code":"server_error","message":"boom"},"output":[]})",
+        gpt5());
     CHECK(failed.stop_reason == "error");
     CHECK(failed.error_message == "server_error: boom");
     auto refusal = llm::parse_openai_responses_response(
-        R"({"status":"completed","output":[{"type":"message","id":"m","content":[{"type":"refusal","refusal":"No."}]}],"usage":{}})", gpt5());
+        R"({"status":"completed","output":[{"type":"message","id":"m","content":[{"type":"refusal","refusal":"No."}]}],"usage":{}})",
+        gpt5());
     CHECK(refusal.stop_reason == "error");
     CHECK(refusal.error_message == "refusal: No.");
-    auto error = llm::parse_openai_responses_response(R"({"error":{"message":"Invalid key","type":"invalid_request_error"}})", gpt5(), {}, 401);
+    auto error = llm::parse_openai_responses_response(
+        R"({"error":{"message":"Invalid key","type":"invalid_request_error"}})", gpt5(), {}, 401);
     CHECK(error.error_message == "HTTP 401: invalid_request_error: Invalid key");
 }
 
-TEST_CASE("responses: a body that is not a JSON object gives stop_reason error, never an exception", "[llm][openai_responses]") {
-    for (const std::string& body : {std::string(R"({"status":"completed","output":[)"), std::string("<html>Bad gateway</html>"),
-                                   std::string(), std::string("[1,2]"), std::string("\"text\""),
-                                   std::string(R"({"status":"completed","usage":{"input_tokens":1e999}})"),
-                                   std::string("{\"status\":\"compl\xFF\"")}) {
+TEST_CASE("responses: a body that is not a JSON object gives stop_reason error, never an exception",
+          "[llm][openai_responses]") {
+    for (const std::string& body :
+         {std::string(R"({"status":"completed","output":[)"),
+          std::string("<html>Bad gateway</html>"), std::string(), std::string("[1,2]"),
+          std::string("\"text\""),
+          std::string(R"({"status":"completed","usage":{"input_tokens":1e999}})"),
+          std::string("{\"status\":\"compl\xFF\"")}) {
         INFO(body);
         AssistantMessage m;
         CHECK_NOTHROW(m = llm::parse_openai_responses_response(body, gpt5()));
@@ -109,16 +122,19 @@ TEST_CASE("responses: a body that is not a JSON object gives stop_reason error, 
         CHECK(m.error_message == "the response is not a JSON object");
         CHECK(m.content.empty());
     }
-    CHECK(llm::parse_openai_responses_response("<html>Bad gateway</html>", gpt5(), {}, 502).error_message == "HTTP 502");
+    CHECK(llm::parse_openai_responses_response("<html>Bad gateway</html>", gpt5(), {}, 502)
+              .error_message == "HTTP 502");
     // Huge counts that still read as numbers are clamped.
     auto huge = llm::parse_openai_responses_response(
-        R"({"status":"completed","output":[],"usage":{"input_tokens":1e300,"output_tokens":99999999999999999999999}})", gpt5());
+        R"({"status":"completed","output":[],"usage":{"input_tokens":1e300,"output_tokens":99999999999999999999999}})",
+        gpt5());
     CHECK(huge.stop_reason == "stop");
     CHECK(huge.usage.input == llm::max_token_count);
     CHECK(huge.usage.output == llm::max_token_count);
 }
 
-TEST_CASE("a streamed responses reply gives the same message in every chunking", "[llm][openai_responses]") {
+TEST_CASE("a streamed responses reply gives the same message in every chunking",
+          "[llm][openai_responses]") {
     const std::string bytes = fixture("responses_stream.sse");
     const AssistantMessage whole = stream_responses(bytes, bytes.size());
     CHECK(whole.stop_reason == "tool_use");
@@ -131,16 +147,20 @@ TEST_CASE("a streamed responses reply gives the same message in every chunking",
     CHECK(whole.extra["responseId"] == "resp_67c");
     for (std::size_t c : {1u, 3u, 17u, 256u}) {
         INFO(c);
-        CHECK(plain(message_to_json(stream_responses(bytes, c), Dialect::native)).erase("timestamp") ==
+        CHECK(plain(message_to_json(stream_responses(bytes, c), Dialect::native))
+                  .erase("timestamp") ==
               plain(message_to_json(whole, Dialect::native)).erase("timestamp"));
     }
 }
 
-TEST_CASE("responses streams: bad input is an error or a documented recovery", "[llm][openai_responses]") {
-    const std::string msg = sse_event("response.output_item.added", R"("item":{"id":"m1","type":"message","content":[]})") +
+TEST_CASE("responses streams: bad input is an error or a documented recovery",
+          "[llm][openai_responses]") {
+    const std::string msg = sse_event("response.output_item.added",
+                                      R"("item":{"id":"m1","type":"message","content":[]})") +
                             sse_event("response.output_text.delta", R"("delta":"Hi")");
     SECTION("a delta before its item is ignored and reported") {
-        auto m = stream_responses(sse_event("response.output_text.delta", R"("delta":"lost")") + msg + completed);
+        auto m = stream_responses(sse_event("response.output_text.delta", R"("delta":"lost")") +
+                                  msg + completed);
         CHECK(m.stop_reason == "stop");
         CHECK(std::get<TextContent>(m.content.at(0)).text == "Hi");
         CHECK(has_diagnostic(m, "out_of_order_event"));
@@ -163,29 +183,39 @@ TEST_CASE("responses streams: bad input is an error or a documented recovery", "
         CHECK(m.error_message->rfind("malformed JSON in a 'response.completed' event", 0) == 0);
     }
     SECTION("response.failed and error events") {
-        auto failed = stream_responses(msg + sse_event("response.failed", R"("response":{"error":{"code":"server_error","message":"down"}})"));
+        auto failed = stream_responses(
+            msg + sse_event("response.failed",
+                            R"("response":{"error":{"code":"server_error","message":"down"}})"));
         CHECK(failed.error_message == "server_error: down");
-        auto error = stream_responses(msg + sse_event("error", R"("code":"rate_limit_exceeded","message":"slow down")"));
+        auto error = stream_responses(
+            msg + sse_event("error", R"("code":"rate_limit_exceeded","message":"slow down")"));
         CHECK(error.error_message == "Error Code rate_limit_exceeded: slow down");
     }
     SECTION("function call arguments that are not JSON") {
-        auto m = stream_responses(sse_event("response.output_item.added", R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""})") +
-                                  sse_event("response.function_call_arguments.delta", R"("delta":"[1,")") +
-                                  sse_event("response.output_item.done", R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"[1,"})") +
-                                  completed);
+        auto m = stream_responses(
+            sse_event(
+                "response.output_item.added",
+                R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":""})") +
+            sse_event("response.function_call_arguments.delta", R"("delta":"[1,")") +
+            sse_event(
+                "response.output_item.done",
+                R"("item":{"id":"fc_1","type":"function_call","call_id":"c","name":"f","arguments":"[1,"})") +
+            completed);
         const auto& call = std::get<ToolCallContent>(m.content.at(0));
         CHECK(call.extra["rawArguments"] == "[1,");
         CHECK(has_diagnostic(m, "invalid_tool_arguments"));
         CHECK(m.stop_reason == "tool_use");
     }
     SECTION("missing usage") {
-        auto m = stream_responses(msg + sse_event("response.completed", R"("response":{"status":"completed"})"));
+        auto m = stream_responses(
+            msg + sse_event("response.completed", R"("response":{"status":"completed"})"));
         CHECK(m.stop_reason == "stop");
         CHECK(has_diagnostic(m, "missing_usage"));
     }
     SECTION("non-UTF-8 bytes") {
         // A Latin-1 e-acute (0xE9) in a text delta, and a lone continuation byte (0x80).
-        const std::string bytes = sse_event("response.output_item.added", R"("item":{"id":"m1","type":"message","content":[]})") +
+        const std::string bytes = sse_event("response.output_item.added",
+                                            R"("item":{"id":"m1","type":"message","content":[]})") +
                                   sse_event("response.output_text.delta", "\"delta\":\"caf\xE9\"") +
                                   sse_event("response.output_text.delta", "\"delta\":\" \x80!\"") +
                                   completed;
@@ -199,9 +229,12 @@ TEST_CASE("responses streams: bad input is an error or a documented recovery", "
     }
     SECTION("huge numbers") {
         auto usage = [&](const std::string& numbers) {
-            return stream_responses(msg + sse_event("response.completed", R"("response":{"status":"completed","usage":)" + numbers + "}"));
+            return stream_responses(
+                msg + sse_event("response.completed",
+                                R"("response":{"status":"completed","usage":)" + numbers + "}"));
         };
-        auto clamped = usage(R"({"input_tokens":1e99,"output_tokens":99999999999999999999999,"input_tokens_details":{"cached_tokens":-5}})");
+        auto clamped = usage(
+            R"({"input_tokens":1e99,"output_tokens":99999999999999999999999,"input_tokens_details":{"cached_tokens":-5}})");
         CHECK(clamped.stop_reason == "stop");
         CHECK(clamped.usage.input == llm::max_token_count);
         CHECK(clamped.usage.output == llm::max_token_count);
@@ -211,7 +244,8 @@ TEST_CASE("responses streams: bad input is an error or a documented recovery", "
         // text received so far is kept.
         auto overflow = usage(R"({"input_tokens":1e999,"output_tokens":1})");
         CHECK(overflow.stop_reason == "error");
-        CHECK(overflow.error_message->rfind("malformed JSON in a 'response.completed' event", 0) == 0);
+        CHECK(overflow.error_message->rfind("malformed JSON in a 'response.completed' event", 0) ==
+              0);
         CHECK(std::get<TextContent>(overflow.content.at(0)).text == "Hi");
     }
 }

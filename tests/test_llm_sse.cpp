@@ -22,8 +22,10 @@ std::vector<llm::SseEvent> parse_in_chunks(const std::string& bytes, std::size_t
 
 }  // namespace
 
-TEST_CASE("SSE events come out the same in every chunking and with every line ending", "[llm][sse]") {
-    const std::string lf = ": comment\nevent: a\ndata: one\ndata:two\n\ndata: {\"x\":1}\nid: 7\nretry: 10\n\n";
+TEST_CASE("SSE events come out the same in every chunking and with every line ending",
+          "[llm][sse]") {
+    const std::string lf =
+        ": comment\nevent: a\ndata: one\ndata:two\n\ndata: {\"x\":1}\nid: 7\nretry: 10\n\n";
     std::string crlf, cr;
     for (char c : lf) {
         if (c == '\n') {
@@ -34,7 +36,8 @@ TEST_CASE("SSE events come out the same in every chunking and with every line en
             cr += c;
         }
     }
-    for (const std::string* text : {&lf, static_cast<const std::string*>(&crlf), static_cast<const std::string*>(&cr)}) {
+    for (const std::string* text :
+         {&lf, static_cast<const std::string*>(&crlf), static_cast<const std::string*>(&cr)}) {
         for (std::size_t chunk : {1u, 2u, 3u, 5u, 1000u}) {
             auto events = parse_in_chunks(*text, chunk);
             REQUIRE(events.size() == 2);
@@ -46,7 +49,10 @@ TEST_CASE("SSE events come out the same in every chunking and with every line en
     }
 }
 
-TEST_CASE("SSE: an event without its blank line, or a last line without its break, still arrives at the end", "[llm][sse]") {
+TEST_CASE(
+    "SSE: an event without its blank line, or a last line without its break, still arrives at the "
+    "end",
+    "[llm][sse]") {
     auto events = parse_in_chunks("data: a\n\ndata: b", 4);
     REQUIRE(events.size() == 2);
     CHECK(events[1].data == "b");
@@ -60,10 +66,15 @@ TEST_CASE("SSE: an event without its blank line, or a last line without its brea
 TEST_CASE("bytes that are not UTF-8 become U+FFFD, valid text is untouched", "[llm][sse]") {
     using llm::detail::sanitize_utf8;
     CHECK(sanitize_utf8("plain") == "plain");
-    CHECK(sanitize_utf8("\xC3\xA9\xE2\x9C\x93\xF0\x9F\x99\x88") == "\xC3\xA9\xE2\x9C\x93\xF0\x9F\x99\x88");
-    CHECK(sanitize_utf8("a\xFF" "b") == "a\xEF\xBF\xBD" "b");
-    CHECK(sanitize_utf8("\xC3") == "\xEF\xBF\xBD");                 // cut sequence
-    CHECK(sanitize_utf8("\xED\xA0\x80") == "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");  // encoded surrogate
+    CHECK(sanitize_utf8("\xC3\xA9\xE2\x9C\x93\xF0\x9F\x99\x88") ==
+          "\xC3\xA9\xE2\x9C\x93\xF0\x9F\x99\x88");
+    CHECK(sanitize_utf8("a\xFF"
+                        "b") ==
+          "a\xEF\xBF\xBD"
+          "b");
+    CHECK(sanitize_utf8("\xC3") == "\xEF\xBF\xBD");  // cut sequence
+    CHECK(sanitize_utf8("\xED\xA0\x80") ==
+          "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");                   // encoded surrogate
     CHECK(sanitize_utf8("\xC0\xAF") == "\xEF\xBF\xBD\xEF\xBF\xBD");  // overlong
     auto events = parse_in_chunks("data: caf\xE9\n\n", 3);
     REQUIRE(events.size() == 1);
@@ -80,9 +91,11 @@ TEST_CASE("untrusted JSON never throws: garbage, overflowing numbers and bad UTF
     CHECK((*j)["s"] == "\xEF\xBF\xBD");
 }
 
-TEST_CASE("token counts are clamped: negative, fractional, huge and non-numeric values", "[llm][usage]") {
+TEST_CASE("token counts are clamped: negative, fractional, huge and non-numeric values",
+          "[llm][usage]") {
     using llm::detail::token_count;
-    const Json values = Json::parse(R"([12, -5, 3.9, 1e30, 18446744073709551615, "7", null, true])");
+    const Json values =
+        Json::parse(R"([12, -5, 3.9, 1e30, 18446744073709551615, "7", null, true])");
     CHECK(token_count(&values[0]) == 12);
     CHECK(token_count(&values[1]) == 0);
     CHECK(token_count(&values[2]) == 3);

@@ -29,7 +29,8 @@ std::vector<std::string> call_ids(const AgentMessage& m) {
 
 }  // namespace
 
-TEST_CASE("a well-formed context keeps every message and shares it with the entries", "[context][pairing]") {
+TEST_CASE("a well-formed context keeps every message and shares it with the entries",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     auto call = append_message(s, calls({"c1", "c2"}));
@@ -43,16 +44,19 @@ TEST_CASE("a well-formed context keeps every message and shares it with the entr
     CHECK(ctx.messages[2].get() == message_of(*get_entry(s, r1)));
 }
 
-TEST_CASE("a tool result whose call was compacted away is dropped and reported", "[context][pairing]") {
+TEST_CASE("a tool result whose call was compacted away is dropped and reported",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, calls({"c1"}));
     auto u = append_message(s, user("while the tool ran"));
     auto r = append_message(s, tool_result("c1", "read", "late"));
     append_message(s, assistant("done"));
-    append_compaction(s, "sum", u, 10);  // written by hand: the kept part starts between call and result
+    append_compaction(s, "sum", u,
+                      10);  // written by hand: the kept part starts between call and result
     auto ctx = build_context(s);
-    CHECK(describe(ctx) == Strings{"compaction_summary:sum", "user:while the tool ran", "assistant:done"});
+    CHECK(describe(ctx) ==
+          Strings{"compaction_summary:sum", "user:while the tool ran", "assistant:done"});
     REQUIRE(ctx.dropped.size() == 1);
     CHECK(ctx.dropped[0].reason == DropReason::orphan_tool_result);
     CHECK(ctx.dropped[0].tool_call_id == "c1");
@@ -61,7 +65,8 @@ TEST_CASE("a tool result whose call was compacted away is dropped and reported",
     CHECK(to_string(DropReason::orphan_tool_result) == "orphan_tool_result");
 }
 
-TEST_CASE("a tool result before its call is an orphan too: the call must be earlier", "[context][pairing]") {
+TEST_CASE("a tool result before its call is an orphan too: the call must be earlier",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, tool_result("c1", "read", "too early"));
@@ -82,7 +87,8 @@ TEST_CASE("a result in a retained tail without its call is dropped as well", "[c
     CHECK(ctx.dropped.size() == 1);
 }
 
-TEST_CASE("without provider_ready, unanswered tool calls stay (a tool may be running)", "[context][pairing]") {
+TEST_CASE("without provider_ready, unanswered tool calls stay (a tool may be running)",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, calls({"c1", "c2"}));
@@ -92,7 +98,9 @@ TEST_CASE("without provider_ready, unanswered tool calls stay (a tool may be run
     CHECK(ctx.dropped.empty());
 }
 
-TEST_CASE("provider_ready drops the trailing message's unanswered calls and keeps the answered ones", "[context][pairing]") {
+TEST_CASE(
+    "provider_ready drops the trailing message's unanswered calls and keeps the answered ones",
+    "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     auto call = append_message(s, calls({"c1", "c2", "c3"}, "reading"));
@@ -111,7 +119,10 @@ TEST_CASE("provider_ready drops the trailing message's unanswered calls and keep
     CHECK(call_ids(*message_of(*get_entry(s, call))).size() == 3);
 }
 
-TEST_CASE("provider_ready drops a trailing assistant message of nothing but unanswered calls and thinking", "[context][pairing]") {
+TEST_CASE(
+    "provider_ready drops a trailing assistant message of nothing but unanswered calls and "
+    "thinking",
+    "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, calls({"c1"}, "", true));
@@ -123,7 +134,8 @@ TEST_CASE("provider_ready drops a trailing assistant message of nothing but unan
     CHECK(to_string(DropReason::dangling_tool_call) == "dangling_tool_call");
 }
 
-TEST_CASE("provider_ready leaves unanswered calls earlier in the list alone", "[context][pairing]") {
+TEST_CASE("provider_ready leaves unanswered calls earlier in the list alone",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, calls({"c1"}));
@@ -133,21 +145,26 @@ TEST_CASE("provider_ready leaves unanswered calls earlier in the list alone", "[
     CHECK(ctx.dropped.empty());
 }
 
-TEST_CASE("provider_ready set on the session applies to every build; options merge it", "[context][pairing]") {
+TEST_CASE("provider_ready set on the session applies to every build; options merge it",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, calls({"c1"}));
     CHECK(build_context(s).messages.size() == 2);
     s.context_build_options().provider_ready = true;
     CHECK(build_context(s).messages.size() == 1);
-    CHECK(merge_context_build_options(ContextBuildOptions{}, ContextBuildOptions{{}, {}, true}).provider_ready);
-    CHECK(merge_context_build_options(ContextBuildOptions{{}, {}, true}, ContextBuildOptions{}).provider_ready);
+    CHECK(merge_context_build_options(ContextBuildOptions{}, ContextBuildOptions{{}, {}, true})
+              .provider_ready);
+    CHECK(merge_context_build_options(ContextBuildOptions{{}, {}, true}, ContextBuildOptions{})
+              .provider_ready);
 }
 
-TEST_CASE("enforce_tool_pairing works on a message list an application assembled", "[context][pairing]") {
-    std::vector<MessageHandle> messages{std::make_shared<const AgentMessage>(tool_result("x", "read", "orphan")),
-                                        std::make_shared<const AgentMessage>(user("a")),
-                                        std::make_shared<const AgentMessage>(calls({"c1"}, "hi"))};
+TEST_CASE("enforce_tool_pairing works on a message list an application assembled",
+          "[context][pairing]") {
+    std::vector<MessageHandle> messages{
+        std::make_shared<const AgentMessage>(tool_result("x", "read", "orphan")),
+        std::make_shared<const AgentMessage>(user("a")),
+        std::make_shared<const AgentMessage>(calls({"c1"}, "hi"))};
     std::vector<DroppedMessage> dropped;
     enforce_tool_pairing(messages, dropped, true);
     REQUIRE(messages.size() == 2);
@@ -156,7 +173,8 @@ TEST_CASE("enforce_tool_pairing works on a message list an application assembled
     CHECK(dropped.size() == 2);
 }
 
-TEST_CASE("provider_ready keeps trimming when dropping a trailing message exposes another", "[context][pairing]") {
+TEST_CASE("provider_ready keeps trimming when dropping a trailing message exposes another",
+          "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, calls({"c0", "c1"}, "two reads"));

@@ -20,7 +20,9 @@ namespace {
 class RandomSession {
 public:
     explicit RandomSession(std::uint64_t seed)
-        : rng_(seed), repo_(Environment::deterministic(1796197403123, seed)), session_(create(repo_)) {}
+        : rng_(seed),
+          repo_(Environment::deterministic(1796197403123, seed)),
+          session_(create(repo_)) {}
 
     void run(int operations) {
         for (int i = 0; i < operations; ++i) {
@@ -36,7 +38,9 @@ public:
     [[nodiscard]] int compactions() const noexcept { return compactions_; }
 
 private:
-    std::size_t pick(std::size_t n) { return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_); }
+    std::size_t pick(std::size_t n) {
+        return std::uniform_int_distribution<std::size_t>(0, n - 1)(rng_);
+    }
     bool chance(int percent) { return static_cast<int>(pick(100)) < percent; }
 
     std::string words(std::size_t max_chars) { return std::string(pick(max_chars + 1), 'w'); }
@@ -97,7 +101,8 @@ private:
         std::vector<std::string> ids;
         for (std::size_t n = 1 + pick(3); n > 0; --n) {
             std::string id = "call" + std::to_string(next_call_++);
-            m.content.push_back(ToolCallContent{id, names[pick(4)], Json{{"path", "f" + std::to_string(pick(5))}}, {}});
+            m.content.push_back(ToolCallContent{
+                id, names[pick(4)], Json{{"path", "f" + std::to_string(pick(5))}}, {}});
             ids.push_back(id);
         }
         note("tools(" + std::to_string(ids.size()) + ")");
@@ -105,8 +110,10 @@ private:
         if (chance(10)) append_message(session_, user(words(100)));  // typed while the tools ran
         if (chance(10)) append_thinking_level_change(session_, "high");
         for (auto& id : ids) {
-            if (chance(80)) append_message(session_, tool_result(id, "read", words(1200)));
-            else pending_.push_back(id);
+            if (chance(80))
+                append_message(session_, tool_result(id, "read", words(1200)));
+            else
+                pending_.push_back(id);
         }
     }
 
@@ -145,7 +152,9 @@ private:
     std::optional<SummaryResult> scripted(std::string summary) {
         if (chance(8)) return std::nullopt;
         if (chance(4)) throw std::runtime_error("summariser failed");
-        return SummaryResult{std::move(summary), chance(50) ? std::optional<Usage>(usage(10, 5, 0, 0, 0.001)) : std::nullopt};
+        return SummaryResult{
+            std::move(summary),
+            chance(50) ? std::optional<Usage>(usage(10, 5, 0, 0, 0.001)) : std::nullopt};
     }
 
     void move_with_summary() {
@@ -155,12 +164,15 @@ private:
         const auto leaf = get_leaf_id(session_);
         try {
             auto r = move_to_with_summary(session_, target, [&](const BranchSummaryRequest& req) {
-                return scripted(req.messages.empty() ? "" : "B" + std::to_string(req.messages.size()));
+                return scripted(req.messages.empty() ? ""
+                                                     : "B" + std::to_string(req.messages.size()));
             });
-            if (!r.moved && (session_.storage().entry_count() != before || get_leaf_id(session_) != leaf))
+            if (!r.moved &&
+                (session_.storage().entry_count() != before || get_leaf_id(session_) != leaf))
                 failure_ = "a cancelled branch summary wrote something";
         } catch (const std::runtime_error&) {
-            if (session_.storage().entry_count() != before) failure_ = "a failed branch summary wrote something";
+            if (session_.storage().entry_count() != before)
+                failure_ = "a failed branch summary wrote something";
         }
     }
 
@@ -170,8 +182,10 @@ private:
         if (!prep) return;
         // The preparation's cut is find_cut_point's: the kept part starts at a valid cut point.
         if (prep->first_kept_entry_id) {
-            const AgentMessage* first = message_of(*get_entry(session_, *prep->first_kept_entry_id));
-            if (first && std::holds_alternative<ToolResultMessage>(*first)) failure_ = "kept part starts at a tool result";
+            const AgentMessage* first =
+                message_of(*get_entry(session_, *prep->first_kept_entry_id));
+            if (first && std::holds_alternative<ToolResultMessage>(*first))
+                failure_ = "kept part starts at a tool result";
         }
         note("compact");
         const auto before = session_.storage().entry_count();
@@ -181,17 +195,22 @@ private:
         for (const auto& m : build_context(session_).messages)
             if (const auto* r = std::get_if<ToolResultMessage>(&*m)) paired.insert(r->tool_call_id);
         try {
-            auto id = compact(session_, *prep,
-                              [&](const SummaryRequest&) { return scripted("C" + std::to_string(compactions_)); },
-                              CompactOptions{chance(30), 2000});
-            if (id) ++compactions_;
-            else if (session_.storage().entry_count() != before) failure_ = "a cancelled compaction wrote something";
+            auto id = compact(
+                session_, *prep,
+                [&](const SummaryRequest&) { return scripted("C" + std::to_string(compactions_)); },
+                CompactOptions{chance(30), 2000});
+            if (id)
+                ++compactions_;
+            else if (session_.storage().entry_count() != before)
+                failure_ = "a cancelled compaction wrote something";
             if (id)
                 for (const auto& d : build_context(session_).dropped)
-                    if (d.reason == DropReason::orphan_tool_result && paired.count(d.tool_call_id) != 0)
+                    if (d.reason == DropReason::orphan_tool_result &&
+                        paired.count(d.tool_call_id) != 0)
                         failure_ = "the compaction broke the intact pair of call " + d.tool_call_id;
         } catch (const std::runtime_error&) {
-            if (session_.storage().entry_count() != before) failure_ = "a failed compaction wrote something";
+            if (session_.storage().entry_count() != before)
+                failure_ = "a failed compaction wrote something";
         }
     }
 
@@ -202,7 +221,8 @@ private:
             options.position = ForkPosition::at;
             if (options.entry_id && chance(50)) {
                 const AgentMessage* m = message_of(*get_entry(session_, *options.entry_id));
-                if (m && std::holds_alternative<UserMessage>(*m)) options.position = ForkPosition::before;
+                if (m && std::holds_alternative<UserMessage>(*m))
+                    options.position = ForkPosition::before;
             }
         }
         note("fork");
@@ -211,7 +231,8 @@ private:
 
     void check_context() {
         for (bool provider_ready : {false, true}) {
-            const SessionContext ctx = build_context(session_, ContextBuildOptions{{}, {}, provider_ready});
+            const SessionContext ctx =
+                build_context(session_, ContextBuildOptions{{}, {}, provider_ready});
             std::set<std::string> calls;
             std::size_t summaries = 0;
             for (std::size_t i = 0; i < ctx.messages.size(); ++i) {
@@ -220,7 +241,8 @@ private:
                     for (const auto& b : a->content)
                         if (const auto* c = std::get_if<ToolCallContent>(&b)) calls.insert(c->id);
                 } else if (const auto* r = std::get_if<ToolResultMessage>(&m)) {
-                    if (calls.count(r->tool_call_id) == 0) failure_ = "tool result without its call: " + r->tool_call_id;
+                    if (calls.count(r->tool_call_id) == 0)
+                        failure_ = "tool result without its call: " + r->tool_call_id;
                 } else if (std::holds_alternative<CompactionSummaryMessage>(m)) {
                     ++summaries;
                     if (i != 0) failure_ = "a compaction summary that does not lead the context";
@@ -241,8 +263,10 @@ private:
             }
             if (const auto* a = std::get_if<AssistantMessage>(&m))
                 for (const auto& b : a->content)
-                    if (const auto* c = std::get_if<ToolCallContent>(&b); c && answered.count(c->id) == 0)
-                        failure_ = "provider_ready left the trailing call " + c->id + " unanswered in " + describe_all(ctx);
+                    if (const auto* c = std::get_if<ToolCallContent>(&b);
+                        c && answered.count(c->id) == 0)
+                        failure_ = "provider_ready left the trailing call " + c->id +
+                                   " unanswered in " + describe_all(ctx);
             return;
         }
     }
@@ -250,8 +274,10 @@ private:
     // The last quoted name of an issue's detail: the tool call id.
     static std::string quoted_call(const std::string& detail) {
         const auto close = detail.rfind('\'');
-        const auto open = close == std::string::npos || close == 0 ? std::string::npos : detail.rfind('\'', close - 1);
-        return open == std::string::npos ? std::string() : detail.substr(open + 1, close - open - 1);
+        const auto open = close == std::string::npos || close == 0 ? std::string::npos
+                                                                   : detail.rfind('\'', close - 1);
+        return open == std::string::npos ? std::string()
+                                         : detail.substr(open + 1, close - open - 1);
     }
 
     static std::string describe_all(const SessionContext& ctx) {
@@ -277,9 +303,12 @@ private:
             const bool pairing = issue.kind == IssueKind::orphan_tool_result ||
                                  issue.kind == IssueKind::context_orphan_tool_result;
             if (forked && issue.kind == IssueKind::label_target_missing) continue;
-            if (!pairing) failure_ = "verify: " + std::string(to_string(issue.kind)) + " " + issue.detail;
-            else if (late_.count(issue.entry_id) == 0 && late_calls_.count(quoted_call(issue.detail)) == 0)
-                failure_ = "verify: an on-time tool result lost its call: " + issue.entry_id + " " + std::string(to_string(issue.kind)) + " " + issue.detail;
+            if (!pairing)
+                failure_ = "verify: " + std::string(to_string(issue.kind)) + " " + issue.detail;
+            else if (late_.count(issue.entry_id) == 0 &&
+                     late_calls_.count(quoted_call(issue.detail)) == 0)
+                failure_ = "verify: an on-time tool result lost its call: " + issue.entry_id + " " +
+                           std::string(to_string(issue.kind)) + " " + issue.detail;
         }
     }
 
@@ -297,7 +326,10 @@ private:
 
 }  // namespace
 
-TEST_CASE("random sessions keep every tool result after its call, with at most one leading compaction summary", "[property][pairing]") {
+TEST_CASE(
+    "random sessions keep every tool result after its call, with at most one leading compaction "
+    "summary",
+    "[property][pairing]") {
     constexpr std::uint64_t sessions = 2000;
     constexpr int operations = 40;
     int compactions = 0;

@@ -34,16 +34,18 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 std::size_t files_in(const std::string& folder) {
-    return static_cast<std::size_t>(
-        std::distance(std::filesystem::directory_iterator(folder), std::filesystem::directory_iterator()));
+    return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator(folder),
+                                                  std::filesystem::directory_iterator()));
 }
 
 }  // namespace
 
-TEST_CASE("Converting a pi session to native and back to pi changes only the documented details", "[pi][convert]") {
+TEST_CASE("Converting a pi session to native and back to pi changes only the documented details",
+          "[pi][convert]") {
     const std::string name = GENERATE(as<std::string>{}, "v3-full.jsonl", "v3-branches.jsonl");
     ScratchDir dir;
-    const ConvertReport to_native = convert(pi_fixture(name), Dialect::native, dir.file("native.jsonl"));
+    const ConvertReport to_native =
+        convert(pi_fixture(name), Dialect::native, dir.file("native.jsonl"));
     CHECK(to_native.from == Dialect::pi);
     CHECK(to_native.to == Dialect::native);
     CHECK(to_native.migration.notes.empty());
@@ -63,10 +65,11 @@ TEST_CASE("Converting a pi session to native and back to pi changes only the doc
 }
 
 TEST_CASE("Converting native to pi and back gives the same bytes", "[pi][convert]") {
-    const std::string name = GENERATE(as<std::string>{}, "v3-full.jsonl", "v3-branches.jsonl", "v2-linear.jsonl",
-                                      "v1-linear.jsonl");
+    const std::string name = GENERATE(as<std::string>{}, "v3-full.jsonl", "v3-branches.jsonl",
+                                      "v2-linear.jsonl", "v1-linear.jsonl");
     ScratchDir dir;
-    (void)convert(pi_fixture(name), Dialect::native, dir.file("a.jsonl"), Environment::deterministic(0, 3));
+    (void)convert(pi_fixture(name), Dialect::native, dir.file("a.jsonl"),
+                  Environment::deterministic(0, 3));
     (void)convert(dir.file("a.jsonl"), Dialect::pi, dir.file("b.jsonl"));
     (void)convert(dir.file("b.jsonl"), Dialect::native, dir.file("c.jsonl"));
     const std::string native = read_file(dir.file("a.jsonl"));
@@ -79,7 +82,8 @@ TEST_CASE("Converting native to pi and back gives the same bytes", "[pi][convert
     CHECK(read_file(dir.file("d.jsonl")) == read_file(dir.file("b.jsonl")));
 }
 
-TEST_CASE("Converting keeps the session: same entries, leaf, name, labels and contexts", "[pi][convert]") {
+TEST_CASE("Converting keeps the session: same entries, leaf, name, labels and contexts",
+          "[pi][convert]") {
     ScratchDir dir;
     (void)convert(pi_fixture("v3-full.jsonl"), Dialect::native, dir.file("native.jsonl"));
     const auto pi = JsonlSessionStorage::open_read_only(pi_fixture("v3-full.jsonl"));
@@ -96,13 +100,17 @@ TEST_CASE("Converting keeps the session: same entries, leaf, name, labels and co
         const auto b = build_session_context(native.get_path_to_root_or_compaction(id));
         REQUIRE(a.messages.size() == b.messages.size());
         for (std::size_t i = 0; i < a.messages.size(); ++i)
-            CHECK(message_to_json(*a.messages[i], Dialect::pi) == message_to_json(*b.messages[i], Dialect::pi));
+            CHECK(message_to_json(*a.messages[i], Dialect::pi) ==
+                  message_to_json(*b.messages[i], Dialect::pi));
         CHECK(a.thinking_level == b.thinking_level);
         CHECK(a.model == b.model);
     }
 }
 
-TEST_CASE("Converting places each leaf entry as its dialect's writer does, and native to pi and back keeps the bytes", "[pi][convert]") {
+TEST_CASE(
+    "Converting places each leaf entry as its dialect's writer does, and native to pi and back "
+    "keeps the bytes",
+    "[pi][convert]") {
     ScratchDir dir;
     {
         JsonlStorageOptions options;
@@ -132,9 +140,11 @@ TEST_CASE("Converting places each leaf entry as its dialect's writer does, and n
     const auto pi = JsonlSessionStorage::open_read_only(dir.file("pi.jsonl"));
     const auto leaves = pi.find_entries("leaf");
     REQUIRE(leaves.size() == 2);
-    for (const auto& leaf : leaves) CHECK(parent_id_of(*leaf) == std::get<LeafEntry>(*leaf).target_id);
+    for (const auto& leaf : leaves)
+        CHECK(parent_id_of(*leaf) == std::get<LeafEntry>(*leaf).target_id);
     const auto native = JsonlSessionStorage::open_read_only(dir.file("native.jsonl"));
-    CHECK(parent_id_of(*native.find_entries("leaf").front()) != std::get<LeafEntry>(*leaves.front()).target_id);
+    CHECK(parent_id_of(*native.find_entries("leaf").front()) !=
+          std::get<LeafEntry>(*leaves.front()).target_id);
     CHECK(pi.get_leaf_id() == native.get_leaf_id());
     (void)convert(dir.file("pi.jsonl"), Dialect::native, dir.file("native2.jsonl"));
     CHECK(read_file(dir.file("native2.jsonl")) == read_file(dir.file("native.jsonl")));
@@ -142,23 +152,29 @@ TEST_CASE("Converting places each leaf entry as its dialect's writer does, and n
     // pi appended under a leaf entry: that entry stays where it is in both dialects.
     std::string with_child = read_file(dir.file("pi.jsonl"));
     const std::string leaf_id = id_of(*leaves.back());
-    with_child += R"({"type":"message","id":"pichild1","parentId":")" + leaf_id +
-                  R"(","timestamp":"2026-12-02T07:43:24.000Z","message":{"role":"user","content":"from pi","timestamp":2}})" + "\n";
+    with_child +=
+        R"({"type":"message","id":"pichild1","parentId":")" + leaf_id +
+        R"(","timestamp":"2026-12-02T07:43:24.000Z","message":{"role":"user","content":"from pi","timestamp":2}})" +
+        "\n";
     write_file(dir.file("child.jsonl"), with_child);
     (void)convert(dir.file("child.jsonl"), Dialect::native, dir.file("child-native.jsonl"));
     const auto child_native = JsonlSessionStorage::open_read_only(dir.file("child-native.jsonl"));
-    CHECK(parent_id_of(*child_native.get_entry(leaf_id)) == std::get<LeafEntry>(*leaves.back()).target_id);
+    CHECK(parent_id_of(*child_native.get_entry(leaf_id)) ==
+          std::get<LeafEntry>(*leaves.back()).target_id);
     (void)convert(dir.file("child-native.jsonl"), Dialect::pi, dir.file("child-pi.jsonl"));
     CHECK(read_file(dir.file("child-pi.jsonl")) == with_child);
 }
 
-TEST_CASE("convert upgrades old pi files, replaces its output atomically and never changes its input", "[pi][convert]") {
+TEST_CASE(
+    "convert upgrades old pi files, replaces its output atomically and never changes its input",
+    "[pi][convert]") {
     ScratchDir dir;
     const std::string input = dir.file("v1.jsonl");
     const std::string original = read_file(pi_fixture("v1-linear.jsonl"));
     write_file(input, original);
     write_file(dir.file("out.jsonl"), "old content\n");
-    const ConvertReport report = convert(input, Dialect::pi, dir.file("out.jsonl"), Environment::deterministic(0, 5));
+    const ConvertReport report =
+        convert(input, Dialect::pi, dir.file("out.jsonl"), Environment::deterministic(0, 5));
     CHECK(report.migration.from_version == 1);
     CHECK(report.migration.count(PiMigrationKind::first_kept_index_mapped) == 1);
     CHECK(read_file(input) == original);
@@ -170,11 +186,14 @@ TEST_CASE("convert upgrades old pi files, replaces its output atomically and nev
 
 TEST_CASE("convert of a missing or broken input is an error and writes nothing", "[pi][convert]") {
     ScratchDir dir;
-    CHECK(error_of([&] { (void)convert(dir.file("missing.jsonl"), Dialect::native, dir.file("out.jsonl")); }) ==
-          ErrorCode::not_found);
+    CHECK(error_of([&] {
+              (void)convert(dir.file("missing.jsonl"), Dialect::native, dir.file("out.jsonl"));
+          }) == ErrorCode::not_found);
     // A parent that is not on an earlier line.
-    const std::string header = R"({"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
-    const std::string orphan = R"({"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"b","timestamp":2}})";
+    const std::string header =
+        R"({"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
+    const std::string orphan =
+        R"({"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"b","timestamp":2}})";
     write_file(dir.file("orphan.jsonl"), header + "\n" + orphan + "\n");
     try {
         (void)convert(dir.file("orphan.jsonl"), Dialect::native, dir.file("out.jsonl"));
@@ -208,7 +227,8 @@ TEST_CASE("pi's fromHook and provider-specific fields decode and write back unch
     for (const auto& e : storage.find_entries("message")) {
         const auto* a = std::get_if<AssistantMessage>(message_of(*e));
         if (a == nullptr) continue;
-        saw_response_id = saw_response_id || (a->extra.is_object() && a->extra.contains("responseId"));
+        saw_response_id =
+            saw_response_id || (a->extra.is_object() && a->extra.contains("responseId"));
         for (const auto& block : a->content)
             if (const auto* t = std::get_if<ThinkingContent>(&block))
                 saw_signature = saw_signature || t->extra.contains("thinkingSignature");
@@ -224,7 +244,9 @@ TEST_CASE("pi's fromHook and provider-specific fields decode and write back unch
     }
 }
 
-TEST_CASE("pi's newer harness shapes decode: leaf, active_tools_change, retainedTail, usage on summaries", "[pi]") {
+TEST_CASE(
+    "pi's newer harness shapes decode: leaf, active_tools_change, retainedTail, usage on summaries",
+    "[pi]") {
     const std::vector<std::string> lines = {
         R"({"type":"session","version":3,"id":"harness","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})",
         R"({"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"one","timestamp":1}})",
@@ -239,7 +261,8 @@ TEST_CASE("pi's newer harness shapes decode: leaf, active_tools_change, retained
     for (const auto& l : lines) text += l + "\n";
     ScratchDir dir;
     write_file(dir.file("harness.jsonl"), text);
-    for (std::size_t i = 1; i < lines.size(); ++i) CHECK(encode_entry(decode_entry(lines[i], Dialect::pi), Dialect::pi) == lines[i]);
+    for (std::size_t i = 1; i < lines.size(); ++i)
+        CHECK(encode_entry(decode_entry(lines[i], Dialect::pi), Dialect::pi) == lines[i]);
 
     const LoadedSession loaded = load_session_file(dir.file("harness.jsonl"));
     CHECK(loaded.storage.get_leaf_id() == "aaaa0004");  // the last leaf entry's target
@@ -248,8 +271,10 @@ TEST_CASE("pi's newer harness shapes decode: leaf, active_tools_change, retained
     CHECK(compaction.retained_tail->size() == 1);
     REQUIRE(compaction.usage.has_value());
     CHECK(compaction.usage->total_tokens == 10);
-    CHECK(std::get<BranchSummaryEntry>(*loaded.storage.get_entry("aaaa0006")).usage->cost.total == Approx(0.26));
-    const auto context = build_session_context(loaded.storage.get_path_to_root_or_compaction(loaded.storage.get_leaf_id()));
+    CHECK(std::get<BranchSummaryEntry>(*loaded.storage.get_entry("aaaa0006")).usage->cost.total ==
+          Approx(0.26));
+    const auto context = build_session_context(
+        loaded.storage.get_path_to_root_or_compaction(loaded.storage.get_leaf_id()));
     REQUIRE(context.messages.size() == 2);  // the summary and the retained tail
     CHECK(std::holds_alternative<CompactionSummaryMessage>(*context.messages[0]));
     const auto stats = loaded.storage.get_session_stats();

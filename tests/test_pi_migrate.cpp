@@ -32,18 +32,21 @@ bool is_entry_id(const Json& id) {
 }
 
 // The lines of a session file as JSON, without any migration.
-SessionLines raw_lines(const std::string& path) { return parse_session_text(read_file(path), path); }
+SessionLines raw_lines(const std::string& path) {
+    return parse_session_text(read_file(path), path);
+}
 
 Json without(Json j, std::initializer_list<const char*> keys) {
     for (const char* k : keys) j.erase(k);
     return j;
 }
 
-const char* const v1_header = R"({"type":"session","id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
+const char* const v1_header =
+    R"({"type":"session","id":"s1","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
 
 std::string v1_line(const std::string& text) {
-    return R"({"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":")" + text +
-           R"(","timestamp":1}})";
+    return R"({"type":"message","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":")" +
+           text + R"(","timestamp":1}})";
 }
 
 std::string v1_compaction(const std::string& index) {
@@ -53,7 +56,9 @@ std::string v1_compaction(const std::string& index) {
 
 }  // namespace
 
-TEST_CASE("A v1 pi file becomes a chain of entries with fresh ids, the same ids for the same environment", "[pi]") {
+TEST_CASE(
+    "A v1 pi file becomes a chain of entries with fresh ids, the same ids for the same environment",
+    "[pi]") {
     const std::string path = pi_fixture("v1-linear.jsonl");
     const std::string before = read_file(path);
     const SessionLines raw = raw_lines(path);
@@ -77,7 +82,8 @@ TEST_CASE("A v1 pi file becomes a chain of entries with fresh ids, the same ids 
     CHECK(up.line_numbers.front() == 2);
 
     const SessionLines again = read_session_lines(path, Environment::deterministic(0, 42));
-    for (std::size_t i = 0; i < up.entries.size(); ++i) CHECK(again.entries[i]["id"] == up.entries[i]["id"]);
+    for (std::size_t i = 0; i < up.entries.size(); ++i)
+        CHECK(again.entries[i]["id"] == up.entries[i]["id"]);
     const SessionLines other = read_session_lines(path, Environment::deterministic(0, 43));
     CHECK(other.entries[0]["id"] != up.entries[0]["id"]);
 
@@ -101,9 +107,13 @@ TEST_CASE("A v1 firstKeptEntryIndex becomes the id of the entry on that line", "
     CHECK(up.report.count(PiMigrationKind::first_kept_index_mapped) == 1);
 }
 
-TEST_CASE("A v1 file upgrades to the same entries as the v2 file of the same session, apart from ids", "[pi]") {
-    const SessionLines v1 = read_session_lines(pi_fixture("v1-linear.jsonl"), Environment::deterministic(0, 1));
-    const SessionLines v2 = read_session_lines(pi_fixture("v2-linear.jsonl"), Environment::deterministic(0, 1));
+TEST_CASE(
+    "A v1 file upgrades to the same entries as the v2 file of the same session, apart from ids",
+    "[pi]") {
+    const SessionLines v1 =
+        read_session_lines(pi_fixture("v1-linear.jsonl"), Environment::deterministic(0, 1));
+    const SessionLines v2 =
+        read_session_lines(pi_fixture("v2-linear.jsonl"), Environment::deterministic(0, 1));
     REQUIRE(v1.entries.size() == v2.entries.size());
     for (std::size_t i = 0; i < v1.entries.size(); ++i)
         CHECK(without(v1.entries[i], {"id", "parentId", "firstKeptEntryId"}) ==
@@ -128,15 +138,20 @@ TEST_CASE("A v2 pi file: role hookMessage becomes custom, nothing else changes",
     const LoadedSession loaded = load_session_file(path);
     std::size_t custom = 0;
     for (const auto& e : loaded.storage.entries())
-        if (const auto* m = message_of(*e)) custom += std::holds_alternative<CustomMessage>(*m) ? 1U : 0U;
+        if (const auto* m = message_of(*e))
+            custom += std::holds_alternative<CustomMessage>(*m) ? 1U : 0U;
     CHECK(custom == 1);
 }
 
-TEST_CASE("A v1 compaction whose index names the header, itself, a later line or nothing keeps the compaction without a pointer", "[pi]") {
-    const std::string index = GENERATE(as<std::string>{}, "0", "3", "4", "99", "-1", "\"2\"", "1.5");
+TEST_CASE(
+    "A v1 compaction whose index names the header, itself, a later line or nothing keeps the "
+    "compaction without a pointer",
+    "[pi]") {
+    const std::string index =
+        GENERATE(as<std::string>{}, "0", "3", "4", "99", "-1", "\"2\"", "1.5");
     // Lines: 0 header, 1 and 2 messages, 3 the compaction, 4 a message.
-    const std::string text = std::string(v1_header) + "\n" + v1_line("a") + "\n" + v1_line("b") + "\n" +
-                             v1_compaction(index) + "\n" + v1_line("c") + "\n";
+    const std::string text = std::string(v1_header) + "\n" + v1_line("a") + "\n" + v1_line("b") +
+                             "\n" + v1_compaction(index) + "\n" + v1_line("c") + "\n";
     ScratchDir dir;
     const std::string path = dir.file("v1.jsonl");
     write_file(path, text);
@@ -154,18 +169,21 @@ TEST_CASE("A v1 compaction whose index names the header, itself, a later line or
     }
     // The context is the summary and what follows it (what pi builds for such a file too).
     const LoadedSession loaded = load_session_file(path, Environment::deterministic(0, 1));
-    const auto context = build_session_context(loaded.storage.get_path_to_root_or_compaction(loaded.storage.get_leaf_id()));
+    const auto context = build_session_context(
+        loaded.storage.get_path_to_root_or_compaction(loaded.storage.get_leaf_id()));
     REQUIRE(context.messages.size() == 2);
     CHECK(std::holds_alternative<CompactionSummaryMessage>(*context.messages[0]));
     CHECK(std::get<std::string>(std::get<UserMessage>(*context.messages[1]).content) == "c");
 }
 
-TEST_CASE("A header of an unknown format version is invalid_session, and nothing is changed", "[pi]") {
+TEST_CASE("A header of an unknown format version is invalid_session, and nothing is changed",
+          "[pi]") {
     const std::string version = GENERATE(as<std::string>{}, "4", "0", "\"3\"", "2.5");
     ScratchDir dir;
     const std::string path = dir.file("future.jsonl");
     const std::string text = R"({"type":"session","version":)" + version +
-                             R"(,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})" + "\n" + v1_line("a") + "\n";
+                             R"(,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})" +
+                             "\n" + v1_line("a") + "\n";
     write_file(path, text);
     CHECK(error_of([&] { (void)read_session_lines(path); }) == ErrorCode::invalid_session);
     CHECK(error_of([&] { (void)load_session_file(path); }) == ErrorCode::invalid_session);
@@ -177,15 +195,18 @@ TEST_CASE("A header of an unknown format version is invalid_session, and nothing
 }
 
 TEST_CASE("A header that is not a session header is invalid_session", "[pi]") {
-    CHECK(error_of([] { (void)migrate_session_lines(Json{{"type", "message"}}, {}); }) ==
-          ErrorCode::invalid_session);
+    CHECK(error_of([] {
+              (void)migrate_session_lines(Json{{"type", "message"}}, {});
+          }) == ErrorCode::invalid_session);
     CHECK(error_of([] { (void)parse_session_text(""); }) == ErrorCode::invalid_session);
     CHECK(error_of([] { (void)parse_session_text("{not json\n"); }) == ErrorCode::invalid_session);
     CHECK(error_of([] { (void)migrate_session_lines(Json::parse(v1_header), {Json::array()}); }) ==
           ErrorCode::invalid_entry);
 }
 
-TEST_CASE("A torn last line is ignored and reported; a complete last line without its newline is kept", "[pi]") {
+TEST_CASE(
+    "A torn last line is ignored and reported; a complete last line without its newline is kept",
+    "[pi]") {
     const std::string full = read_file(pi_fixture("v3-branches.jsonl"));
     const SessionLines whole = parse_session_text(full);
 
@@ -214,7 +235,8 @@ TEST_CASE("A torn last line is ignored and reported; a complete last line withou
     CHECK(read_file(path) == torn);
 }
 
-TEST_CASE("A bad line in the middle of a pi file is invalid_entry naming the file and the line", "[pi]") {
+TEST_CASE("A bad line in the middle of a pi file is invalid_entry naming the file and the line",
+          "[pi]") {
     std::string text = read_file(pi_fixture("v3-branches.jsonl"));
     const auto second_line = text.find('\n') + 1;
     text.insert(second_line, "{oops\n");
@@ -231,8 +253,12 @@ TEST_CASE("A bad line in the middle of a pi file is invalid_entry naming the fil
     CHECK(read_file(path) == text);
 }
 
-TEST_CASE("A hookMessage in a v3 file stays an opaque message, is reported, and is written back unchanged", "[pi]") {
-    const std::string header = R"({"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
+TEST_CASE(
+    "A hookMessage in a v3 file stays an opaque message, is reported, and is written back "
+    "unchanged",
+    "[pi]") {
+    const std::string header =
+        R"({"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
     const std::string hook =
         R"({"type":"message","id":"aaaa0001","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"hookMessage","customType":"x","content":"hi","display":true,"timestamp":5}})";
     ScratchDir dir;
@@ -249,7 +275,8 @@ TEST_CASE("A hookMessage in a v3 file stays an opaque message, is reported, and 
     CHECK(std::get<OpaqueMessage>(*message).role == "hookMessage");
     CHECK(encode_entry(*loaded.storage.entries().front(), Dialect::pi) == hook);
     // As in pi, the message is part of the context as it is.
-    const auto context = build_session_context(loaded.storage.get_path_to_root_or_compaction("aaaa0001"));
+    const auto context =
+        build_session_context(loaded.storage.get_path_to_root_or_compaction("aaaa0001"));
     CHECK(context.messages.size() == 1);
     // Nothing to upgrade: the file stays as it is.
     const UpgradeResult result = upgrade_file(path);
@@ -257,13 +284,18 @@ TEST_CASE("A hookMessage in a v3 file stays an opaque message, is reported, and 
     CHECK(read_file(path) == header + "\n" + hook + "\n");
 }
 
-TEST_CASE("Entries of a v2/v3 file without a parentId key are roots, as pi reads them, and are reported", "[pi]") {
+TEST_CASE(
+    "Entries of a v2/v3 file without a parentId key are roots, as pi reads them, and are reported",
+    "[pi]") {
     const std::string version = GENERATE(as<std::string>{}, "2", "3");
     const std::string header = R"({"type":"session","version":)" + version +
                                R"(,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/w"})";
-    const std::string a = R"({"type":"message","id":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}})";
-    const std::string b = R"({"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"b","timestamp":2}})";
-    const std::string c = R"({"type":"message","id":"aaaa0003","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"c","timestamp":3}})";
+    const std::string a =
+        R"({"type":"message","id":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}})";
+    const std::string b =
+        R"({"type":"message","id":"aaaa0002","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"user","content":"b","timestamp":2}})";
+    const std::string c =
+        R"({"type":"message","id":"aaaa0003","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user","content":"c","timestamp":3}})";
     ScratchDir dir;
     const std::string path = dir.file("orphans.jsonl");
     write_file(path, header + "\n" + a + "\n" + b + "\n" + c + "\n");
@@ -278,7 +310,8 @@ TEST_CASE("Entries of a v2/v3 file without a parentId key are roots, as pi reads
 }
 
 TEST_CASE("An entry that names itself as parent becomes a root, reported", "[pi]") {
-    const Json header = Json::parse(R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"})");
+    const Json header =
+        Json::parse(R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w"})");
     const Json self = Json::parse(
         R"({"type":"message","id":"aaaa0001","parentId":"aaaa0001","timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"a","timestamp":1}})");
     const SessionLines up = migrate_session_lines(header, {self});
@@ -287,7 +320,8 @@ TEST_CASE("An entry that names itself as parent becomes a root, reported", "[pi]
     CHECK(up.report.changed());
 }
 
-TEST_CASE("upgrade_file rewrites an old pi file as v3 atomically and keeps the original beside it", "[pi]") {
+TEST_CASE("upgrade_file rewrites an old pi file as v3 atomically and keeps the original beside it",
+          "[pi]") {
     const std::string name = GENERATE(as<std::string>{}, "v1-linear.jsonl", "v2-linear.jsonl");
     ScratchDir dir;
     const std::string path = dir.file(name);
@@ -298,13 +332,15 @@ TEST_CASE("upgrade_file rewrites an old pi file as v3 atomically and keeps the o
     const UpgradeResult result = upgrade_file(path, Environment::deterministic(0, 9));
     CHECK(result.rewritten);
     CHECK(result.report.from_version == (name[1] == '1' ? 1 : 2));
-    CHECK(result.original_path == path + ".v" + std::to_string(result.report.from_version) + ".orig");
+    CHECK(result.original_path ==
+          path + ".v" + std::to_string(result.report.from_version) + ".orig");
     CHECK(read_file(result.original_path) == original);
     CHECK(read_file(path) == session_lines_text(expected));
     CHECK((std::filesystem::status(path).permissions() & std::filesystem::perms::all) ==
           (std::filesystem::perms::owner_read | std::filesystem::perms::owner_write));
     // Only the session, its kept original: no temporary file left behind.
-    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()) == 2);
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                        std::filesystem::directory_iterator()) == 2);
 
     // Now a v3 pi file: the JSONL storage opens it, and a second upgrade changes nothing.
     const auto storage = JsonlSessionStorage::open_read_only(path);
@@ -323,13 +359,18 @@ TEST_CASE("upgrade_file rewrites an old pi file as v3 atomically and keeps the o
     CHECK(read_file(result.original_path) == original);
 }
 
-TEST_CASE("upgrade_file of a missing file is not_found; of a file with an entry the codec rejects, invalid_entry and no change", "[pi]") {
+TEST_CASE(
+    "upgrade_file of a missing file is not_found; of a file with an entry the codec rejects, "
+    "invalid_entry and no change",
+    "[pi]") {
     ScratchDir dir;
     CHECK(error_of([&] { (void)upgrade_file(dir.file("missing.jsonl")); }) == ErrorCode::not_found);
     const std::string path = dir.file("bad.jsonl");
-    const std::string text = std::string(v1_header) + "\n" + R"({"type":"message","timestamp":"2026-01-01T00:00:01.000Z"})" + "\n";
+    const std::string text = std::string(v1_header) + "\n" +
+                             R"({"type":"message","timestamp":"2026-01-01T00:00:01.000Z"})" + "\n";
     write_file(path, text);
     CHECK(error_of([&] { (void)upgrade_file(path); }) == ErrorCode::invalid_entry);
     CHECK(read_file(path) == text);
-    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()), std::filesystem::directory_iterator()) == 1);
+    CHECK(std::distance(std::filesystem::directory_iterator(dir.path()),
+                        std::filesystem::directory_iterator()) == 1);
 }

@@ -2,8 +2,8 @@
 // flight. The loop counts come from the environment (AGENTCORE_KILL_LOOPS, default 1000, for
 // appends; a quarter of it each for forks and repairs; a quarter of that again in sanitizer
 // builds, where each process is slower); the stress program runs the long forms.
-#include "support/catch.hpp"
 #include "stress/process_loops.hpp"
+#include "support/catch.hpp"
 
 #include <cstdio>
 
@@ -25,34 +25,46 @@ constexpr long default_loops = 1000;
 #endif
 
 void print(const char* what, const CrashFigures& f) {
-    std::printf("reliability: kill -9 during %s: %ld loops, %ld acknowledged, %ld lost, %ld unopenable, %ld damaged, "
-                "%ld complete, %ld not done, %ld temporary files left\n",
-                what, f.loops, f.acknowledged, f.lost, f.unopenable, f.damaged, f.completed, f.absent, f.temp_files);
+    std::printf(
+        "reliability: kill -9 during %s: %ld loops, %ld acknowledged, %ld lost, %ld unopenable, "
+        "%ld damaged, "
+        "%ld complete, %ld not done, %ld temporary files left\n",
+        what, f.loops, f.acknowledged, f.lost, f.unopenable, f.damaged, f.completed, f.absent,
+        f.temp_files);
 }
 
 }  // namespace
 
-TEST_CASE("a writer killed at random moments never loses an acknowledged entry nor leaves an unopenable file", "[reliability][crash]") {
+TEST_CASE(
+    "a writer killed at random moments never loses an acknowledged entry nor leaves an unopenable "
+    "file",
+    "[reliability][crash]") {
     ScratchDir dir;
-    const auto f = kill_appends(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops), 20261202);
+    const auto f =
+        kill_appends(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops), 20261202);
     print("appends", f);
     CHECK(f.acknowledged > f.loops);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);
 }
 
-TEST_CASE("a fork killed at random moments leaves the source intact and no half-written session listed", "[reliability][crash]") {
+TEST_CASE(
+    "a fork killed at random moments leaves the source intact and no half-written session listed",
+    "[reliability][crash]") {
     ScratchDir dir;
-    const auto f = kill_forks(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 7);
+    const auto f =
+        kill_forks(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 7);
     print("forks", f);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);
     CHECK(f.damaged == 0);
 }
 
-TEST_CASE("a repair killed at random moments leaves the original or the clean copy, never a mix", "[reliability][crash]") {
+TEST_CASE("a repair killed at random moments leaves the original or the clean copy, never a mix",
+          "[reliability][crash]") {
     ScratchDir dir;
-    const auto f = kill_repairs(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 11);
+    const auto f =
+        kill_repairs(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 11);
     print("repairs", f);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);

@@ -25,8 +25,9 @@ std::string tree_file(int n, std::vector<std::string>& ids, std::vector<int>& pa
         e.id = "n" + std::to_string(10000 + k);
         if (k > 0) e.parent_id = ids[static_cast<std::size_t>((k - 1) / 2)];
         e.timestamp = "2026-12-02T07:43:23.123Z";
-        e.message = k % 3 == 1 ? assistant("answer " + std::to_string(k), "p", "m", usage(1, 2, 3, 4, 0.5))
-                               : user("question number " + std::to_string(k));
+        e.message = k % 3 == 1
+                        ? assistant("answer " + std::to_string(k), "p", "m", usage(1, 2, 3, 4, 0.5))
+                        : user("question number " + std::to_string(k));
         ids.push_back(e.id);
         parents.push_back(k > 0 ? (k - 1) / 2 : -1);
         text += encode_entry(e, Dialect::native) + "\n";
@@ -55,7 +56,9 @@ std::size_t non_blank_lines(const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("damage at any line boundary loses only the damaged lines and their subtrees, each reported", "[reliability][damage]") {
+TEST_CASE(
+    "damage at any line boundary loses only the damaged lines and their subtrees, each reported",
+    "[reliability][damage]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     std::vector<std::string> ids;
@@ -73,17 +76,25 @@ TEST_CASE("damage at any line boundary loses only the damaged lines and their su
         const std::size_t at = starts[static_cast<std::size_t>(k)];
         const std::size_t end = full.find('\n', at);  // this line's newline
         std::vector<Damage> damages;
-        damages.push_back({"newline replaced", full.substr(0, end) + "x" + full.substr(end + 1), {k, k + 1}});
-        damages.push_back({"NUL inserted", full.substr(0, at) + std::string(1, '\0') + full.substr(at), {k}});
-        damages.push_back({"line NUL-filled", full.substr(0, at) + std::string(end - at, '\0') + full.substr(end), {k}});
+        damages.push_back(
+            {"newline replaced", full.substr(0, end) + "x" + full.substr(end + 1), {k, k + 1}});
+        damages.push_back(
+            {"NUL inserted", full.substr(0, at) + std::string(1, '\0') + full.substr(at), {k}});
+        damages.push_back({"line NUL-filled",
+                           full.substr(0, at) + std::string(end - at, '\0') + full.substr(end),
+                           {k}});
         std::string flipped = full;
         flipped[at] = static_cast<char>(flipped[at] ^ 0x80);
         damages.push_back({"first byte flipped", flipped, {k}});
         std::string flipped_end = full;
         flipped_end[end - 1] = static_cast<char>(flipped_end[end - 1] ^ 0x01);
         damages.push_back({"last byte flipped", flipped_end, {k}});
-        damages.push_back({"newline inserted", full.substr(0, at + 10) + "\n" + full.substr(at + 10), {k}});
-        damages.push_back({"zeros to the end", full.substr(0, at) + std::string(full.size() - at, '\0'), {}, true});
+        damages.push_back(
+            {"newline inserted", full.substr(0, at + 10) + "\n" + full.substr(at + 10), {k}});
+        damages.push_back({"zeros to the end",
+                           full.substr(0, at) + std::string(full.size() - at, '\0'),
+                           {},
+                           true});
         for (const Damage& d : damages) {
             ++cases;
             write_file(path, d.text);
@@ -105,16 +116,20 @@ TEST_CASE("damage at any line boundary loses only the damaged lines and their su
                 const auto s = JsonlSessionStorage::open_read_only(path, options);
                 std::vector<std::string> got;
                 for (const auto& e : s.get_entries()) got.push_back(id_of(*e));
-                if (got != expected) failures.push_back(what + ": the wrong entries were recovered");
+                if (got != expected)
+                    failures.push_back(what + ": the wrong entries were recovered");
                 const std::size_t lines = non_blank_lines(d.text) - 1;
                 if (got.size() + s.problems().size() + (s.had_torn_tail() ? 1U : 0U) != lines)
                     failures.push_back(what + ": a damaged line was not reported");
-                // A strict open names the first bad line, or (damage in the last line only) reads on.
+                // A strict open names the first bad line, or (damage in the last line only) reads
+                // on.
                 try {
                     const auto strict = JsonlSessionStorage::open_read_only(path, jsonl_options());
-                    if (!s.problems().empty()) failures.push_back(what + ": a strict open accepted a bad line");
+                    if (!s.problems().empty())
+                        failures.push_back(what + ": a strict open accepted a bad line");
                 } catch (const SessionError& e) {
-                    if (e.code() != ErrorCode::invalid_entry || std::string(e.what()).find(" line ") == std::string::npos)
+                    if (e.code() != ErrorCode::invalid_entry ||
+                        std::string(e.what()).find(" line ") == std::string::npos)
                         failures.push_back(what + ": a strict open failed without naming the line");
                 }
             } catch (const std::exception& e) {
@@ -122,13 +137,15 @@ TEST_CASE("damage at any line boundary loses only the damaged lines and their su
             }
         }
     }
-    std::printf("reliability: damage sweep: %zu damaged files over %d line boundaries, %zu failures\n", cases, n,
-                failures.size());
+    std::printf(
+        "reliability: damage sweep: %zu damaged files over %d line boundaries, %zu failures\n",
+        cases, n, failures.size());
     INFO((failures.empty() ? std::string() : failures.front()));
     CHECK(failures.empty());
 }
 
-TEST_CASE("a pi-dialect file of every entry type cut at any byte decodes every complete line", "[reliability][damage]") {
+TEST_CASE("a pi-dialect file of every entry type cut at any byte decodes every complete line",
+          "[reliability][damage]") {
     ScratchDir dir;
     const auto source = dir.file("source.jsonl");
     {
@@ -148,7 +165,8 @@ TEST_CASE("a pi-dialect file of every entry type cut at any byte decodes every c
         std::size_t complete = 0;  // entry lines whose text is all there
         for (std::size_t i = 0; i < cut; ++i)
             if (full[i] == '\n') ++complete;
-        if (cut < full.size() && full[cut] == '\n') ++complete;  // the text is whole, the newline is not
+        if (cut < full.size() && full[cut] == '\n')
+            ++complete;  // the text is whole, the newline is not
         try {
             const auto s = open_file_read_only(path);
             if (complete == 0 || s.storage().entry_count() != complete - 1) ++failures;
@@ -165,11 +183,15 @@ TEST_CASE("a pi-dialect file of every entry type cut at any byte decodes every c
             if (complete != 0) ++failures;
         }
     }
-    std::printf("reliability: pi-dialect truncation sweep: %zu cuts, %zu failures\n", cuts, failures);
+    std::printf("reliability: pi-dialect truncation sweep: %zu cuts, %zu failures\n", cuts,
+                failures);
     CHECK(failures == 0);
 }
 
-TEST_CASE("a damaged header byte either still reads or fails the open with invalid_session, never a crash", "[reliability][damage]") {
+TEST_CASE(
+    "a damaged header byte either still reads or fails the open with invalid_session, never a "
+    "crash",
+    "[reliability][damage]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     std::vector<std::string> ids;
@@ -207,15 +229,19 @@ TEST_CASE("a damaged header byte either still reads or fails the open with inval
     CHECK(failures == 0);
 }
 
-TEST_CASE("a number too large for a double is a bad line with a library error, never a stray exception", "[reliability][damage]") {
+TEST_CASE(
+    "a number too large for a double is a bad line with a library error, never a stray exception",
+    "[reliability][damage]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const std::string header = encode_header(test_header(), Dialect::native) + "\n";
     auto custom = [](const std::string& id, const std::string& data) {
-        return "{\"type\":\"custom\",\"id\":\"" + id + "\",\"parent_id\":null,\"timestamp\":\"t\",\"custom_type\":\"x\",\"data\":" +
-               data + "}";
+        return "{\"type\":\"custom\",\"id\":\"" + id +
+               "\",\"parent_id\":null,\"timestamp\":\"t\",\"custom_type\":\"x\",\"data\":" + data +
+               "}";
     };
-    for (const std::string& big : std::vector<std::string>{"1e1000", "-17684694e1000", "0.5e400", std::string(400, '9')}) {
+    for (const std::string& big :
+         std::vector<std::string>{"1e1000", "-17684694e1000", "0.5e400", std::string(400, '9')}) {
         const std::string bad = custom("c2", big);
         write_file(path, header + custom("c1", "1") + "\n" + bad + "\n" + custom("c3", "2") + "\n");
         const std::string message = message_of_error([&] { open_file_read_only(path); });
@@ -226,10 +252,13 @@ TEST_CASE("a number too large for a double is a bad line with a library error, n
         CHECK(s.entry_count() == 2);
         CHECK(s.problems().size() == 1);
         CHECK(error_of([&] { decode_entry(bad, Dialect::native); }) == ErrorCode::invalid_entry);
-        CHECK(error_of([&] { decode_header("{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"x\":" + big + "}"); }) ==
-              ErrorCode::invalid_session);
+        CHECK(error_of([&] {
+                  decode_header("{\"type\":\"session\",\"version\":3,\"id\":\"a\",\"x\":" + big +
+                                "}");
+              }) == ErrorCode::invalid_session);
     }
     // Numbers that underflow read as zero, as nlohmann reads them.
-    write_file(path, header + custom("c1", "1e-1000") + "\n" + custom("c2", "0e999") + "\n" + custom("c3", "1.7e308") + "\n");
+    write_file(path, header + custom("c1", "1e-1000") + "\n" + custom("c2", "0e999") + "\n" +
+                         custom("c3", "1.7e308") + "\n");
     CHECK(open_file_read_only(path).storage().entry_count() == 3);
 }

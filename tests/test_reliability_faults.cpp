@@ -2,9 +2,9 @@
 // entry type, set leaf, fork, reopen over a torn tail, repair) run with each of its I/O calls
 // failing in turn, and run under a model of the page cache cut by a power failure after each
 // call. Each figure is printed as a summary line.
+#include "stress/fault_ops.hpp"
 #include "support/catch.hpp"
 #include "support/jsonl_fixtures.hpp"
-#include "stress/fault_ops.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -28,7 +28,8 @@ using Lines = std::vector<std::pair<std::string, std::string>>;  // id, encoded 
 
 Lines entry_lines(const JsonlSessionStorage& s) {
     Lines out;
-    for (const auto& e : s.get_entries()) out.emplace_back(id_of(*e), encode_entry(*e, s.dialect()));
+    for (const auto& e : s.get_entries())
+        out.emplace_back(id_of(*e), encode_entry(*e, s.dialect()));
     return out;
 }
 
@@ -52,23 +53,32 @@ std::vector<std::function<void(FileSession&)>> workload_steps() {
         [](FileSession& s) { append_message(s, user("hello")); },
         [](FileSession& s) { append_thinking_level_change(s, "high"); },
         [](FileSession& s) { append_model_change(s, "anthropic", "claude"); },
-        [](FileSession& s) { append_message(s, assistant("hi there", "anthropic", "claude", usage(10, 20, 30, 40, 1))); },
+        [](FileSession& s) {
+            append_message(s,
+                           assistant("hi there", "anthropic", "claude", usage(10, 20, 30, 40, 1)));
+        },
         [first](FileSession& s) {
             if (const auto id = first(s)) append_label(s, *id, std::string("start"));
         },
         [](FileSession& s) { append_message(s, assistant_tool_call("call-1", "read")); },
         [](FileSession& s) { append_message(s, tool_result("call-1", "read", "file text")); },
-        [](FileSession& s) { append_active_tools_change(s, {"read", "write"}); },
-        [](FileSession& s) { append_custom_entry(s, "note", Json{{"k", 1}}); },
+        [](FileSession& s) {
+            append_active_tools_change(s, {"read", "write"});
+        },
+        [](FileSession& s) {
+            append_custom_entry(s, "note", Json{{"k", 1}});
+        },
         [](FileSession& s) { append_custom_message_entry(s, "hint", std::string("a hint")); },
         [](FileSession& s) { append_session_name(s, "named"); },
         [first](FileSession& s) { set_leaf_id(s, first(s)); },
         [first](FileSession& s) {
-            move_to(s, first(s), BranchSummaryInput{"went back", Json{{"why", "test"}}, usage(5, 6, 7, 8, 0.26), false});
+            move_to(s, first(s),
+                    BranchSummaryInput{"went back", Json{{"why", "test"}}, usage(5, 6, 7, 8, 0.26),
+                                       false});
         },
         [first](FileSession& s) {
-            append_compaction(s, "summary so far", first(s), 1234, Json(), false, usage(1, 2, 3, 4, 0.1),
-                              std::vector<AgentMessage>{user("kept")});
+            append_compaction(s, "summary so far", first(s), 1234, Json(), false,
+                              usage(1, 2, 3, 4, 0.1), std::vector<AgentMessage>{user("kept")});
         },
         [](FileSession& s) { append_message(s, user(std::string(5000, 'z'))); },
         [](FileSession& s) { set_leaf_id(s, std::nullopt); },
@@ -107,7 +117,8 @@ std::map<std::string, Lines> listed_sessions(const std::string& root, FaultRun& 
     for (const auto& p : l.problems) run.violation("list reports a problem: " + p.reason);
     for (const auto& s : l.sessions) {
         try {
-            out[s.header.id] = entry_lines(JsonlSessionStorage::open_read_only(s.path, jsonl_options()));
+            out[s.header.id] =
+                entry_lines(JsonlSessionStorage::open_read_only(s.path, jsonl_options()));
         } catch (const SessionError& e) {
             run.violation(std::string("a listed session does not open: ") + e.what());
         }
@@ -125,11 +136,14 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         } catch (const SessionError& e) {
             ++run.failures;
             PauseFaults pause;
-            if (e.code() != ErrorCode::storage) run.violation(std::string("create: not a storage error: ") + e.what());
+            if (e.code() != ErrorCode::storage)
+                run.violation(std::string("create: not a storage error: ") + e.what());
             const auto sessions = listed_sessions(root, run);
-            if (!sessions.empty() && !(sessions.size() == 1 && sessions.count("main") == 1 && sessions.at("main").empty()))
+            if (!sessions.empty() && !(sessions.size() == 1 && sessions.count("main") == 1 &&
+                                       sessions.at("main").empty()))
                 run.violation("a failed create left a session that is not empty");
-            if (!sessions.empty()) break;  // it was published, then a later step (folder sync) failed
+            if (!sessions.empty())
+                break;  // it was published, then a later step (folder sync) failed
         }
     }
     if (!s) return;
@@ -149,18 +163,22 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         } catch (const SessionError& e) {
             ++run.failures;
             PauseFaults pause;
-            if (e.code() != ErrorCode::storage) run.violation(std::string("append: not a storage error: ") + e.what());
+            if (e.code() != ErrorCode::storage)
+                run.violation(std::string("append: not a storage error: ") + e.what());
             // A step of two appends (move_to with a summary) may have acknowledged its first.
             const std::size_t now = s->storage().entry_count();
-            if (now != count && now != count + 1) run.violation("an append failed but memory changed");
+            if (now != count && now != count + 1)
+                run.violation("an append failed but memory changed");
             if (!s->storage().poisoned() && now == count && read_file(path) != before)
-                run.violation("an append failed, the storage is not poisoned, yet the file changed");
+                run.violation(
+                    "an append failed, the storage is not poisoned, yet the file changed");
             if (s->storage().poisoned()) {
                 try {
                     append_message(*s, user("after the poison"));
                     run.violation("a poisoned storage accepted an append");
                 } catch (const SessionError& again) {
-                    if (again.code() != ErrorCode::storage) run.violation("a poisoned storage: not a storage error");
+                    if (again.code() != ErrorCode::storage)
+                        run.violation("a poisoned storage: not a storage error");
                 }
             }
         }
@@ -183,7 +201,8 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
     } catch (const SessionError& e) {
         ++run.failures;
         PauseFaults pause;
-        if (e.code() != ErrorCode::storage) run.violation(std::string("fork: not a storage error: ") + e.what());
+        if (e.code() != ErrorCode::storage)
+            run.violation(std::string("fork: not a storage error: ") + e.what());
     }
     s.reset();
     {
@@ -195,14 +214,17 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         // Reopening yields exactly the acknowledged entries (a poisoned storage may have left the
         // line whose sync failed: it was never acknowledged, and its bytes are whole).
         try {
-            const auto reopened = entry_lines(JsonlSessionStorage::open_read_only(path, jsonl_options()));
+            const auto reopened =
+                entry_lines(JsonlSessionStorage::open_read_only(path, jsonl_options()));
             const Lines head(reopened.begin(),
-                             reopened.begin() + static_cast<std::ptrdiff_t>(std::min(reopened.size(), acknowledged.size())));
+                             reopened.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                    reopened.size(), acknowledged.size())));
             if (head != acknowledged || (!poisoned && reopened.size() != acknowledged.size()))
                 run.violation("reopening does not yield exactly the acknowledged entries");
             const auto lines = file_lines(path);
             for (std::size_t i = 0; i < acknowledged.size() && i + 1 < lines.size(); ++i)
-                if (lines[i + 1] != acknowledged[i].second) run.violation("a line on disk differs from the entry");
+                if (lines[i + 1] != acknowledged[i].second)
+                    run.violation("a line on disk differs from the entry");
         } catch (const SessionError& e) {
             run.violation(std::string("the session does not reopen: ") + e.what());
         }
@@ -227,27 +249,34 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         }());
     } catch (const SessionError& e) {
         ++run.failures;
-        if (e.code() != ErrorCode::storage) run.violation(std::string("open: not a storage error: ") + e.what());
+        if (e.code() != ErrorCode::storage)
+            run.violation(std::string("open: not a storage error: ") + e.what());
     }
     {
         PauseFaults pause;
         const std::string now = read_file(path);
         if (now != with_tail) {
             bool quarantined = false;
-            for (const auto& f : std::filesystem::directory_iterator(agentcore::detail::parent_folder(path)))
-                if (f.path().string().find(".quarantine-") != std::string::npos && read_file(f.path().string()) == torn)
+            for (const auto& f :
+                 std::filesystem::directory_iterator(agentcore::detail::parent_folder(path)))
+                if (f.path().string().find(".quarantine-") != std::string::npos &&
+                    read_file(f.path().string()) == torn)
                     quarantined = true;
             if (!quarantined) run.violation("a torn tail was cut without being quarantined");
-            if (now.compare(0, with_tail.size() - torn.size(), with_tail, 0, with_tail.size() - torn.size()) != 0)
+            if (now.compare(0, with_tail.size() - torn.size(), with_tail, 0,
+                            with_tail.size() - torn.size()) != 0)
                 run.violation("cutting the torn tail changed the lines before it");
         }
         try {
             const auto r = JsonlSessionStorage::open_read_only(path, jsonl_options());
             const auto got = entry_lines(r);
-            const Lines head(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(std::min(got.size(), acknowledged.size())));
-            if (head != acknowledged) run.violation("an acknowledged entry is gone after the torn-tail open");
+            const Lines head(got.begin(), got.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                                            got.size(), acknowledged.size())));
+            if (head != acknowledged)
+                run.violation("an acknowledged entry is gone after the torn-tail open");
         } catch (const SessionError& e) {
-            run.violation(std::string("the session does not open after the torn-tail open: ") + e.what());
+            run.violation(std::string("the session does not open after the torn-tail open: ") +
+                          e.what());
         }
     }
 
@@ -257,7 +286,8 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
     {
         PauseFaults pause;
         try {
-            JsonlSessionStorage::open(path, jsonl_options());  // cuts a torn tail the step above left
+            JsonlSessionStorage::open(path,
+                                      jsonl_options());  // cuts a torn tail the step above left
         } catch (const SessionError& e) {
             run.violation(std::string("the session does not open for writing: ") + e.what());
         }
@@ -273,14 +303,18 @@ void run_fault_workload(const std::string& dir, FaultRun& run) {
         JsonlSessionStorage::repair(path, injected_options());
     } catch (const SessionError& e) {
         ++run.failures;
-        if (e.code() != ErrorCode::storage) run.violation(std::string("repair: not a storage error: ") + e.what());
+        if (e.code() != ErrorCode::storage)
+            run.violation(std::string("repair: not a storage error: ") + e.what());
     }
     {
         PauseFaults pause;
         const std::string now = read_file(path);
-        if (now != damaged && now != clean) run.violation("repair left a file that is neither the original nor the clean copy");
-        for (const auto& f : std::filesystem::directory_iterator(agentcore::detail::parent_folder(path)))
-            if (f.path().string().find(".bak-") != std::string::npos && read_file(f.path().string()) != damaged)
+        if (now != damaged && now != clean)
+            run.violation("repair left a file that is neither the original nor the clean copy");
+        for (const auto& f :
+             std::filesystem::directory_iterator(agentcore::detail::parent_folder(path)))
+            if (f.path().string().find(".bak-") != std::string::npos &&
+                read_file(f.path().string()) != damaged)
                 run.violation("the backup of a repair is not the original");
     }
 }
@@ -311,7 +345,8 @@ void run_power_workload(const std::string& root, Durability durability, PowerRun
     auto record = [&](FileSession& s, const std::string& session, std::size_t before) {
         const auto lines = entry_lines(s.storage());
         for (std::size_t i = before; i < lines.size(); ++i)
-            run.acks.push_back(Ack{PageCacheModel::get().calls, session, lines[i].first, lines[i].second});
+            run.acks.push_back(
+                Ack{PageCacheModel::get().calls, session, lines[i].first, lines[i].second});
     };
     {
         auto s = create(repo, main_session());
@@ -349,7 +384,8 @@ void run_power_workload(const std::string& root, Durability durability, PowerRun
 }
 
 void write_tree(const std::string& into, const PageCacheModel::Snapshot& snap, CutDamage damage) {
-    for (const auto& folder : snap.folders) std::filesystem::create_directories(into + "/" + folder);
+    for (const auto& folder : snap.folders)
+        std::filesystem::create_directories(into + "/" + folder);
     for (const auto& [rel, state] : snap.files) {
         std::filesystem::create_directories(agentcore::detail::parent_folder(into + "/" + rel));
         const std::string target = into + "/" + rel;
@@ -363,7 +399,8 @@ void write_tree(const std::string& into, const PageCacheModel::Snapshot& snap, C
 
 // Checks the state a cut left: every session list shows opens for writing without help; in
 // durable mode every acknowledged entry and session is there. Returns the violations.
-std::vector<std::string> check_cut(const std::string& root, const PowerRun& run, long call, bool durable) {
+std::vector<std::string> check_cut(const std::string& root, const PowerRun& run, long call,
+                                   bool durable) {
     std::vector<std::string> bad;
     JsonlSessionRepo repo(root, jsonl_options());
     const auto l = list(repo);
@@ -374,26 +411,31 @@ std::vector<std::string> check_cut(const std::string& root, const PowerRun& run,
             auto st = JsonlSessionStorage::open(listing.path, jsonl_options());
             found[listing.header.id] = entry_lines(st);
             const std::string bytes = read_file(listing.path);
-            if (bytes.find('\0') != std::string::npos) bad.push_back("a NUL byte stays in the file after a writing open");
+            if (bytes.find('\0') != std::string::npos)
+                bad.push_back("a NUL byte stays in the file after a writing open");
         } catch (const SessionError& e) {
             bad.push_back(std::string("a listed session does not open for writing: ") + e.what());
         }
     }
     for (const auto& [id, size] : run.fork_sizes)
-        if (found.count(id) != 0 && found[id].size() != size) bad.push_back("list shows an incomplete fork");
+        if (found.count(id) != 0 && found[id].size() != size)
+            bad.push_back("list shows an incomplete fork");
     // What was appended, per session, in order: what a file holds is a prefix of it.
     std::map<std::string, Lines> appended;
     for (const auto& a : run.acks) appended[a.session].emplace_back(a.id, a.line);
     for (const auto& [id, lines] : found) {
         const auto& all = appended[id];
         if (id == "main") {
-            const Lines head(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(std::min(all.size(), lines.size())));
-            if (lines.size() > all.size() || head != lines) bad.push_back("a file holds entries that were never appended");
+            const Lines head(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(
+                                                            std::min(all.size(), lines.size())));
+            if (lines.size() > all.size() || head != lines)
+                bad.push_back("a file holds entries that were never appended");
         }
     }
     if (!durable) return bad;
     for (const auto& [id, when] : run.sessions_acked)
-        if (when <= call && found.count(id) == 0) bad.push_back("acknowledged session '" + id + "' is lost");
+        if (when <= call && found.count(id) == 0)
+            bad.push_back("acknowledged session '" + id + "' is lost");
     std::size_t index = 0;
     for (const auto& a : run.acks) {
         if (a.call > call) break;
@@ -408,7 +450,9 @@ std::vector<std::string> check_cut(const std::string& root, const PowerRun& run,
 
 }  // namespace
 
-TEST_CASE("a fault at any I/O call loses no acknowledged entry and leaves the storage usable or poisoned", "[reliability][faults]") {
+TEST_CASE(
+    "a fault at any I/O call loses no acknowledged entry and leaves the storage usable or poisoned",
+    "[reliability][faults]") {
     // Count the calls of the workload, and which are writes.
     long total_calls = 0;
     std::vector<char> kinds;
@@ -458,14 +502,20 @@ TEST_CASE("a fault at any I/O call loses no acknowledged entry and leaves the st
         }
     }
     CallInjector::reset();
-    std::printf("reliability: fault injection: %ld I/O calls in the workload, %ld runs, %ld faults injected, "
-                "%ld calls failed cleanly, %zu violations\n",
-                total_calls, runs, injected, failures, violations.size());
-    for (std::size_t i = 0; i < violations.size() && i < 20; ++i) std::printf("  %s\n", violations[i].c_str());
+    std::printf(
+        "reliability: fault injection: %ld I/O calls in the workload, %ld runs, %ld faults "
+        "injected, "
+        "%ld calls failed cleanly, %zu violations\n",
+        total_calls, runs, injected, failures, violations.size());
+    for (std::size_t i = 0; i < violations.size() && i < 20; ++i)
+        std::printf("  %s\n", violations[i].c_str());
     CHECK(violations.empty());
 }
 
-TEST_CASE("a power cut after any I/O call keeps every entry acknowledged in durable mode and every file opens", "[reliability][power]") {
+TEST_CASE(
+    "a power cut after any I/O call keeps every entry acknowledged in durable mode and every file "
+    "opens",
+    "[reliability][power]") {
     for (const Durability durability : {Durability::durable, Durability::os_buffered}) {
         ScratchDir dir;
         const std::string root = dir.file("repo");
@@ -480,20 +530,26 @@ TEST_CASE("a power cut after any I/O call keeps every entry acknowledged in dura
                 ScratchDir after;
                 write_tree(after.path(), snap, damage);
                 ++states;
-                for (const auto& v : check_cut(after.path() + "/repo", run, snap.call, durability == Durability::durable))
+                for (const auto& v : check_cut(after.path() + "/repo", run, snap.call,
+                                               durability == Durability::durable))
                     violations.push_back("cut after call " + std::to_string(snap.call) + ": " + v);
             }
         }
-        std::printf("reliability: power cuts (%s): %zu cut points, %zu disk states checked, %zu acknowledged entries, "
-                    "%zu violations\n",
-                    durability == Durability::durable ? "durable" : "os_buffered", snapshots.size(), states,
-                    run.acks.size(), violations.size());
-        for (std::size_t i = 0; i < violations.size() && i < 20; ++i) std::printf("  %s\n", violations[i].c_str());
+        std::printf(
+            "reliability: power cuts (%s): %zu cut points, %zu disk states checked, %zu "
+            "acknowledged entries, "
+            "%zu violations\n",
+            durability == Durability::durable ? "durable" : "os_buffered", snapshots.size(), states,
+            run.acks.size(), violations.size());
+        for (std::size_t i = 0; i < violations.size() && i < 20; ++i)
+            std::printf("  %s\n", violations[i].c_str());
         CHECK(violations.empty());
     }
 }
 
-TEST_CASE("a tail of NUL bytes is a torn tail: ignored when reading, quarantined and cut when writing", "[reliability][power]") {
+TEST_CASE(
+    "a tail of NUL bytes is a torn tail: ignored when reading, quarantined and cut when writing",
+    "[reliability][power]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     std::string good;

@@ -67,7 +67,9 @@ CreateOptions racing_session(std::string id) {
 
 }  // namespace
 
-TEST_CASE("of 16 processes racing to open a session for writing exactly one wins and the rest get locked", "[reliability][race]") {
+TEST_CASE(
+    "of 16 processes racing to open a session for writing exactly one wins and the rest get locked",
+    "[reliability][race]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     { create_file_session(path); }
@@ -123,11 +125,12 @@ TEST_CASE("of 16 processes racing to open a session for writing exactly one wins
         winners_total += winners;
         locked_total += locked;
     }
-    std::printf("reliability: writer races: %d rounds of 16 processes, %ld winners, %ld locked\n", rounds,
-                winners_total, locked_total);
+    std::printf("reliability: writer races: %d rounds of 16 processes, %ld winners, %ld locked\n",
+                rounds, winners_total, locked_total);
 }
 
-TEST_CASE("readers opening read-only while a writer appends always see a prefix of whole lines", "[reliability][race]") {
+TEST_CASE("readers opening read-only while a writer appends always see a prefix of whole lines",
+          "[reliability][race]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const auto done = dir.file("done");
@@ -136,7 +139,8 @@ TEST_CASE("readers opening read-only while a writer appends always see a prefix 
     const pid_t writer = spawn([&] {
         auto s = open_file_session(path, jsonl_options(5));
         for (int i = 0; i < entries; ++i)
-            append_message(s, user("entry " + std::to_string(i) + std::string(static_cast<std::size_t>(i % 700), 'r')));
+            append_message(s, user("entry " + std::to_string(i) +
+                                   std::string(static_cast<std::size_t>(i % 700), 'r')));
         write_file(done, "done");
         return 0;
     });
@@ -182,12 +186,15 @@ TEST_CASE("readers opening read-only while a writer appends always see a prefix 
             if (n >= prefix.size() || prefix[n] != hash) ++bad;
         }
     }
-    std::printf("reliability: readers beside a writer: %ld read-only opens, %ld not a prefix\n", reads, bad);
+    std::printf("reliability: readers beside a writer: %ld read-only opens, %ld not a prefix\n",
+                reads, bad);
     CHECK(reads > 3);
     CHECK(bad == 0);
 }
 
-TEST_CASE("racing create, fork and remove in one repository folder never leave a half-visible session", "[reliability][race]") {
+TEST_CASE(
+    "racing create, fork and remove in one repository folder never leave a half-visible session",
+    "[reliability][race]") {
     ScratchDir dir;
     const std::string root = dir.file("root");
     const int workers = 3;
@@ -202,7 +209,8 @@ TEST_CASE("racing create, fork and remove in one repository folder never leave a
                 const std::string id = "w" + std::to_string(w) + "-" + std::to_string(i);
                 {
                     auto s = create(repo, racing_session(id));
-                    for (int k = 0; k < entries; ++k) append_message(s, user("m" + std::to_string(k)));
+                    for (int k = 0; k < entries; ++k)
+                        append_message(s, user("m" + std::to_string(k)));
                 }
                 ForkOptions fo;
                 fo.session_id = "fork-" + id;
@@ -222,12 +230,15 @@ TEST_CASE("racing create, fork and remove in one repository folder never leave a
             for (const auto& p : l.problems) out << "problem " << p.reason << '\n';
             for (const auto& listing : l.sessions) {
                 try {
-                    const auto s = JsonlSessionStorage::open_read_only(listing.path, jsonl_options());
-                    if (listing.header.id.rfind("fork-", 0) == 0 && s.entry_count() != static_cast<std::size_t>(entries))
+                    const auto s =
+                        JsonlSessionStorage::open_read_only(listing.path, jsonl_options());
+                    if (listing.header.id.rfind("fork-", 0) == 0 &&
+                        s.entry_count() != static_cast<std::size_t>(entries))
                         out << "incomplete " << listing.header.id << '\n';
                     out << "ok\n";
                 } catch (const SessionError& e) {
-                    if (e.code() != ErrorCode::not_found) out << "unopenable " << e.what() << '\n';  // removed meanwhile
+                    if (e.code() != ErrorCode::not_found)
+                        out << "unopenable " << e.what() << '\n';  // removed meanwhile
                 }
             }
         }
@@ -238,13 +249,16 @@ TEST_CASE("racing create, fork and remove in one repository folder never leave a
     CHECK(reap(lister) == 0);
     const std::string seen = read_file(dir.file("lister"));
     long opened = 0;
-    for (std::size_t pos = 0; (pos = seen.find("ok\n", pos)) != std::string::npos; pos += 3) ++opened;
+    for (std::size_t pos = 0; (pos = seen.find("ok\n", pos)) != std::string::npos; pos += 3)
+        ++opened;
     std::string problems;
     std::istringstream lines(seen);
     for (std::string line; std::getline(lines, line);)
         if (line != "ok") problems += line + "\n";
-    std::printf("reliability: create/fork/remove races: %d workers x %d rounds, %ld sessions opened while listed\n",
-                workers, rounds, opened);
+    std::printf(
+        "reliability: create/fork/remove races: %d workers x %d rounds, %ld sessions opened while "
+        "listed\n",
+        workers, rounds, opened);
     INFO(problems.substr(0, 2000));
     CHECK(problems.empty());
     JsonlSessionRepo repo(root, jsonl_options());
@@ -253,7 +267,8 @@ TEST_CASE("racing create, fork and remove in one repository folder never leave a
     CHECK(l.sessions.size() == static_cast<std::size_t>(workers * rounds / 2));
 }
 
-TEST_CASE("threads racing to open one session for writing: exactly one wins", "[reliability][race][threads]") {
+TEST_CASE("threads racing to open one session for writing: exactly one wins",
+          "[reliability][race][threads]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     { create_file_session(path); }
@@ -268,7 +283,8 @@ TEST_CASE("threads racing to open one session for writing: exactly one wins", "[
                 ++ready;
                 while (ready.load() < 8) std::this_thread::yield();
                 try {
-                    auto s = JsonlSessionStorage::open(path, jsonl_options(static_cast<std::uint64_t>(t)));
+                    auto s = JsonlSessionStorage::open(
+                        path, jsonl_options(static_cast<std::uint64_t>(t)));
                     ++winners;
                     while (!release.load()) std::this_thread::yield();
                 } catch (const SessionError& e) {
@@ -283,7 +299,8 @@ TEST_CASE("threads racing to open one session for writing: exactly one wins", "[
     }
 }
 
-TEST_CASE("threads each writing their own session of one repository while another lists", "[reliability][race][threads]") {
+TEST_CASE("threads each writing their own session of one repository while another lists",
+          "[reliability][race][threads]") {
     ScratchDir dir;
     const std::string root = dir.file("root");
     std::atomic<bool> stop{false};
@@ -321,22 +338,27 @@ TEST_CASE("threads each writing their own session of one repository while anothe
     CHECK(list(repo).sessions.size() == 80);
 }
 
-TEST_CASE("readers opening read-only while writers cut torn tails never crash and see a prefix", "[reliability][race]") {
+TEST_CASE("readers opening read-only while writers cut torn tails never crash and see a prefix",
+          "[reliability][race]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const auto done = dir.file("done");
     {
         auto s = create_file_session(path);
         // Big enough that a reader is still scanning when a writer cuts the tail it mapped.
-        for (int i = 0; i < 1500; ++i) append_message(s, user("entry " + std::to_string(i) + std::string(1000, 'b')));
+        for (int i = 0; i < 1500; ++i)
+            append_message(s, user("entry " + std::to_string(i) + std::string(1000, 'b')));
     }
     const int rounds = 150;
     const pid_t writer = spawn([&] {
-        const std::string junk = "{\"type\":\"message\",\"id\":\"torn\",\"x\":\"" + std::string(std::size_t{256} << 10, 't');
+        const std::string junk = "{\"type\":\"message\",\"id\":\"torn\",\"x\":\"" +
+                                 std::string(std::size_t{256} << 10, 't');
         for (int i = 0; i < rounds; ++i) {
             {  // the remains of an append whose process died: no newline
                 const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC);
-                if (fd < 0 || ::write(fd, junk.data(), junk.size()) != static_cast<ssize_t>(junk.size())) return 3;
+                if (fd < 0 ||
+                    ::write(fd, junk.data(), junk.size()) != static_cast<ssize_t>(junk.size()))
+                    return 3;
                 ::close(fd);
             }
             std::this_thread::sleep_for(std::chrono::microseconds(200 * (i % 7)));
@@ -389,15 +411,20 @@ TEST_CASE("readers opening read-only while writers cut torn tails never crash an
                 bad += line.substr(0, 300) + "\n";
         }
     }
-    std::printf("reliability: readers beside torn-tail cuts: %d cuts of 256 KiB, %ld read-only opens, %d readers "
-                "crashed, %zu reads not a prefix\n",
-                rounds, reads, crashed, static_cast<std::size_t>(std::count(bad.begin(), bad.end(), '\n')));
+    std::printf(
+        "reliability: readers beside torn-tail cuts: %d cuts of 256 KiB, %ld read-only opens, %d "
+        "readers "
+        "crashed, %zu reads not a prefix\n",
+        rounds, reads, crashed, static_cast<std::size_t>(std::count(bad.begin(), bad.end(), '\n')));
     INFO(bad.substr(0, 2000));
     CHECK(reads > 3);
     CHECK(bad.empty());
 }
 
-TEST_CASE("of processes creating or forking to one new session id exactly one wins, the rest get already_exists", "[reliability][race]") {
+TEST_CASE(
+    "of processes creating or forking to one new session id exactly one wins, the rest get "
+    "already_exists",
+    "[reliability][race]") {
     ScratchDir dir;
     const std::string root = dir.file("root");
     {
@@ -422,7 +449,8 @@ TEST_CASE("of processes creating or forking to one new session id exactly one wi
                 ::close(results[0]);
                 // Clocks a millisecond apart: each racer's file name is its own.
                 JsonlStorageOptions o = jsonl_options(static_cast<std::uint64_t>(i) + 1);
-                o.environment = Environment::deterministic(t0 + 1000 * round + i, static_cast<std::uint64_t>(i) + 1);
+                o.environment = Environment::deterministic(t0 + 1000 * round + i,
+                                                           static_cast<std::uint64_t>(i) + 1);
                 JsonlSessionRepo repo(root, o);
                 char c;
                 while (::read(go[0], &c, 1) < 0 && errno == EINTR) {
@@ -461,15 +489,20 @@ TEST_CASE("of processes creating or forking to one new session id exactly one wi
         refused += taken;
         JsonlSessionRepo repo(root, jsonl_options());
         long files = 0;
-        repo.for_each_session_file([&](const std::string&, std::string_view file_id) { files += file_id == id ? 1 : 0; });
+        repo.for_each_session_file(
+            [&](const std::string&, std::string_view file_id) { files += file_id == id ? 1 : 0; });
         CHECK(files == 1);
     }
-    std::printf("reliability: create/fork races on one new id: %d rounds of %d processes, %ld winners, %ld "
-                "already_exists\n",
-                rounds, racers, won, refused);
+    std::printf(
+        "reliability: create/fork races on one new id: %d rounds of %d processes, %ld winners, %ld "
+        "already_exists\n",
+        rounds, racers, won, refused);
 }
 
-TEST_CASE("remove racing a writer that opens, appends and closes in a loop: no append is acknowledged into a removed file", "[reliability][race]") {
+TEST_CASE(
+    "remove racing a writer that opens, appends and closes in a loop: no append is acknowledged "
+    "into a removed file",
+    "[reliability][race]") {
     ScratchDir dir;
     const std::string root = dir.file("root");
     JsonlStorageOptions waiting = jsonl_options();
@@ -492,9 +525,11 @@ TEST_CASE("remove racing a writer that opens, appends and closes in a loop: no a
                 try {
                     auto s = open(r, id);
                     append_message(s, user("m" + std::to_string(i)));
-                    // Still holding the session: an acknowledged entry must have a file with a name.
+                    // Still holding the session: an acknowledged entry must have a file with a
+                    // name.
                     struct stat st {};
-                    if (::fstat(s.storage().native_handle(), &st) != 0 || st.st_nlink == 0) outcome = 'L';
+                    if (::fstat(s.storage().native_handle(), &st) != 0 || st.st_nlink == 0)
+                        outcome = 'L';
                 } catch (const SessionError& e) {
                     if (e.code() == ErrorCode::not_found) return 0;
                     outcome = 'E';
@@ -528,9 +563,11 @@ TEST_CASE("remove racing a writer that opens, appends and closes in a loop: no a
             CHECK(!repo.find_path(id));
         }
     }
-    std::printf("reliability: remove beside a writer: %d rounds, %ld appends acknowledged after the first three, %ld "
-                "into a removed file, %ld errors\n",
-                rounds, acknowledged, lost, errors);
+    std::printf(
+        "reliability: remove beside a writer: %d rounds, %ld appends acknowledged after the first "
+        "three, %ld "
+        "into a removed file, %ld errors\n",
+        rounds, acknowledged, lost, errors);
     CHECK(lost == 0);
     CHECK(errors == 0);
 }

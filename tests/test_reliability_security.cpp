@@ -1,10 +1,10 @@
 // Conversations are private (SPEC §6): modes from the start, no symbolic links followed, no
 // descriptor inherited by a spawned program, hostile ids refused before any file call, no
 // conversation text in any error message.
+#include "stress/fault_ops.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
-#include "stress/fault_ops.hpp"
 
 #include <agentcore/pi_migrate.hpp>
 
@@ -41,7 +41,8 @@ CreateOptions session_in(std::string id, std::string cwd = "/home/ann/project") 
 
 }  // namespace
 
-TEST_CASE("every file and folder is private from its creation, whatever the umask", "[reliability][security]") {
+TEST_CASE("every file and folder is private from its creation, whatever the umask",
+          "[reliability][security]") {
     ScratchDir dir;
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
@@ -72,7 +73,8 @@ TEST_CASE("every file and folder is private from its creation, whatever the umas
                 if (!S_ISDIR(st.st_mode)) ++files;
             }
             struct stat root {};
-            if (::lstat(dir.file("root").c_str(), &root) != 0 || (root.st_mode & 07777) != 0700) code = 5;
+            if (::lstat(dir.file("root").c_str(), &root) != 0 || (root.st_mode & 07777) != 0700)
+                code = 5;
             if (files < 5) code = 6;  // a, b, the quarantines, the backup
         } catch (...) {
             code = 2;
@@ -82,13 +84,16 @@ TEST_CASE("every file and folder is private from its creation, whatever the umas
     CHECK(wait_for(pid) == 0);
 }
 
-TEST_CASE("a symbolic link in place of a session folder is refused, not followed", "[reliability][security]") {
+TEST_CASE("a symbolic link in place of a session folder is refused, not followed",
+          "[reliability][security]") {
     ScratchDir dir;
     const std::string root = dir.file("root");
     const std::string elsewhere = dir.file("elsewhere");
     std::filesystem::create_directories(root);
     std::filesystem::create_directories(elsewhere);
-    REQUIRE(::symlink(elsewhere.c_str(), (root + "/" + JsonlSessionRepo::folder_name("/home/ann/project")).c_str()) == 0);
+    REQUIRE(::symlink(elsewhere.c_str(),
+                      (root + "/" + JsonlSessionRepo::folder_name("/home/ann/project")).c_str()) ==
+            0);
     JsonlSessionRepo repo(root, jsonl_options());
     CHECK(error_of([&] { create(repo, session_in("a")); }) == ErrorCode::storage);
     // The true reason, naming the folder.
@@ -97,7 +102,8 @@ TEST_CASE("a symbolic link in place of a session folder is refused, not followed
     CHECK(message.find(JsonlSessionRepo::folder_name("/home/ann/project")) != std::string::npos);
     CHECK(std::filesystem::is_empty(elsewhere));
     // A session file placed behind the link is not found through it either.
-    write_file(elsewhere + "/2026-12-02T07-43-23-123Z_b.jsonl", encode_header(test_header("b"), Dialect::native) + "\n");
+    write_file(elsewhere + "/2026-12-02T07-43-23-123Z_b.jsonl",
+               encode_header(test_header("b"), Dialect::native) + "\n");
     CHECK(error_of([&] { open(repo, "b"); }) == ErrorCode::not_found);
     CHECK(list(repo).sessions.empty());
     // A link in place of a torn session's quarantine name is not written through.
@@ -107,21 +113,25 @@ TEST_CASE("a symbolic link in place of a session folder is refused, not followed
     CHECK(open_file_session(path).storage().quarantine_path());
 }
 
-TEST_CASE("a spawned program inherits no session descriptor and cannot hold the lock", "[reliability][security]") {
+TEST_CASE("a spawned program inherits no session descriptor and cannot hold the lock",
+          "[reliability][security]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     const auto listing = dir.file("fds.txt");
-    auto writer = std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::create(path, test_header(), jsonl_options()));
+    auto writer = std::make_shared<JsonlSessionStorage>(
+        JsonlSessionStorage::create(path, test_header(), jsonl_options()));
     const auto reader = JsonlSessionStorage::open_read_only(path, jsonl_options());
     const pid_t pid = ::fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-        const std::string script = "ls -l /proc/self/fd > '" + listing + "'; echo done >> '" + listing + "'; exec sleep 30";
+        const std::string script = "ls -l /proc/self/fd > '" + listing + "'; echo done >> '" +
+                                   listing + "'; exec sleep 30";
         ::execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
         ::_exit(127);
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (read_file(listing).find("done") == std::string::npos && std::chrono::steady_clock::now() < deadline)
+    while (read_file(listing).find("done") == std::string::npos &&
+           std::chrono::steady_clock::now() < deadline)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     const std::string fds = read_file(listing);
     CHECK(fds.find("done") != std::string::npos);
@@ -140,9 +150,20 @@ TEST_CASE("hostile session ids are refused before any file call", "[reliability]
     auto options = jsonl_options();
     options.file_ops = &CallInjector::ops();
     JsonlSessionRepo repo(dir.file("root"), options);
-    const std::vector<std::string> hostile = {"../x", "../../etc/passwd", "/etc/passwd", "a/b", std::string("a\0b", 3),
-                                              std::string(129, 'a'), std::string(100000, 'b'), "", ".hidden",
-                                              "-dash", "x\n", "x y", "..", "\xc3\xa9t\xc3\xa9"};
+    const std::vector<std::string> hostile = {"../x",
+                                              "../../etc/passwd",
+                                              "/etc/passwd",
+                                              "a/b",
+                                              std::string("a\0b", 3),
+                                              std::string(129, 'a'),
+                                              std::string(100000, 'b'),
+                                              "",
+                                              ".hidden",
+                                              "-dash",
+                                              "x\n",
+                                              "x y",
+                                              "..",
+                                              "\xc3\xa9t\xc3\xa9"};
     std::size_t refused = 0;
     for (const auto& id : hostile) {
         CallInjector::reset();
@@ -175,21 +196,39 @@ TEST_CASE("no error message carries the conversation's text", "[reliability][sec
         }
     };
     const std::string header = encode_header(test_header(), Dialect::native) + "\n";
-    const std::string good = "{\"type\":\"message\",\"id\":\"a1\",\"parent_id\":null,\"timestamp\":\"t\",\"message\":"
-                             "{\"role\":\"user\",\"content\":\"" + secret + "\",\"timestamp\":1}}\n";
+    const std::string good =
+        "{\"type\":\"message\",\"id\":\"a1\",\"parent_id\":null,\"timestamp\":\"t\",\"message\":"
+        "{\"role\":\"user\",\"content\":\"" +
+        secret + "\",\"timestamp\":1}}\n";
     const std::vector<std::string> bad_lines = {
-        "{\"type\":\"message\",\"id\":\"b1\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"" + secret + "\n",
-        "{\"type\":\"message\",\"id\":\"b2\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"" + secret + "\xff\",\"timestamp\":1}}\n",
-        "{\"type\":\"message\",\"id\":\"b3\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"" + secret + "\"}],\"timestamp\":\"" + secret + "\"}}\n",
-        "{\"type\":\"message\",\"id\":\"b4\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{\"role\":\"user\",\"content\":\"" + secret + "\" \"x\"}}\n",
-        "{\"type\":\"label\",\"id\":\"b5\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"target_id\":\"a1\",\"label\":{\"" + secret + "\":1}}\n",
-        "{\"type\":\"session_info\",\"id\":\"b6\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"name\":[\"" + secret + "\"]}\n",
-        "{\"type\":\"message\",\"id\":\"b7\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{\"role\":\"assistant\",\"content\":\"" + secret + "\",\"usage\":{\"input\":\"" + secret + "\"}}}\n",
+        "{\"type\":\"message\",\"id\":\"b1\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{"
+        "\"role\":\"user\",\"content\":\"" +
+            secret + "\n",
+        "{\"type\":\"message\",\"id\":\"b2\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{"
+        "\"role\":\"user\",\"content\":\"" +
+            secret + "\xff\",\"timestamp\":1}}\n",
+        "{\"type\":\"message\",\"id\":\"b3\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{"
+        "\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"" +
+            secret + "\"}],\"timestamp\":\"" + secret + "\"}}\n",
+        "{\"type\":\"message\",\"id\":\"b4\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{"
+        "\"role\":\"user\",\"content\":\"" +
+            secret + "\" \"x\"}}\n",
+        "{\"type\":\"label\",\"id\":\"b5\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"target_id\":"
+        "\"a1\",\"label\":{\"" +
+            secret + "\":1}}\n",
+        "{\"type\":\"session_info\",\"id\":\"b6\",\"parent_id\":\"a1\",\"timestamp\":\"t\","
+        "\"name\":[\"" +
+            secret + "\"]}\n",
+        "{\"type\":\"message\",\"id\":\"b7\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"message\":{"
+        "\"role\":\"assistant\",\"content\":\"" +
+            secret + "\",\"usage\":{\"input\":\"" + secret + "\"}}}\n",
     };
     for (const auto& bad : bad_lines) {
         write_file(path, header + good + bad + good.substr(0, 0));
         collect([&] { JsonlSessionStorage::open_read_only(path, jsonl_options()); });
-        write_file(path, header + good + bad + "{\"type\":\"custom\",\"id\":\"c1\",\"parent_id\":\"a1\",\"timestamp\":\"t\",\"custom_type\":\"x\"}\n");
+        write_file(path, header + good + bad +
+                             "{\"type\":\"custom\",\"id\":\"c1\",\"parent_id\":\"a1\","
+                             "\"timestamp\":\"t\",\"custom_type\":\"x\"}\n");
         collect([&] { JsonlSessionStorage::open_read_only(path, jsonl_options()); });
         collect([&] { JsonlSessionStorage::open(path, jsonl_options()); });
         auto lenient = jsonl_options();
@@ -213,7 +252,8 @@ TEST_CASE("no error message carries the conversation's text", "[reliability][sec
         });
     }
     // The same text in a header; and in an append that fails.
-    collect([&] { decode_header("{\"type\":\"session\",\"version\":3,\"id\":\"" + secret + "\n"); });
+    collect(
+        [&] { decode_header("{\"type\":\"session\",\"version\":3,\"id\":\"" + secret + "\n"); });
     {
         auto options = jsonl_options();
         options.file_ops = &CallInjector::ops();

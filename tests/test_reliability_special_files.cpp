@@ -53,25 +53,31 @@ int refused_in_child(const std::function<void()>& call, const std::string& path)
 
 }  // namespace
 
-TEST_CASE("a FIFO in place of a session file is refused by every opening call, none blocks", "[reliability][special]") {
+TEST_CASE("a FIFO in place of a session file is refused by every opening call, none blocks",
+          "[reliability][special]") {
     ScratchDir dir;
     const auto fifo = dir.file("s.jsonl");
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     CHECK(refused_in_child([&] { JsonlSessionStorage::open(fifo, jsonl_options()); }, fifo) == 0);
-    CHECK(refused_in_child([&] { JsonlSessionStorage::open_read_only(fifo, jsonl_options()); }, fifo) == 0);
+    CHECK(refused_in_child([&] { JsonlSessionStorage::open_read_only(fifo, jsonl_options()); },
+                           fifo) == 0);
     CHECK(refused_in_child([&] { JsonlSessionStorage::repair(fifo, jsonl_options()); }, fifo) == 0);
     CHECK(refused_in_child([&] { load_session_file(fifo); }, fifo) == 0);
     CHECK(refused_in_child([&] { convert(fifo, Dialect::pi, dir.file("out.jsonl")); }, fifo) == 0);
     CHECK(refused_in_child([&] { read_session_lines(fifo); }, fifo) == 0);
 }
 
-TEST_CASE("a device in place of a session file is refused, never read without bound", "[reliability][special]") {
+TEST_CASE("a device in place of a session file is refused, never read without bound",
+          "[reliability][special]") {
     const std::string zero = "/dev/zero";
-    CHECK(refused_in_child([&] { JsonlSessionStorage::open_read_only(zero, jsonl_options()); }, zero) == 0);
+    CHECK(refused_in_child([&] { JsonlSessionStorage::open_read_only(zero, jsonl_options()); },
+                           zero) == 0);
     CHECK(refused_in_child([&] { load_session_file(zero); }, zero) == 0);
 }
 
-TEST_CASE("a FIFO among a repository's session files: list reports it, open, fork and remove never block", "[reliability][special]") {
+TEST_CASE(
+    "a FIFO among a repository's session files: list reports it, open, fork and remove never block",
+    "[reliability][special]") {
     ScratchDir dir;
     const std::string root = dir.file("root");
     JsonlSessionRepo repo(root, jsonl_options());

@@ -144,8 +144,10 @@ JsonlSessionRepo repo_with(const std::string& root, const agentcore::detail::Fil
 
 }  // namespace
 
-TEST_CASE("a create killed before its file got its name leaves a temporary file that a later create removes",
-          "[reliability][sweep]") {
+TEST_CASE(
+    "a create killed before its file got its name leaves a temporary file that a later create "
+    "removes",
+    "[reliability][sweep]") {
     ScratchDir dir;
     const std::string root = dir.file("sessions");
     JsonlSessionRepo repo(root, jsonl_options(7, Durability::durable));
@@ -182,8 +184,9 @@ TEST_CASE("a create killed before its file got its name leaves a temporary file 
     CHECK(list(repo).sessions.size() == 2);
 }
 
-TEST_CASE("a fork killed before its file got its name leaves a temporary file that a later fork removes",
-          "[reliability][sweep]") {
+TEST_CASE(
+    "a fork killed before its file got its name leaves a temporary file that a later fork removes",
+    "[reliability][sweep]") {
     ScratchDir dir;
     const std::string root = dir.file("sessions");
     JsonlSessionRepo repo(root, jsonl_options(7, Durability::durable));
@@ -214,8 +217,10 @@ TEST_CASE("a fork killed before its file got its name leaves a temporary file th
     CHECK(open_read_only(repo, "later-fork").storage().entry_count() == 2);
 }
 
-TEST_CASE("a repair killed before its clean copy took the file's place leaves a temporary file the next repair removes",
-          "[reliability][sweep]") {
+TEST_CASE(
+    "a repair killed before its clean copy took the file's place leaves a temporary file the next "
+    "repair removes",
+    "[reliability][sweep]") {
     ScratchDir dir;
     const std::string path = dir.file("s.jsonl");
     {
@@ -240,7 +245,8 @@ TEST_CASE("a repair killed before its clean copy took the file's place leaves a 
     REQUIRE(temps.size() == 1);
     CHECK(std::filesystem::path(temps[0]).filename().string().rfind(".s.jsonl.tmp-", 0) == 0);
     age_file(temps[0], past_grace);
-    CHECK(agentcore::detail::sweep_temp_files(agentcore::detail::FileOps::real(), dir.path(), {}, 0s) == 0);  // still written
+    CHECK(agentcore::detail::sweep_temp_files(agentcore::detail::FileOps::real(), dir.path(), {},
+                                              0s) == 0);  // still written
     writer.kill_now();
     CHECK(read_file(path) == damaged);  // the repair never took the file's place
 
@@ -251,8 +257,9 @@ TEST_CASE("a repair killed before its clean copy took the file's place leaves a 
     CHECK(open_file_read_only(path).storage().entry_count() == 3);
 }
 
-TEST_CASE("the lock decides whether a temporary file's writer lives, not the process id in its name",
-          "[reliability][sweep]") {
+TEST_CASE(
+    "the lock decides whether a temporary file's writer lives, not the process id in its name",
+    "[reliability][sweep]") {
     ScratchDir dir;
     const std::string root = dir.file("sessions");
     const std::string folder = root + "/" + JsonlSessionRepo::folder_name("/work/project");
@@ -261,7 +268,8 @@ TEST_CASE("the lock decides whether a temporary file's writer lives, not the pro
 
     // Named after a process that is alive (this one: a process id used again), but nobody holds
     // its lock: its writer is gone.
-    const std::string reused = folder + "/.x_a.jsonl.tmp-" + std::to_string(::getpid()) + "-0-0000abcd";
+    const std::string reused =
+        folder + "/.x_a.jsonl.tmp-" + std::to_string(::getpid()) + "-0-0000abcd";
     write_file(reused, "{}\n");
     age_file(reused, past_grace);
 
@@ -296,12 +304,14 @@ TEST_CASE("the lock decides whether a temporary file's writer lives, not the pro
     write_file(backup, "mine");
     for (const auto& p : {fifo, link, other, backup}) age_file(p, past_grace);
     CHECK(sweep_temporary_files(repo, 0s) == 0);
-    for (const auto& p : {fifo, link, other, backup}) CHECK(std::filesystem::exists(std::filesystem::symlink_status(p)));
+    for (const auto& p : {fifo, link, other, backup})
+        CHECK(std::filesystem::exists(std::filesystem::symlink_status(p)));
     CHECK(read_file(target) == "kept");
 }
 
-TEST_CASE("convert removes the temporary files killed converts left beside its output, never a live one",
-          "[reliability][sweep]") {
+TEST_CASE(
+    "convert removes the temporary files killed converts left beside its output, never a live one",
+    "[reliability][sweep]") {
     ScratchDir dir;
     const std::string in = dir.file("in.jsonl");
     {

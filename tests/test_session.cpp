@@ -9,7 +9,8 @@ using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
 
-TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SPEC 4.2]", "[session]") {
+TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SPEC 4.2]",
+          "[session]") {
     auto s = memory_session();
     CHECK_FALSE(get_leaf_id(s));
     auto a = append_message(s, user("hi"));
@@ -41,7 +42,8 @@ TEST_CASE("labels and session names move the leaf like any entry [SPEC 4.2]", "[
     CHECK(parent_id_of(*get_entry(s, n)) == l);
 }
 
-TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected clock [SPEC 4.1]", "[session]") {
+TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected clock [SPEC 4.1]",
+          "[session]") {
     auto s1 = memory_session(9);
     auto s2 = memory_session(9);
     auto a1 = append_message(s1, user("x"));
@@ -53,7 +55,8 @@ TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected 
     CHECK(base_of(*get_entry(s1, b1)).timestamp == "2026-12-02T07:43:23.124Z");
 }
 
-TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [SPEC 4.2]", "[session]") {
+TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [SPEC 4.2]",
+          "[session]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -68,7 +71,8 @@ TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [
     CHECK(get_leaf_id(s) == a);
     auto leaves2 = s.storage().find_entries("leaf");
     REQUIRE(leaves2.size() == 2);
-    CHECK(std::get<LeafEntry>(*leaves2[1]).parent_id == b);  // the previous leaf is the target, not the leaf entry
+    CHECK(std::get<LeafEntry>(*leaves2[1]).parent_id ==
+          b);  // the previous leaf is the target, not the leaf entry
     set_leaf_id(s, std::nullopt);
     CHECK_FALSE(get_leaf_id(s));
     // The next append starts a new root.
@@ -76,14 +80,16 @@ TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [
     CHECK_FALSE(parent_id_of(*get_entry(s, r)));
 }
 
-TEST_CASE("set_leaf_id of an unknown id is not_found and writes nothing [SPEC 4.2]", "[session][errors]") {
+TEST_CASE("set_leaf_id of an unknown id is not_found and writes nothing [SPEC 4.2]",
+          "[session][errors]") {
     auto s = memory_session();
     append_message(s, user("a"));
     CHECK(error_of([&] { set_leaf_id(s, std::string("nope")); }) == ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEST_CASE("appending a taken id is already_exists and a missing parent is invalid_entry [SPEC 4.2]", "[session][errors]") {
+TEST_CASE("appending a taken id is already_exists and a missing parent is invalid_entry [SPEC 4.2]",
+          "[session][errors]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     MessageEntry dup;
@@ -125,11 +131,14 @@ TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "[session]
     CHECK(s.storage().entry_count() == count + 1);  // the leaf entry
 }
 
-TEST_CASE("move_to with a summary appends a branch summary under the target [SPEC 4.3]", "[session][move]") {
+TEST_CASE("move_to with a summary appends a branch summary under the target [SPEC 4.3]",
+          "[session][move]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
-    auto r = move_to(s, a, BranchSummaryInput{"tried b", Json{{"focus", "files"}}, usage(1, 2, 3, 4, 0.5), true});
+    auto r = move_to(
+        s, a,
+        BranchSummaryInput{"tried b", Json{{"focus", "files"}}, usage(1, 2, 3, 4, 0.5), true});
     REQUIRE(r);
     CHECK(get_leaf_id(s) == *r);
     const auto& bs = std::get<BranchSummaryEntry>(*get_entry(s, *r));
@@ -142,7 +151,9 @@ TEST_CASE("move_to with a summary appends a branch summary under the target [SPE
     CHECK(bs.usage->cache_write == 4);
 }
 
-TEST_CASE("move_to(none) goes before the first entry; with a summary the summary is a root [SPEC 4.3]", "[session][move]") {
+TEST_CASE(
+    "move_to(none) goes before the first entry; with a summary the summary is a root [SPEC 4.3]",
+    "[session][move]") {
     auto s = memory_session();
     append_message(s, user("a"));
     CHECK_FALSE(move_to(s, std::nullopt));
@@ -156,7 +167,10 @@ TEST_CASE("move_to(none) goes before the first entry; with a summary the summary
     CHECK(get_leaf_id(s) == *r);
 }
 
-TEST_CASE("in a pi file a leaf entry hangs under its target, in a native file under the previous leaf [SPEC 4.2]", "[session][move][pi]") {
+TEST_CASE(
+    "in a pi file a leaf entry hangs under its target, in a native file under the previous leaf "
+    "[SPEC 4.2]",
+    "[session][move][pi]") {
     ScratchDir dir;
     for (Dialect dialect : {Dialect::native, Dialect::pi}) {
         const auto path = dir.file(dialect == Dialect::pi ? "pi.jsonl" : "native.jsonl");
@@ -194,11 +208,13 @@ TEST_CASE("in a pi file a leaf entry hangs under its target, in a native file un
     }
 }
 
-TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]", "[session][move][errors]") {
+TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]",
+          "[session][move][errors]") {
     auto s = memory_session();
     append_message(s, user("a"));
-    CHECK(error_of([&] { move_to(s, std::string("zzzzzzzz"), BranchSummaryInput{"x", {}, {}, false}); }) ==
-          ErrorCode::not_found);
+    CHECK(error_of([&] {
+              move_to(s, std::string("zzzzzzzz"), BranchSummaryInput{"x", {}, {}, false});
+          }) == ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 1);
 }
 
@@ -214,7 +230,10 @@ TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4.4]", "[s
     CHECK(ids(get_path_to_root_or_compaction(s, std::string_view(b))) == Strings{a, b});
 }
 
-TEST_CASE("an empty session or a leaf of none has an empty path; an unknown start is not_found [SPEC 4.4]", "[session][path][errors]") {
+TEST_CASE(
+    "an empty session or a leaf of none has an empty path; an unknown start is not_found [SPEC "
+    "4.4]",
+    "[session][path][errors]") {
     auto s = memory_session();
     CHECK(get_branch(s).empty());
     append_message(s, user("a"));
@@ -223,16 +242,19 @@ TEST_CASE("an empty session or a leaf of none has an empty path; an unknown star
     CHECK(error_of([&] { get_branch(s, "unknown0"); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("the path stops at a compaction with a retained tail, even an empty one [SPEC 4.4]", "[session][path]") {
+TEST_CASE("the path stops at a compaction with a retained tail, even an empty one [SPEC 4.4]",
+          "[session][path]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
-    auto c = append_compaction(s, "sum", a, 100, {}, false, std::nullopt, std::vector<AgentMessage>{});
+    auto c =
+        append_compaction(s, "sum", a, 100, {}, false, std::nullopt, std::vector<AgentMessage>{});
     auto d = append_message(s, user("d"));
     CHECK(ids(get_branch(s)) == Strings{c, d});
 }
 
-TEST_CASE("the path stops at the first kept entry of a compaction met on the way [SPEC 4.4]", "[session][path]") {
+TEST_CASE("the path stops at the first kept entry of a compaction met on the way [SPEC 4.4]",
+          "[session][path]") {
     auto s = memory_session();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -243,7 +265,8 @@ TEST_CASE("the path stops at the first kept entry of a compaction met on the way
     (void)b;
 }
 
-TEST_CASE("a compaction without tail or first kept entry does not stop the walk [SPEC 4.4]", "[session][path]") {
+TEST_CASE("a compaction without tail or first kept entry does not stop the walk [SPEC 4.4]",
+          "[session][path]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto k = append_compaction(s, "sum", std::nullopt, 100);
@@ -251,7 +274,10 @@ TEST_CASE("a compaction without tail or first kept entry does not stop the walk 
     CHECK(ids(get_branch(s)) == Strings{a, k, d});
 }
 
-TEST_CASE("the newest compaction decides where the path starts: an older one's first kept entry does not stop the walk [SPEC 4.4]", "[session][path][compaction]") {
+TEST_CASE(
+    "the newest compaction decides where the path starts: an older one's first kept entry does not "
+    "stop the walk [SPEC 4.4]",
+    "[session][path][compaction]") {
     // The shape pi's prepareCompaction writes when the user compacts twice in a row: the second
     // compaction keeps from an entry that lies before the first one's first kept entry.
     auto s = memory_session();
@@ -268,18 +294,23 @@ TEST_CASE("the newest compaction decides where the path starts: an older one's f
     CHECK(ids(get_branch(s, e)) == Strings{c, d, k1, e});
 }
 
-TEST_CASE("an older compaction with a retained tail inside the newest's kept range does not stop the walk [SPEC 4.4]", "[session][path][compaction]") {
+TEST_CASE(
+    "an older compaction with a retained tail inside the newest's kept range does not stop the "
+    "walk [SPEC 4.4]",
+    "[session][path][compaction]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
-    auto k1 = append_compaction(s, "one", std::nullopt, 100, {}, false, std::nullopt, std::vector<AgentMessage>{});
+    auto k1 = append_compaction(s, "one", std::nullopt, 100, {}, false, std::nullopt,
+                                std::vector<AgentMessage>{});
     auto c = append_message(s, user("c"));
     auto k2 = append_compaction(s, "two", a, 200);
     CHECK(ids(get_branch(s)) == Strings{a, b, k1, c, k2});
     CHECK(ids(get_branch(s, c)) == Strings{k1, c});
 }
 
-TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC 4.4]", "[session][path][errors]") {
+TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC 4.4]",
+          "[session][path][errors]") {
     // A custom storage whose data is broken: the walk must detect the missing parent.
     InMemorySessionStorage<> storage;
     MessageEntry e;
@@ -292,17 +323,18 @@ TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC
     child.parent_id = "ghost001";
     auto handle = std::make_shared<const SessionTreeEntry>(child);
     auto msg = message_of_error([&] {
-        agentcore::detail::walk_to_root_or_compaction(std::string_view("child001"), 1,
-                                           [&](std::string_view id) -> EntryHandle {
-                                               return id == "child001" ? handle : nullptr;
-                                           });
+        agentcore::detail::walk_to_root_or_compaction(
+            std::string_view("child001"), 1, [&](std::string_view id) -> EntryHandle {
+                return id == "child001" ? handle : nullptr;
+            });
     });
     CHECK(msg.find("invalid_session") != std::string::npos);
     CHECK(msg.find("child001") != std::string::npos);
     CHECK(msg.find("ghost001") != std::string::npos);
 }
 
-TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count [SPEC 6]", "[session][path][errors]") {
+TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count [SPEC 6]",
+          "[session][path][errors]") {
     MessageEntry a;
     a.id = "aaaaaaaa";
     a.parent_id = "bbbbbbbb";
@@ -312,13 +344,15 @@ TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count
     auto ha = std::make_shared<const SessionTreeEntry>(a);
     auto hb = std::make_shared<const SessionTreeEntry>(b);
     auto code = error_of([&] {
-        agentcore::detail::walk_to_root_or_compaction(std::string_view("aaaaaaaa"), 2,
-                                           [&](std::string_view id) -> EntryHandle { return id == "aaaaaaaa" ? ha : hb; });
+        agentcore::detail::walk_to_root_or_compaction(
+            std::string_view("aaaaaaaa"), 2,
+            [&](std::string_view id) -> EntryHandle { return id == "aaaaaaaa" ? ha : hb; });
     });
     CHECK(code == ErrorCode::invalid_session);
 }
 
-TEST_CASE("labels are trimmed, the newest wins across branches, and empty clears [SPEC 4.6]", "[session][labels]") {
+TEST_CASE("labels are trimmed, the newest wins across branches, and empty clears [SPEC 4.6]",
+          "[session][labels]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     CHECK_FALSE(get_label(s, a));
@@ -342,7 +376,8 @@ TEST_CASE("labelling an unknown entry is not_found [SPEC 4.6]", "[session][label
     CHECK(s.storage().entry_count() == 0);
 }
 
-TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.6]", "[session][name]") {
+TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.6]",
+          "[session][name]") {
     auto s = memory_session();
     CHECK_FALSE(get_session_name(s));
     auto id = append_session_name(s, "  fix\r\n\r\nthe\nbuild\r ");
@@ -354,7 +389,8 @@ TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.
     CHECK_FALSE(get_session_name(s));
 }
 
-TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC 4.7]", "[session][stats]") {
+TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC 4.7]",
+          "[session][stats]") {
     auto s = memory_session();
     auto u = append_message(s, user("q"));
     append_message(s, assistant("a", "anthropic", "claude", usage(10, 20, 30, 40, 1.0)));
@@ -368,7 +404,8 @@ TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC
     CHECK(st.cost_total == Approx(1.36));
 }
 
-TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 total, 1.36 [SPEC 4.7]", "[session][stats]") {
+TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 total, 1.36 [SPEC 4.7]",
+          "[session][stats]") {
     auto s = memory_session();
     auto m = append_message(s, assistant("a", "p", "m", usage(10, 20, 30, 40, 1.0)));
     append_compaction(s, "sum", std::nullopt, 50, {}, false, usage(1, 2, 3, 4, 0.1));
@@ -381,7 +418,8 @@ TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 tota
     CHECK(st.cost_total == Approx(1.36));
 }
 
-TEST_CASE("queries: get_entry, find_entries in append order, paged get_entries [SPEC 4.8]", "[session][queries]") {
+TEST_CASE("queries: get_entry, find_entries in append order, paged get_entries [SPEC 4.8]",
+          "[session][queries]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     auto t = append_thinking_level_change(s, "low");
@@ -409,14 +447,17 @@ TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[session][que
     CHECK(ctx.messages[0].get() == &std::get<MessageEntry>(*h1).message);
 }
 
-TEST_CASE("compaction with an unknown first kept entry is not_found [SPEC 7]", "[session][errors]") {
+TEST_CASE("compaction with an unknown first kept entry is not_found [SPEC 7]",
+          "[session][errors]") {
     auto s = memory_session();
     append_message(s, user("a"));
-    CHECK(error_of([&] { append_compaction(s, "x", std::string("ghost000"), 1); }) == ErrorCode::not_found);
+    CHECK(error_of([&] { append_compaction(s, "x", std::string("ghost000"), 1); }) ==
+          ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEST_CASE("unknown entry types are nodes of the tree that add nothing to the context [SPEC 2.3]", "[session]") {
+TEST_CASE("unknown entry types are nodes of the tree that add nothing to the context [SPEC 2.3]",
+          "[session]") {
     auto s = memory_session();
     auto a = append_message(s, user("a"));
     UnknownEntry u;

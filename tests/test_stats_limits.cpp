@@ -1,7 +1,7 @@
 // Token sums that saturate instead of wrapping, a line too large for memory answered with
 // SessionError(storage), and write errors that name the entry and the field.
-#include "support/catch.hpp"
 #include "support/builders.hpp"
+#include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
 #include "support/scratch.hpp"
@@ -74,9 +74,12 @@ TEST_CASE("token estimates saturate at INT64_MAX instead of wrapping", "[tokens]
     CHECK(estimate.tokens == max64);
 }
 
-TEST_CASE("an entry too large for the process's memory is SessionError(storage), not std::bad_alloc", "[jsonl][limits]") {
+TEST_CASE(
+    "an entry too large for the process's memory is SessionError(storage), not std::bad_alloc",
+    "[jsonl][limits]") {
     if (address_sanitizer) {
-        WARN("skipped under AddressSanitizer: it reserves more address space than the limit allows");
+        WARN(
+            "skipped under AddressSanitizer: it reserves more address space than the limit allows");
         return;
     }
     ScratchDir dir;
@@ -84,11 +87,13 @@ TEST_CASE("an entry too large for the process's memory is SessionError(storage),
     const std::size_t text_bytes = std::size_t{96} << 20;
     {
         std::ofstream out(path, std::ios::binary);
-        out << R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w","parent_session":null,"metadata":{}})" "\n";
+        out << R"({"type":"session","version":3,"id":"s","timestamp":"t","cwd":"/w","parent_session":null,"metadata":{}})"
+               "\n";
         out << R"({"type":"message","id":"big00001","parent_id":null,"timestamp":"t","message":{"role":"user","content":")";
         const std::string chunk(1 << 20, 'x');
         for (std::size_t i = 0; i < text_bytes / chunk.size(); ++i) out << chunk;
-        out << R"(","timestamp":1}})" "\n";
+        out << R"(","timestamp":1}})"
+               "\n";
     }
     // In a child: open first, then limit the address space to what it uses plus 32 MB.
     const pid_t child = ::fork();
@@ -101,7 +106,9 @@ TEST_CASE("an entry too large for the process's memory is SessionError(storage),
             unsigned long pages = 0;
             if (statm == nullptr || std::fscanf(statm, "%lu", &pages) != 1) ::_exit(11);
             std::fclose(statm);
-            const auto limit = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{32} << 20);
+            const auto limit =
+                static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) +
+                (rlim_t{32} << 20);
             rlimit rl{limit, limit};
             if (::setrlimit(RLIMIT_AS, &rl) != 0) ::_exit(12);
             try {
@@ -135,7 +142,8 @@ TEST_CASE("an entry too large for the process's memory is SessionError(storage),
     CHECK(WEXITSTATUS(status) == 0);
 }
 
-TEST_CASE("a string that is not valid UTF-8 is refused naming the entry and the field", "[codec][limits]") {
+TEST_CASE("a string that is not valid UTF-8 is refused naming the entry and the field",
+          "[codec][limits]") {
     auto session = memory_session();
     AssistantMessage a;
     a.content.push_back(TextContent{"fine", {}});
@@ -159,10 +167,15 @@ TEST_CASE("a string that is not valid UTF-8 is refused naming the entry and the 
     CHECK(key.find("a key is not valid UTF-8") != std::string::npos);
 
     // On reading, the scanner names the line, the entry and the field.
-    write_file(dir.file("r.jsonl"), read_file(dir.file("s.jsonl")) +
-                                        "{\"type\":\"custom\",\"id\":\"r1\",\"parent_id\":null,\"timestamp\":\"t\",\"custom_type\":\"x\",\"data\":{\"a\":[\"\xff\"]}}\n" +
-                                        R"({"type":"custom","id":"r2","parent_id":null,"timestamp":"t","custom_type":"x"})" "\n");
-    const std::string read = message_of_error([&] { JsonlSessionStorage::open_read_only(dir.file("r.jsonl")); });
+    write_file(
+        dir.file("r.jsonl"),
+        read_file(dir.file("s.jsonl")) +
+            "{\"type\":\"custom\",\"id\":\"r1\",\"parent_id\":null,\"timestamp\":\"t\",\"custom_"
+            "type\":\"x\",\"data\":{\"a\":[\"\xff\"]}}\n" +
+            R"({"type":"custom","id":"r2","parent_id":null,"timestamp":"t","custom_type":"x"})"
+            "\n");
+    const std::string read =
+        message_of_error([&] { JsonlSessionStorage::open_read_only(dir.file("r.jsonl")); });
     CHECK(read.find("line 2") != std::string::npos);
     CHECK(read.find("entry 'r1'") != std::string::npos);
     CHECK(read.find("invalid UTF-8 in field 'data.a[0]'") != std::string::npos);

@@ -7,7 +7,8 @@ using namespace agentcore::testing;
 
 namespace {
 
-AgentMessage assistant_with_usage(std::string text, std::int64_t total, std::string stop_reason = "stop") {
+AgentMessage assistant_with_usage(std::string text, std::int64_t total,
+                                  std::string stop_reason = "stop") {
     Usage u;
     u.total_tokens = total;
     auto m = std::get<AssistantMessage>(assistant(std::move(text)));
@@ -27,17 +28,21 @@ TEST_CASE("a message costs its characters divided by four, rounded up", "[tokens
 }
 
 TEST_CASE("characters are code points, not bytes", "[tokens]") {
-    CHECK(estimate_tokens(user("h\xC3\xA9llo")) == 2);                      // "héllo": 5 characters, 6 bytes
-    CHECK(estimate_tokens(user("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E")) == 1);  // three CJK characters, 9 bytes
+    CHECK(estimate_tokens(user("h\xC3\xA9llo")) == 2);  // "héllo": 5 characters, 6 bytes
+    CHECK(estimate_tokens(user("\xE6\x97\xA5\xE6\x9C\xAC\xE8\xAA\x9E")) ==
+          1);  // three CJK characters, 9 bytes
 }
 
-TEST_CASE("every image costs a fixed 1200 tokens, in user, tool result and custom messages", "[tokens]") {
+TEST_CASE("every image costs a fixed 1200 tokens, in user, tool result and custom messages",
+          "[tokens]") {
     UserMessage u;
-    u.content = std::vector<ContentBlock>{TextContent{"abcd", {}}, ImageContent{"AAAA", "image/png", {}}};
+    u.content =
+        std::vector<ContentBlock>{TextContent{"abcd", {}}, ImageContent{"AAAA", "image/png", {}}};
     CHECK(estimate_tokens(u) == 1 + 1200);
 
     ToolResultMessage r;
-    r.content = {TextContent{"abcde", {}}, ImageContent{"", "image/png", {}}, ImageContent{"", "image/png", {}}};
+    r.content = {TextContent{"abcde", {}}, ImageContent{"", "image/png", {}},
+                 ImageContent{"", "image/png", {}}};
     CHECK(estimate_tokens(r) == 2 + 2400);
 
     CustomMessage c;
@@ -45,12 +50,14 @@ TEST_CASE("every image costs a fixed 1200 tokens, in user, tool result and custo
     CHECK(estimate_tokens(c) == 1200);
 }
 
-TEST_CASE("an assistant message counts text, thinking and tool calls by name and arguments", "[tokens]") {
+TEST_CASE("an assistant message counts text, thinking and tool calls by name and arguments",
+          "[tokens]") {
     AssistantMessage a;
-    a.content.push_back(ThinkingContent{"abcdefgh", {}});                     // 8
-    a.content.push_back(TextContent{"hi", {}});                               // 2
-    a.content.push_back(ToolCallContent{"c1", "read", Json{{"path", "a.txt"}}, {}});  // 4 + 16: {"path":"a.txt"}
-    CHECK(estimate_tokens(a) == 8);                                           // 30 characters
+    a.content.push_back(ThinkingContent{"abcdefgh", {}});  // 8
+    a.content.push_back(TextContent{"hi", {}});            // 2
+    a.content.push_back(
+        ToolCallContent{"c1", "read", Json{{"path", "a.txt"}}, {}});  // 4 + 16: {"path":"a.txt"}
+    CHECK(estimate_tokens(a) == 8);                                   // 30 characters
 }
 
 TEST_CASE("bash executions count command and output unless excluded from the context", "[tokens]") {
@@ -62,11 +69,13 @@ TEST_CASE("bash executions count command and output unless excluded from the con
     CHECK(estimate_tokens(b) == 0);
 }
 
-TEST_CASE("custom and summary messages count their text; unknown roles their raw JSON", "[tokens]") {
+TEST_CASE("custom and summary messages count their text; unknown roles their raw JSON",
+          "[tokens]") {
     CHECK(estimate_tokens(CustomMessage{"note", std::string("12345"), true, {}, 0, {}}) == 2);
     CHECK(estimate_tokens(BranchSummaryMessage{"123456789", "root", 0, {}}) == 3);
     CHECK(estimate_tokens(CompactionSummaryMessage{"123456789", 100, 0, {}}) == 3);
-    CHECK(estimate_tokens(OpaqueMessage{"x", Json{{"role", "x"}}}) == 3);  // {"role":"x"}: 12 characters
+    CHECK(estimate_tokens(OpaqueMessage{"x", Json{{"role", "x"}}}) ==
+          3);  // {"role":"x"}: 12 characters
 }
 
 TEST_CASE("a usage's context size is total_tokens, else the sum of its parts", "[tokens]") {
@@ -78,8 +87,10 @@ TEST_CASE("a usage's context size is total_tokens, else the sum of its parts", "
     CHECK(usage_context_tokens(u) == 100);
 }
 
-TEST_CASE("a context's size is the newest valid usage plus estimates of what follows it", "[tokens]") {
-    std::vector<AgentMessage> messages{user("hello world"), assistant_with_usage("x", 1000), user("abcdefgh")};
+TEST_CASE("a context's size is the newest valid usage plus estimates of what follows it",
+          "[tokens]") {
+    std::vector<AgentMessage> messages{user("hello world"), assistant_with_usage("x", 1000),
+                                       user("abcdefgh")};
     auto e = estimate_context_tokens(messages);
     CHECK(e.tokens == 1002);
     CHECK(e.usage_tokens == 1000);
@@ -88,9 +99,9 @@ TEST_CASE("a context's size is the newest valid usage plus estimates of what fol
 }
 
 TEST_CASE("aborted and failed replies do not count as a context size", "[tokens]") {
-    std::vector<AgentMessage> messages{user("hello world"), assistant_with_usage("x", 1000), user("abcdefgh"),
-                                       assistant_with_usage("xyz", 5000, "aborted"),
-                                       assistant_with_usage("xyz", 7000, "error")};
+    std::vector<AgentMessage> messages{
+        user("hello world"), assistant_with_usage("x", 1000), user("abcdefgh"),
+        assistant_with_usage("xyz", 5000, "aborted"), assistant_with_usage("xyz", 7000, "error")};
     auto e = estimate_context_tokens(messages);
     CHECK(e.last_usage_index == 1u);
     CHECK(e.tokens == 1000 + 2 + 1 + 1);
@@ -117,7 +128,8 @@ TEST_CASE("the context estimate works on a built context's shared messages", "[t
     CHECK(estimate_context_tokens(build_context(s).messages).tokens == 1002);
 }
 
-TEST_CASE("usages a compaction kept are stale: only replies newer than the summary count", "[tokens]") {
+TEST_CASE("usages a compaction kept are stale: only replies newer than the summary count",
+          "[tokens]") {
     AgentMessage old_reply = assistant_with_usage("x", 9000);
     std::get<AssistantMessage>(old_reply).timestamp = 4000;
     AgentMessage new_reply = assistant_with_usage("y", 100);

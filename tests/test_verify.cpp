@@ -45,11 +45,14 @@ Strings sorted_kinds(const VerifyReport& r) {
 std::vector<EntryHandle> random_tree(std::mt19937& rng, std::size_t size) {
     std::vector<EntryHandle> entries;
     std::vector<std::optional<std::size_t>> parent;
-    auto pick = [&](std::size_t bound) { return std::uniform_int_distribution<std::size_t>(0, bound - 1)(rng); };
+    auto pick = [&](std::size_t bound) {
+        return std::uniform_int_distribution<std::size_t>(0, bound - 1)(rng);
+    };
     auto call_id = [&] { return "c" + std::to_string(pick(6)); };
     for (std::size_t i = 0; i < size; ++i) {
         std::optional<std::size_t> p;
-        if (i > 0 && pick(12) != 0) p = pick(3) == 0 ? pick(i) : i - 1 - pick(std::min<std::size_t>(i, 3));
+        if (i > 0 && pick(12) != 0)
+            p = pick(3) == 0 ? pick(i) : i - 1 - pick(std::min<std::size_t>(i, 3));
         const std::string id = "e" + std::to_string(i);
         const auto parent_id = p ? std::optional<std::string>(id_of(*entries[*p])) : std::nullopt;
         const std::size_t kind = pick(10);
@@ -100,7 +103,9 @@ TEST_CASE("a session built through the library verifies clean", "[verify]") {
     append_message(s, assistant(std::string(400, 'c')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 0, 150});
     REQUIRE(prep);
-    REQUIRE(compact(s, *prep, [](const SummaryRequest&) { return SummaryResult{"s", std::nullopt}; }));
+    REQUIRE(compact(s, *prep, [](const SummaryRequest&) {
+        return SummaryResult{"s", std::nullopt};
+    }));
     append_label(s, a, std::string("start"));
     move_to(s, a, BranchSummaryInput{"elsewhere", {}, {}, false});
     append_message(s, assistant_tool_call("c2", "read"));
@@ -111,29 +116,31 @@ TEST_CASE("a session built through the library verifies clean", "[verify]") {
     CHECK(report.entries_checked == s.storage().entry_count());
 }
 
-TEST_CASE("verify reports duplicate ids, dangling and later parents, labels and leaves on missing entries", "[verify]") {
+TEST_CASE(
+    "verify reports duplicate ids, dangling and later parents, labels and leaves on missing "
+    "entries",
+    "[verify]") {
     LabelEntry label;
     label.target_id = "ghost";
     LeafEntry leaf;
     leaf.target_id = "ghost";
-    std::vector<EntryHandle> entries{msg("a", std::nullopt, user("a")),
-                                     msg("a", std::nullopt, user("again")),
-                                     msg("b", std::string("missing"), user("b")),
-                                     msg("c", std::string("d"), user("c")),
-                                     msg("d", std::nullopt, user("d")),
-                                     msg("e", std::string("e"), user("self")),
-                                     make(label, "l", std::string("a")),
-                                     make(leaf, "f", std::string("a"))};
+    std::vector<EntryHandle> entries{
+        msg("a", std::nullopt, user("a")),           msg("a", std::nullopt, user("again")),
+        msg("b", std::string("missing"), user("b")), msg("c", std::string("d"), user("c")),
+        msg("d", std::nullopt, user("d")),           msg("e", std::string("e"), user("self")),
+        make(label, "l", std::string("a")),          make(leaf, "f", std::string("a"))};
     auto report = verify_entries(entries);
     CHECK_FALSE(report.ok());
     CHECK(kinds(report) == Strings{"duplicate_id@a", "dangling_parent@b", "parent_after_child@c",
-                                   "parent_after_child@e", "label_target_missing@l", "leaf_target_missing@f"});
+                                   "parent_after_child@e", "label_target_missing@l",
+                                   "leaf_target_missing@f"});
     CHECK(report.count(IssueKind::parent_after_child) == 2);
     CHECK(report.issues[0].detail == "entries 1 and 2 share the id");
     CHECK(report.issues[1].detail == "parent 'missing' does not exist");
 }
 
-TEST_CASE("verify reports a compaction whose first kept entry is missing or not an ancestor", "[verify]") {
+TEST_CASE("verify reports a compaction whose first kept entry is missing or not an ancestor",
+          "[verify]") {
     CompactionEntry other_branch;
     other_branch.summary = "s";
     other_branch.first_kept_entry_id = "b";
@@ -141,9 +148,10 @@ TEST_CASE("verify reports a compaction whose first kept entry is missing or not 
     missing.first_kept_entry_id = "ghost";
     CompactionEntry fine = other_branch;
     fine.first_kept_entry_id = "a";
-    std::vector<EntryHandle> entries{msg("a", std::nullopt, user("a")), msg("b", std::string("a"), user("b")),
-                                     msg("c", std::string("a"), user("c")), make(other_branch, "k1", std::string("c")),
-                                     make(missing, "k2", std::string("c")), make(fine, "k3", std::string("c"))};
+    std::vector<EntryHandle> entries{
+        msg("a", std::nullopt, user("a")),     msg("b", std::string("a"), user("b")),
+        msg("c", std::string("a"), user("c")), make(other_branch, "k1", std::string("c")),
+        make(missing, "k2", std::string("c")), make(fine, "k3", std::string("c"))};
     auto report = verify_entries(entries);
     CHECK(kinds(report) == Strings{"first_kept_not_ancestor@k1", "first_kept_not_ancestor@k2"});
     CHECK(report.issues[0].detail == "first kept entry 'b' is not an ancestor");
@@ -151,19 +159,21 @@ TEST_CASE("verify reports a compaction whose first kept entry is missing or not 
 }
 
 TEST_CASE("verify reports a tool result whose call is on no ancestor, once", "[verify]") {
-    std::vector<EntryHandle> entries{msg("a", std::nullopt, user("a")),
-                                     msg("b", std::string("a"), assistant_tool_call("c1", "read")),
-                                     msg("c", std::string("a"), tool_result("c1", "read", "sibling's result")),
-                                     msg("d", std::string("b"), tool_result("c1", "read", "fine")),
-                                     msg("e", std::string("c"), user("tip 1")),
-                                     msg("f", std::string("c"), user("tip 2")),
-                                     msg("g", std::nullopt, tool_result("c9", "read", "root orphan"))};
+    std::vector<EntryHandle> entries{
+        msg("a", std::nullopt, user("a")),
+        msg("b", std::string("a"), assistant_tool_call("c1", "read")),
+        msg("c", std::string("a"), tool_result("c1", "read", "sibling's result")),
+        msg("d", std::string("b"), tool_result("c1", "read", "fine")),
+        msg("e", std::string("c"), user("tip 1")),
+        msg("f", std::string("c"), user("tip 2")),
+        msg("g", std::nullopt, tool_result("c9", "read", "root orphan"))};
     auto report = verify_entries(entries);
     CHECK(kinds(report) == Strings{"orphan_tool_result@c", "orphan_tool_result@g"});
     CHECK(report.issues[0].detail == "no ancestor made tool call 'c1'");
 }
 
-TEST_CASE("verify reports a tool result that a branch's context loses to a compaction", "[verify]") {
+TEST_CASE("verify reports a tool result that a branch's context loses to a compaction",
+          "[verify]") {
     auto s = memory_session();
     append_message(s, user("a"));
     append_message(s, assistant_tool_call("c1", "read"));
@@ -224,8 +234,9 @@ TEST_CASE("verify checks a tree where every entry has a side branch in linear ti
     std::optional<std::string> main_line;
     for (int i = 0; i < 10000; ++i) {
         const std::string id = "m" + std::to_string(i);
-        entries.push_back(msg(id, main_line, i % 2 == 0 ? assistant_tool_call("c" + std::to_string(i), "read")
-                                                        : tool_result("c" + std::to_string(i - 1), "read", "x")));
+        entries.push_back(msg(id, main_line,
+                              i % 2 == 0 ? assistant_tool_call("c" + std::to_string(i), "read")
+                                         : tool_result("c" + std::to_string(i - 1), "read", "x")));
         entries.push_back(msg("s" + std::to_string(i), id, user("side")));
         main_line = id;
     }
@@ -255,13 +266,18 @@ public:
         ++reads;
         return inner_.get_entry(id);
     }
-    std::vector<EntryHandle> find_entries(std::string_view t) const { return counted(inner_.find_entries(t)); }
+    std::vector<EntryHandle> find_entries(std::string_view t) const {
+        return counted(inner_.find_entries(t));
+    }
     std::optional<std::string> get_label(std::string_view id) const { return inner_.get_label(id); }
     std::optional<std::string> get_session_name() const { return inner_.get_session_name(); }
-    std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> from) const {
+    std::vector<EntryHandle> get_path_to_root_or_compaction(
+        std::optional<std::string_view> from) const {
         return counted(inner_.get_path_to_root_or_compaction(from));
     }
-    std::vector<EntryHandle> get_entries(EntriesQuery q) const { return counted(inner_.get_entries(q)); }
+    std::vector<EntryHandle> get_entries(EntriesQuery q) const {
+        return counted(inner_.get_entries(q));
+    }
     SessionStats get_session_stats() const { return inner_.get_session_stats(); }
     std::size_t entry_count() const { return inner_.entry_count(); }
 
@@ -280,9 +296,10 @@ static_assert(SessionStorage<CountingStorage>);
 // and a compaction at 90 % that keeps the last tenth before it. Returns the entry count.
 Session<CountingStorage> counting_session(ContextBuildOptions options = {}) {
     const MemorySession memory = memory_session();
-    return Session<CountingStorage>(CountingStorage(InMemorySessionStorage<>(
-                                        memory.storage().metadata(), Environment::deterministic(1796197403123, 1))),
-                                    std::move(options));
+    return Session<CountingStorage>(
+        CountingStorage(InMemorySessionStorage<>(memory.storage().metadata(),
+                                                 Environment::deterministic(1796197403123, 1))),
+        std::move(options));
 }
 
 std::size_t fill_branchy(Session<CountingStorage>& s, std::size_t steps) {
@@ -304,7 +321,10 @@ std::size_t fill_branchy(Session<CountingStorage>& s, std::size_t steps) {
 
 }  // namespace
 
-TEST_CASE("verify reads each entry of a branchy tree and puts it into a context a bounded number of times", "[verify]") {
+TEST_CASE(
+    "verify reads each entry of a branchy tree and puts it into a context a bounded number of "
+    "times",
+    "[verify]") {
     // Every entry of the main line has a side branch, so there are as many tips as main-line
     // entries. Each main-line entry is a custom entry whose projector counts how often it is put
     // into a context; the storage counts the entries it hands out. Both must stay within a few
@@ -312,7 +332,8 @@ TEST_CASE("verify reads each entry of a branchy tree and puts it into a context 
     // did) puts the main line into a context once per tip below it, N²/2 times.
     std::size_t projected = 0;
     ContextBuildOptions counting;
-    counting.entry_projectors["step"] = [&](const CustomEntry&, std::size_t, const std::vector<EntryHandle>&) {
+    counting.entry_projectors["step"] = [&](const CustomEntry&, std::size_t,
+                                            const std::vector<EntryHandle>&) {
         ++projected;
         return std::vector<AgentMessage>{};
     };

@@ -37,10 +37,12 @@ std::string pretty_json(const Json& value) {
         const auto b2 = i + 2 < json.size() ? static_cast<unsigned char>(json[i + 2]) : 0u;
         unsigned code = 0;
         std::size_t length = 0;
-        if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F) code = b1, length = 2;
+        if (b0 == 0xC2 && b1 >= 0x80 && b1 <= 0x9F)
+            code = b1, length = 2;
         else if (b0 == 0xE2 && (b1 == 0x80 || b1 == 0x81) && b2 >= 0x80 && b2 <= 0xBF) {
             const unsigned c = 0x2000u + ((b1 & 0x3Fu) << 6) + (b2 & 0x3Fu);
-            if (c == 0x200E || c == 0x200F || (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069))
+            if (c == 0x200E || c == 0x200F || (c >= 0x2028 && c <= 0x202E) ||
+                (c >= 0x2066 && c <= 0x2069))
                 code = c, length = 3;
         }
         if (length == 0) {

@@ -30,20 +30,22 @@ constexpr std::size_t entries_per_read = 4096;
 std::optional<std::string> difference(const AnyStorage& here, const AnyStorage& there) {
     const Dialect dialect = here.dialect();
     if (there.dialect() != dialect)
-        return std::string("it is kept in the ") + dialect_name(there.dialect()) + " dialect there, " +
-               dialect_name(dialect) + " here";
+        return std::string("it is kept in the ") + dialect_name(there.dialect()) +
+               " dialect there, " + dialect_name(dialect) + " here";
     if (encode_header(there.metadata(), dialect) != encode_header(here.metadata(), dialect))
         return std::string("its header differs");
     const std::size_t count = here.entry_count();
     if (there.entry_count() != count)
-        return "it holds " + std::to_string(there.entry_count()) + " entries there, " + std::to_string(count) + " here";
+        return "it holds " + std::to_string(there.entry_count()) + " entries there, " +
+               std::to_string(count) + " here";
     for (std::size_t done = 0; done < count; done += entries_per_read) {
         const auto a = here.get_entries(EntriesQuery{done, entries_per_read});
         const auto b = there.get_entries(EntriesQuery{done, entries_per_read});
         if (a.size() != b.size()) return std::string("its entries differ");
         for (std::size_t i = 0; i < a.size(); ++i)
             if (encode_entry(*a[i], dialect) != encode_entry(*b[i], dialect))
-                return "entry " + std::to_string(done + i + 1) + " ('" + id_of(*a[i]) + "') differs";
+                return "entry " + std::to_string(done + i + 1) + " ('" + id_of(*a[i]) +
+                       "') differs";
     }
     return std::nullopt;
 }
@@ -68,9 +70,10 @@ bool holds(const AnyRepository& repo, const std::string& id) {
     }
 }
 
-std::string clash_message(const std::string& id, const std::string& reason, const CopyOptions& options) {
-    return "session '" + id + "' is already in '" + options.destination + "' and differs from the one in '" +
-           options.source + "' (" + reason + ")";
+std::string clash_message(const std::string& id, const std::string& reason,
+                          const CopyOptions& options) {
+    return "session '" + id + "' is already in '" + options.destination +
+           "' and differs from the one in '" + options.source + "' (" + reason + ")";
 }
 
 struct Outcome {
@@ -84,13 +87,15 @@ void print_outcomes(const std::vector<Outcome>& outcomes) {
     for (const auto& o : outcomes) {
         if (o.copied) {
             ++copied;
-            std::cout << escaped(o.id) << ": copied (" << o.entries << (o.entries == 1 ? " entry)\n" : " entries)\n");
+            std::cout << escaped(o.id) << ": copied (" << o.entries
+                      << (o.entries == 1 ? " entry)\n" : " entries)\n");
         } else {
             std::cout << escaped(o.id) << ": skipped (already there, identical)\n";
         }
     }
     const std::size_t skipped = outcomes.size() - copied;
-    std::cout << copied << (copied == 1 ? " session" : " sessions") << " copied, " << skipped << " skipped\n";
+    std::cout << copied << (copied == 1 ? " session" : " sessions") << " copied, " << skipped
+              << " skipped\n";
 }
 
 }  // namespace
@@ -108,7 +113,8 @@ int run_copy(const CopyOptions& options) {
     oldest_first.newest_first = false;
     const SessionList listed = library_call([&] { return list(source, oldest_first); });
     for (const auto& problem : listed.problems) {
-        std::cerr << "agentcore: skipped " << escaped(problem.path) << ": " << escaped(problem.reason) << "\n";
+        std::cerr << "agentcore: skipped " << escaped(problem.path) << ": "
+                  << escaped(problem.reason) << "\n";
         exit_code = exit_problems;
     }
     std::vector<std::string> selected;
@@ -119,9 +125,10 @@ int run_copy(const CopyOptions& options) {
         for (const auto& l : listed.sessions) known.insert(l.header.id);
         for (const auto& id : options.sessions) {
             if (known.count(id) == 0)
-                throw ToolError("session '" + id + "' not found in '" + options.source + "'", exit_failure,
-                                ErrorCode::not_found);
-            if (std::find(selected.begin(), selected.end(), id) == selected.end()) selected.push_back(id);
+                throw ToolError("session '" + id + "' not found in '" + options.source + "'",
+                                exit_failure, ErrorCode::not_found);
+            if (std::find(selected.begin(), selected.end(), id) == selected.end())
+                selected.push_back(id);
         }
     }
 
@@ -130,7 +137,8 @@ int run_copy(const CopyOptions& options) {
     // Sessions DST already holds: the same ones are skipped; a different one with the same id stops
     // the copy before anything is written.
     std::set<std::string> present;
-    for (const auto& l : library_call([&] { return list(target, ListOptions{}); }).sessions) present.insert(l.header.id);
+    for (const auto& l : library_call([&] { return list(target, ListOptions{}); }).sessions)
+        present.insert(l.header.id);
     std::vector<Outcome> outcomes;
     std::vector<std::string> to_copy;
     std::vector<std::string> clashes;
@@ -144,7 +152,8 @@ int run_copy(const CopyOptions& options) {
         }
     }
     if (!clashes.empty()) {
-        for (std::size_t i = 0; i + 1 < clashes.size(); ++i) std::cerr << "agentcore: " << escaped(clashes[i]) << "\n";
+        for (std::size_t i = 0; i + 1 < clashes.size(); ++i)
+            std::cerr << "agentcore: " << escaped(clashes[i]) << "\n";
         throw ToolError(clashes.back() + "; nothing copied", exit_problems);
     }
 
@@ -155,10 +164,12 @@ int run_copy(const CopyOptions& options) {
         const std::string& id = to_copy[i];
         progress.update(i * per_session);
         try {
-            const auto copy = copy_session(source, target, id, [&](std::size_t done, std::size_t total) {
-                // The bar follows the reading; the import's write is the session's last step.
-                progress.update(i * per_session + (total == 0 ? 0 : done * (per_session - 1) / total));
-            });
+            const auto copy =
+                copy_session(source, target, id, [&](std::size_t done, std::size_t total) {
+                    // The bar follows the reading; the import's write is the session's last step.
+                    progress.update(i * per_session +
+                                    (total == 0 ? 0 : done * (per_session - 1) / total));
+                });
             outcomes.push_back(Outcome{id, copy.storage().entry_count(), true});
         } catch (const SessionError& e) {
             // Written by someone else since DST was listed: the same session is fine.
@@ -173,8 +184,9 @@ int run_copy(const CopyOptions& options) {
             progress.finish();
             print_outcomes(outcomes);
             if (reason)
-                throw ToolError(clash_message(id, *reason, options) + "; not copied, nor the sessions after it",
-                                exit_problems);
+                throw ToolError(
+                    clash_message(id, *reason, options) + "; not copied, nor the sessions after it",
+                    exit_problems);
             throw ToolError(e.what(), exit_failure, e.code());
         }
     }

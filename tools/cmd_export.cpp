@@ -31,13 +31,18 @@ std::string script_safe_json(const Json& value) {
     out.reserve(json.size() + json.size() / 16);
     for (std::size_t i = 0; i < json.size(); ++i) {
         const char c = json[i];
-        if (c == '<') out += "\\u003c";
-        else if (c == '>') out += "\\u003e";
-        else if (c == '&') out += "\\u0026";
-        else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' && (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
+        if (c == '<')
+            out += "\\u003c";
+        else if (c == '>')
+            out += "\\u003e";
+        else if (c == '&')
+            out += "\\u0026";
+        else if (c == '\xE2' && i + 2 < json.size() && json[i + 1] == '\x80' &&
+                 (json[i + 2] == '\xA8' || json[i + 2] == '\xA9')) {
             out += json[i + 2] == '\xA8' ? "\\u2028" : "\\u2029";
             i += 2;
-        } else out += c;
+        } else
+            out += c;
     }
     return out;
 }
@@ -81,7 +86,8 @@ Json session_data(const S& storage, const FileInfo& file) {
 // renames it into place, so that a reader never sees half a page.
 void write_atomically(const std::string& path, std::string_view content) {
     const std::string temp = path + ".tmp-" + std::to_string(::getpid());
-    const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const int fd =
+        ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) throw ToolError(path + ": cannot write: " + std::strerror(errno));
     while (!content.empty()) {
         const ssize_t n = ::write(fd, content.data(), content.size());
@@ -108,14 +114,14 @@ int run_export(const ExportOptions& options) {
     // A session in a database: the output must not be the database file either.
     const OutputGuard guard = guard_output(source.stored_path, options.out);
     return with_session(source, false, [&](const auto& session, const FileInfo& file) {
-    std::string page(html::page_head);
-    page += script_safe_json(session_data(session.storage(), file));
-    page += html::page_tail;
+        std::string page(html::page_head);
+        page += script_safe_json(session_data(session.storage(), file));
+        page += html::page_tail;
 
-    write_atomically(options.out, page);
-    std::cout << escaped(options.out) << ": " << session.storage().entry_count() << " entries, "
-              << format_size(page.size()) << "\n";
-    return exit_ok;
+        write_atomically(options.out, page);
+        std::cout << escaped(options.out) << ": " << session.storage().entry_count() << " entries, "
+                  << format_size(page.size()) << "\n";
+        return exit_ok;
     });
 }
 

@@ -23,8 +23,9 @@ namespace {
 struct Listed {
     SessionListing listing;
     std::optional<std::string> name;
-    std::optional<std::size_t> message_count;  ///< none when the file could not be read past its header
-    bool sized = true;                          ///< false: kept in a database, not a file of its own
+    std::optional<std::size_t>
+        message_count;  ///< none when the file could not be read past its header
+    bool sized = true;  ///< false: kept in a database, not a file of its own
 };
 
 std::string pad(std::string text, std::size_t width) {
@@ -55,16 +56,19 @@ bool listed_from_header(SessionListing& listing) {
 int list_folder(const std::string& root, const LsOptions& options, std::vector<Listed>& sessions) {
     std::error_code ec;
     if (!std::filesystem::is_directory(root, ec))
-        throw ToolError(root + ": not a sessions folder (" + (ec ? ec.message() : "not a directory") + ")");
+        throw ToolError(root + ": not a sessions folder (" +
+                        (ec ? ec.message() : "not a directory") + ")");
 
     // Every session file is opened (read-only, without decoding its messages) for its header,
     // name and message count. Only regular files are sessions: a FIFO or a device with a
     // session's name is skipped and reported, never read.
     JsonlSessionRepo repo(root);
     std::vector<std::string> paths;
-    const std::string folder = options.cwd ? JsonlSessionRepo::folder_name(*options.cwd) : std::string();
-    repo.for_each_session_file([&](const std::string& path, std::string_view) { paths.push_back(path); },
-                               options.cwd ? &folder : nullptr);
+    const std::string folder =
+        options.cwd ? JsonlSessionRepo::folder_name(*options.cwd) : std::string();
+    repo.for_each_session_file(
+        [&](const std::string& path, std::string_view) { paths.push_back(path); },
+        options.cwd ? &folder : nullptr);
     int exit_code = exit_ok;
     sessions.reserve(paths.size());
     Progress progress("reading " + root, paths.size());
@@ -73,15 +77,16 @@ int list_folder(const std::string& root, const LsOptions& options, std::vector<L
         Listed listed{{}, std::nullopt, std::nullopt, true};
         listed.listing.path = paths[i];
         try {
-            with_session(paths[i], /*lenient=*/true, [&](const auto& session, const FileInfo& file) {
-                const auto& storage = session.storage();
-                listed.listing.header = storage.metadata();
-                listed.listing.dialect = file.dialect;
-                listed.listing.file_size = file.file_size;
-                listed.name = storage.get_session_name();
-                listed.message_count = storage.get_session_stats().message_count;
-                return exit_ok;
-            });
+            with_session(paths[i], /*lenient=*/true,
+                         [&](const auto& session, const FileInfo& file) {
+                             const auto& storage = session.storage();
+                             listed.listing.header = storage.metadata();
+                             listed.listing.dialect = file.dialect;
+                             listed.listing.file_size = file.file_size;
+                             listed.name = storage.get_session_name();
+                             listed.message_count = storage.get_session_stats().message_count;
+                             return exit_ok;
+                         });
         } catch (const ToolError& e) {
             // Removed since its folder was read (another process's remove): gone, not a problem.
             if (e.library_code() == ErrorCode::not_found) continue;
@@ -102,20 +107,23 @@ int list_folder(const std::string& root, const LsOptions& options, std::vector<L
 
 // The sessions of any other repository: its listing, and each session opened read-only for its
 // name and message count.
-int list_repository(const std::string& url, const LsOptions& options, std::vector<Listed>& sessions) {
+int list_repository(const std::string& url, const LsOptions& options,
+                    std::vector<Listed>& sessions) {
     const AnyRepository repo = open_source_repository(url);
     ListOptions list_options;
     list_options.cwd = options.cwd;
     const SessionList listed = library_call([&] { return list(repo, list_options); });
     int exit_code = exit_ok;
     for (const auto& problem : listed.problems) {
-        std::cerr << "agentcore: skipped " << escaped(problem.path) << ": " << escaped(problem.reason) << "\n";
+        std::cerr << "agentcore: skipped " << escaped(problem.path) << ": "
+                  << escaped(problem.reason) << "\n";
         exit_code = exit_problems;
     }
     Progress progress("reading " + url, listed.sessions.size());
     for (std::size_t i = 0; i < listed.sessions.size(); ++i) {
         progress.update(i);
-        Listed one{listed.sessions[i], std::nullopt, std::nullopt, listed.sessions[i].file_size != 0};
+        Listed one{listed.sessions[i], std::nullopt, std::nullopt,
+                   listed.sessions[i].file_size != 0};
         try {
             const auto session = open_read_only(repo, one.listing.header.id);
             one.name = session.storage().get_session_name();
@@ -161,13 +169,15 @@ int run_ls(const LsOptions& options) {
         return exit_code;
     }
     std::size_t id_width = 2;
-    for (const auto& s : sessions) id_width = std::max(id_width, escaped(s.listing.header.id, 128).size());
-    std::cout << pad("ID", id_width) << "  " << pad("CREATED", 24) << "  " << pad_left("MSGS", 5) << "  "
-              << pad_left("SIZE", 10) << "  NAME\n";
+    for (const auto& s : sessions)
+        id_width = std::max(id_width, escaped(s.listing.header.id, 128).size());
+    std::cout << pad("ID", id_width) << "  " << pad("CREATED", 24) << "  " << pad_left("MSGS", 5)
+              << "  " << pad_left("SIZE", 10) << "  NAME\n";
     for (const auto& s : sessions) {
         const std::string count = s.message_count ? std::to_string(*s.message_count) : "?";
         std::string line = pad(escaped(s.listing.header.id, 128), id_width) + "  " +
-                           pad(escaped(s.listing.header.timestamp, 24), 24) + "  " + pad_left(count, 5) + "  " +
+                           pad(escaped(s.listing.header.timestamp, 24), 24) + "  " +
+                           pad_left(count, 5) + "  " +
                            pad_left(s.sized ? format_size(s.listing.file_size) : "-", 10) + "  " +
                            escaped(s.name.value_or(""), 60);
         while (!line.empty() && line.back() == ' ') line.pop_back();

@@ -42,11 +42,13 @@ struct Tree {
     std::optional<std::size_t> leaf;  ///< the shown node that stands for the leaf
 };
 
-bool shown(const SessionTreeEntry& entry, TreeFilter filter, const std::optional<std::string>& label) {
+bool shown(const SessionTreeEntry& entry, TreeFilter filter,
+           const std::optional<std::string>& label) {
     switch (filter) {
         case TreeFilter::all: return true;
         case TreeFilter::standard:
-            return !std::holds_alternative<LabelEntry>(entry) && !std::holds_alternative<LeafEntry>(entry);
+            return !std::holds_alternative<LabelEntry>(entry) &&
+                   !std::holds_alternative<LeafEntry>(entry);
         case TreeFilter::user_only: {
             const auto* m = message_of(entry);
             return m != nullptr && std::holds_alternative<UserMessage>(*m);
@@ -93,7 +95,8 @@ const char* kind_colour(std::string_view kind) {
     if (kind == "user") return "1;36";
     if (kind == "assistant") return "32";
     if (kind == "tool_result" || kind == "bash_execution") return "34";
-    if (kind == "compaction" || kind == "branch_summary" || kind == "compaction_summary") return "33";
+    if (kind == "compaction" || kind == "branch_summary" || kind == "compaction_summary")
+        return "33";
     if (kind == "custom_message" || kind == "custom") return "35";
     return "2";
 }
@@ -110,8 +113,8 @@ public:
         // linear and no line grows past max_levels levels, whatever the nesting.
         struct Frame {
             std::size_t node;
-            std::size_t depth;       ///< branch levels above this subtree
-            const char* connector;   ///< "├─ ", "└─ " or "" (a lone root)
+            std::size_t depth;      ///< branch levels above this subtree
+            const char* connector;  ///< "├─ ", "└─ " or "" (a lone root)
         };
         std::vector<Frame> stack;
         push_children(stack, tree_.roots, 0);
@@ -127,7 +130,8 @@ public:
             }
             // The linear run from this node: every node but the last has exactly one child.
             std::vector<std::size_t> run{frame.node};
-            while (tree_.nodes[run.back()].children.size() == 1) run.push_back(tree_.nodes[run.back()].children[0]);
+            while (tree_.nodes[run.back()].children.size() == 1)
+                run.push_back(tree_.nodes[run.back()].children[0]);
             print_run(run, first, level_graphics());
             push_children(stack, tree_.nodes[run.back()].children, depth);
         }
@@ -135,7 +139,8 @@ public:
 
 private:
     template <class Stack>
-    static void push_children(Stack& stack, const std::vector<std::size_t>& children, std::size_t depth) {
+    static void push_children(Stack& stack, const std::vector<std::size_t>& children,
+                              std::size_t depth) {
         if (children.size() == 1) {
             stack.push_back({children[0], depth, ""});
             return;
@@ -159,7 +164,8 @@ private:
 
     bool pinned(std::size_t index) const {
         const Node& node = tree_.nodes[index];
-        return node.label || tree_.leaf == index || std::holds_alternative<CompactionEntry>(*node.entry) ||
+        return node.label || tree_.leaf == index ||
+               std::holds_alternative<CompactionEntry>(*node.entry) ||
                std::holds_alternative<BranchSummaryEntry>(*node.entry);
     }
 
@@ -167,7 +173,8 @@ private:
                    const std::string& graphics) {
         std::vector<bool> keep(run.size(), true);
         if (options_.fold && run.size() > fold_above) {
-            for (std::size_t i = fold_keep; i + fold_keep < run.size(); ++i) keep[i] = pinned(run[i]);
+            for (std::size_t i = fold_keep; i + fold_keep < run.size(); ++i)
+                keep[i] = pinned(run[i]);
         }
         for (std::size_t i = 0; i < run.size();) {
             std::size_t j = i;
@@ -187,7 +194,8 @@ private:
     void print_fold(std::size_t count, bool on_path, const std::string& graphics) {
         std::string line = mark(on_path) + " " + std::string(8, ' ') + " ";
         if (options_.timestamps) line += std::string(24, ' ') + " ";
-        line += style_.paint("2", graphics) + style_.paint("2", "… " + std::to_string(count) + " more entries");
+        line += style_.paint("2", graphics) +
+                style_.paint("2", "… " + std::to_string(count) + " more entries");
         std::cout << line << "\n";
     }
 
@@ -230,37 +238,40 @@ const char* filter_name(TreeFilter filter) {
 }  // namespace
 
 int run_tree(const TreeOptions& options) {
-    return with_session(resolve_source(options.source), false, [&](const auto& session, const FileInfo& file) {
-    const Tree tree = build_tree(session.storage(), options.filter);
-    if (options.json) {
-        Json entries = Json::array();
-        for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
-            const Node& node = tree.nodes[i];
-            const SessionTreeEntry& entry = *node.entry;
-            entries.push_back({{"id", id_of(entry)},
-                               {"parent_id", node.parent ? Json(id_of(*tree.nodes[*node.parent].entry)) : Json()},
-                               {"type", type_of(entry)},
-                               {"kind", entry_kind(entry)},
-                               {"timestamp", base_of(entry).timestamp},
-                               {"text", one_line(entry_text(entry), json_preview_chars)},
-                               {"label", node.label ? Json(*node.label) : Json()},
-                               {"on_path", node.on_path},
-                               {"leaf", tree.leaf == i}});
-        }
-        const auto leaf = session.storage().get_leaf_id();
-        std::cout << pretty_json({{"file", file.path},
-                                  {"filter", filter_name(options.filter)},
-                                  {"leaf", leaf ? Json(*leaf) : Json()},
-                                  {"entries", std::move(entries)}});
-        return exit_ok;
-    }
-    if (tree.nodes.empty()) {
-        std::cout << "(no entries)\n";
-        return exit_ok;
-    }
-    Printer(tree, options, Style(colours_wanted())).print_all();
-    return exit_ok;
-    });
+    return with_session(
+        resolve_source(options.source), false, [&](const auto& session, const FileInfo& file) {
+            const Tree tree = build_tree(session.storage(), options.filter);
+            if (options.json) {
+                Json entries = Json::array();
+                for (std::size_t i = 0; i < tree.nodes.size(); ++i) {
+                    const Node& node = tree.nodes[i];
+                    const SessionTreeEntry& entry = *node.entry;
+                    entries.push_back(
+                        {{"id", id_of(entry)},
+                         {"parent_id",
+                          node.parent ? Json(id_of(*tree.nodes[*node.parent].entry)) : Json()},
+                         {"type", type_of(entry)},
+                         {"kind", entry_kind(entry)},
+                         {"timestamp", base_of(entry).timestamp},
+                         {"text", one_line(entry_text(entry), json_preview_chars)},
+                         {"label", node.label ? Json(*node.label) : Json()},
+                         {"on_path", node.on_path},
+                         {"leaf", tree.leaf == i}});
+                }
+                const auto leaf = session.storage().get_leaf_id();
+                std::cout << pretty_json({{"file", file.path},
+                                          {"filter", filter_name(options.filter)},
+                                          {"leaf", leaf ? Json(*leaf) : Json()},
+                                          {"entries", std::move(entries)}});
+                return exit_ok;
+            }
+            if (tree.nodes.empty()) {
+                std::cout << "(no entries)\n";
+                return exit_ok;
+            }
+            Printer(tree, options, Style(colours_wanted())).print_all();
+            return exit_ok;
+        });
 }
 
 }  // namespace agentcore::tool

@@ -60,7 +60,7 @@ int run_repair(const RepairOptions& options);
 
 struct ConvertOptions {
     std::string file;
-    std::string to;  ///< "native" or "pi"
+    std::string to;   ///< "native" or "pi"
     std::string out;  ///< replaced atomically if it exists
 };
 int run_convert(const ConvertOptions& options);

@@ -29,11 +29,16 @@ std::string blocks_text(const std::vector<ContentBlock>& blocks) {
         std::visit(
             [&](const auto& b) {
                 using T = std::decay_t<decltype(b)>;
-                if constexpr (std::is_same_v<T, TextContent>) add(b.text);
-                else if constexpr (std::is_same_v<T, ImageContent>) add("[image " + b.mime_type + "]");
-                else if constexpr (std::is_same_v<T, ThinkingContent>) add("[thinking]");
-                else if constexpr (std::is_same_v<T, ToolCallContent>) add("→ " + b.name + " " + arguments_text(b.arguments));
-                else add("[" + b.type + "]");
+                if constexpr (std::is_same_v<T, TextContent>)
+                    add(b.text);
+                else if constexpr (std::is_same_v<T, ImageContent>)
+                    add("[image " + b.mime_type + "]");
+                else if constexpr (std::is_same_v<T, ThinkingContent>)
+                    add("[thinking]");
+                else if constexpr (std::is_same_v<T, ToolCallContent>)
+                    add("→ " + b.name + " " + arguments_text(b.arguments));
+                else
+                    add("[" + b.type + "]");
             },
             block);
     }
@@ -63,7 +68,8 @@ std::string message_text(const AgentMessage& message) {
                 return m.tool_name + (m.is_error ? " (error): " : ": ") + blocks_text(m.content);
             } else if constexpr (std::is_same_v<T, BashExecutionMessage>) {
                 return "$ " + m.command + "\n" + m.output;
-            } else if constexpr (std::is_same_v<T, BranchSummaryMessage> || std::is_same_v<T, CompactionSummaryMessage>) {
+            } else if constexpr (std::is_same_v<T, BranchSummaryMessage> ||
+                                 std::is_same_v<T, CompactionSummaryMessage>) {
                 return m.summary;
             } else {
                 return "[" + m.role + "]";
@@ -89,7 +95,8 @@ std::string entry_text(const SessionTreeEntry& entry) {
                 return e.provider + "/" + e.model_id;
             } else if constexpr (std::is_same_v<T, ActiveToolsChangeEntry>) {
                 std::string out;
-                for (const auto& name : e.active_tool_names) out += (out.empty() ? "" : ", ") + name;
+                for (const auto& name : e.active_tool_names)
+                    out += (out.empty() ? "" : ", ") + name;
                 return out;
             } else if constexpr (std::is_same_v<T, CompactionEntry>) {
                 return e.summary;

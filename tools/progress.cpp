@@ -14,8 +14,11 @@ constexpr int bar_width = 30;
 }  // namespace
 
 Progress::Progress(std::string label, std::uint64_t total)
-    : label_(std::move(label)), total_(total), enabled_(stderr_is_terminal() && total > 0),
-      started_(std::chrono::steady_clock::now()), last_draw_(started_) {}
+    : label_(std::move(label)),
+      total_(total),
+      enabled_(stderr_is_terminal() && total > 0),
+      started_(std::chrono::steady_clock::now()),
+      last_draw_(started_) {}
 
 Progress::~Progress() { finish(); }
 

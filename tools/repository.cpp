@@ -73,21 +73,25 @@ std::optional<std::string> local_path(const std::string& location) {
 AnyRepository open_source_repository(const std::string& location) {
     if (location_kind(location) == LocationKind::file) {
         if (!exists(location))
-            throw ToolError("'" + location + "': no such folder (a repository is " + repository_hint() + ")",
-                            exit_failure, ErrorCode::not_found);
-        throw ToolError("'" + location + "': is a session file, not a repository (" + repository_hint() + ")");
+            throw ToolError(
+                "'" + location + "': no such folder (a repository is " + repository_hint() + ")",
+                exit_failure, ErrorCode::not_found);
+        throw ToolError("'" + location + "': is a session file, not a repository (" +
+                        repository_hint() + ")");
     }
     // Known schemes only: open_repository names an unknown one, and the schemes it knows.
     const auto url = url_of(location);
     if (url && scheme_known(url->scheme))
         if (const auto path = local_path(location); path && !exists(*path))
-            throw ToolError("'" + location + "': '" + *path + "' not found", exit_failure, ErrorCode::not_found);
+            throw ToolError("'" + location + "': '" + *path + "' not found", exit_failure,
+                            ErrorCode::not_found);
     return library_call([&] { return open_repository(location); });
 }
 
 AnyRepository open_target_repository(const std::string& location) {
     if (!url_of(location) && exists(location) && !is_folder(location))
-        throw ToolError("'" + location + "': is a file, not a repository (" + repository_hint() + ")");
+        throw ToolError("'" + location + "': is a file, not a repository (" + repository_hint() +
+                        ")");
     return library_call([&] { return open_repository(location); });
 }
 
@@ -95,7 +99,8 @@ bool same_repository(const std::string& a, const std::string& b) {
     const auto kind_of = [](const std::string& location) {
         if (jsonl_folder(location)) return std::string("jsonl");
         const auto url = url_of(location);
-        return url ? url->scheme : std::string("jsonl");  // a path that is no folder yet: one to come
+        return url ? url->scheme
+                   : std::string("jsonl");  // a path that is no folder yet: one to come
     };
     const std::string kind = kind_of(a);
     if (kind != kind_of(b) || kind == "memory") return false;

@@ -22,7 +22,9 @@ struct Descriptor {
 
 }  // namespace
 
-const char* dialect_name(Dialect dialect) noexcept { return dialect == Dialect::native ? "native" : "pi"; }
+const char* dialect_name(Dialect dialect) noexcept {
+    return dialect == Dialect::native ? "native" : "pi";
+}
 
 const char* file_type_name(unsigned mode) noexcept {
     switch (mode & S_IFMT) {
@@ -57,7 +59,8 @@ std::optional<std::string> header_line(const std::string& path) {
     std::string line;
     char buf[4096];
     while (line.size() < header_line_limit) {
-        const ssize_t n = ::read(file.fd, buf, std::min(sizeof buf, header_line_limit - line.size()));
+        const ssize_t n =
+            ::read(file.fd, buf, std::min(sizeof buf, header_line_limit - line.size()));
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) return std::nullopt;
         if (n == 0) return line;
@@ -75,11 +78,13 @@ OutputGuard::~OutputGuard() {
 
 OutputGuard guard_output(const std::string& input, const std::string& output) {
     struct stat out {};
-    if (::stat(output.c_str(), &out) != 0) return OutputGuard();  // a new file, or the write names why
+    if (::stat(output.c_str(), &out) != 0)
+        return OutputGuard();  // a new file, or the write names why
     struct stat in {};
     if (::stat(input.c_str(), &in) == 0 && in.st_dev == out.st_dev && in.st_ino == out.st_ino)
-        throw ToolError("'" + output + "': is the input file '" + input +
-                        "'; writing it would replace the session being read: choose another output");
+        throw ToolError(
+            "'" + output + "': is the input file '" + input +
+            "'; writing it would replace the session being read: choose another output");
     if (!S_ISREG(out.st_mode)) return OutputGuard();
     const int fd = ::open(output.c_str(), O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0) return OutputGuard();  // unreadable: the write names why
@@ -89,8 +94,10 @@ OutputGuard guard_output(const std::string& input, const std::string& output) {
     }
     if (locked != 0) {
         if (errno == EWOULDBLOCK)
-            throw ToolError("'" + output + "': is a session open for writing elsewhere (locked); replacing it " +
-                            "would swap the file under its writer: choose another output or close the session");
+            throw ToolError(
+                "'" + output +
+                "': is a session open for writing elsewhere (locked); replacing it " +
+                "would swap the file under its writer: choose another output or close the session");
         throw ToolError("'" + output + "': cannot lock: " + std::strerror(errno));
     }
     return guard;

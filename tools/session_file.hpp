@@ -26,12 +26,13 @@ namespace agentcore::tool {
 
 /// What the tool knows about an opened file beyond its session.
 struct FileInfo {
-    std::string path;  ///< the file; for a session of a repository that is not a folder, how it is named
+    std::string
+        path;  ///< the file; for a session of a repository that is not a folder, how it is named
     std::string repository;  ///< that repository's URL (empty for a file)
     Dialect dialect = Dialect::native;
     std::uint64_t file_size = 0;
-    std::vector<LineProblem> problems;        ///< lines a lenient open skipped
-    bool torn_tail = false;                   ///< a last line that was never completed
+    std::vector<LineProblem> problems;         ///< lines a lenient open skipped
+    bool torn_tail = false;                    ///< a last line that was never completed
     std::optional<PiMigrationReport> upgrade;  ///< pi v1/v2: how it was upgraded in memory
 };
 
@@ -99,10 +100,16 @@ int with_session(const std::string& path, bool lenient, Command&& command) {
         }
         JsonlStorageOptions options;
         options.lenient = lenient;
-        const Session<JsonlSessionStorage> session(JsonlSessionStorage::open_read_only(path, options));
+        const Session<JsonlSessionStorage> session(
+            JsonlSessionStorage::open_read_only(path, options));
         const JsonlSessionStorage& storage = session.storage();
-        const FileInfo info{path, {}, storage.dialect(), storage.file_size(), storage.problems(),
-                            storage.had_torn_tail(), std::nullopt};
+        const FileInfo info{path,
+                            {},
+                            storage.dialect(),
+                            storage.file_size(),
+                            storage.problems(),
+                            storage.had_torn_tail(),
+                            std::nullopt};
         return command(session, info);
     } catch (const SessionError& e) {
         throw ToolError(e.what(), exit_failure, e.code());

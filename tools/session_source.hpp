@@ -24,12 +24,12 @@ struct SessionSource {
 
 /// A SessionSource resolved to what is opened.
 struct ResolvedSource {
-    std::string file;                         ///< the session file (a file, or a JSONL folder's session)
+    std::string file;  ///< the session file (a file, or a JSONL folder's session)
     std::optional<AnyRepository> repository;  ///< else the repository, opened
     std::string url;                          ///< its URL
     std::string session;                      ///< and the session's id
-    std::string shown;                        ///< how messages name the session: its file, or "URL (session ID)"
-    std::string stored_path;                  ///< the local file the session lives in (empty when none)
+    std::string shown;        ///< how messages name the session: its file, or "URL (session ID)"
+    std::string stored_path;  ///< the local file the session lives in (empty when none)
 };
 
 /// Checks the arguments and finds the session: a file given with an id, a repository without
@@ -43,7 +43,8 @@ ResolvedSource resolve_source(const SessionSource& source);
 /// skip: a stored entry it cannot read fails the command).
 template <class Command>
 int with_session(const ResolvedSource& source, bool lenient, Command&& command) {
-    if (!source.repository) return with_session(source.file, lenient, std::forward<Command>(command));
+    if (!source.repository)
+        return with_session(source.file, lenient, std::forward<Command>(command));
     try {
         const Session<AnyStorage> session = open_read_only(*source.repository, source.session);
         FileInfo info;

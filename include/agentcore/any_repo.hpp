@@ -39,7 +39,8 @@ class AnyStorage {
 public:
     /// Wraps a shared storage.
     template <SessionStorage S>
-    explicit AnyStorage(std::shared_ptr<S> storage) : impl_(std::make_shared<Model<S>>(std::move(storage))) {}
+    explicit AnyStorage(std::shared_ptr<S> storage)
+        : impl_(std::make_shared<Model<S>>(std::move(storage))) {}
 
     [[nodiscard]] const SessionHeader& metadata() const { return impl_->metadata(); }
     [[nodiscard]] const Environment& environment() const { return impl_->environment(); }
@@ -48,13 +49,22 @@ public:
     [[nodiscard]] std::string create_entry_id() { return impl_->create_entry_id(); }
     void append_entry(SessionTreeEntry entry) { impl_->append_entry(std::move(entry)); }
     [[nodiscard]] EntryHandle get_entry(std::string_view id) const { return impl_->get_entry(id); }
-    [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const { return impl_->find_entries(type); }
-    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return impl_->get_label(id); }
-    [[nodiscard]] std::optional<std::string> get_session_name() const { return impl_->get_session_name(); }
-    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+    [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
+        return impl_->find_entries(type);
+    }
+    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
+        return impl_->get_label(id);
+    }
+    [[nodiscard]] std::optional<std::string> get_session_name() const {
+        return impl_->get_session_name();
+    }
+    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
+        std::optional<std::string_view> start) const {
         return impl_->get_path_to_root_or_compaction(start);
     }
-    [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const { return impl_->get_entries(query); }
+    [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
+        return impl_->get_entries(query);
+    }
     [[nodiscard]] SessionStats get_session_stats() const { return impl_->get_session_stats(); }
     [[nodiscard]] std::size_t entry_count() const { return impl_->entry_count(); }
     /// The dialect of the storage held (dialect_of): native for one that keeps no lines.
@@ -80,7 +90,8 @@ private:
         virtual std::vector<EntryHandle> find_entries(std::string_view) const = 0;
         virtual std::optional<std::string> get_label(std::string_view) const = 0;
         virtual std::optional<std::string> get_session_name() const = 0;
-        virtual std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view>) const = 0;
+        virtual std::vector<EntryHandle> get_path_to_root_or_compaction(
+            std::optional<std::string_view>) const = 0;
         virtual std::vector<EntryHandle> get_entries(EntriesQuery) const = 0;
         virtual SessionStats get_session_stats() const = 0;
         virtual std::size_t entry_count() const = 0;
@@ -92,17 +103,28 @@ private:
         const SessionHeader& metadata() const override { return storage->metadata(); }
         const Environment& environment() const override { return storage->environment(); }
         std::optional<std::string> get_leaf_id() const override { return storage->get_leaf_id(); }
-        void set_leaf_id(std::optional<std::string> id) override { storage->set_leaf_id(std::move(id)); }
+        void set_leaf_id(std::optional<std::string> id) override {
+            storage->set_leaf_id(std::move(id));
+        }
         std::string create_entry_id() override { return storage->create_entry_id(); }
         void append_entry(SessionTreeEntry e) override { storage->append_entry(std::move(e)); }
         EntryHandle get_entry(std::string_view id) const override { return storage->get_entry(id); }
-        std::vector<EntryHandle> find_entries(std::string_view t) const override { return storage->find_entries(t); }
-        std::optional<std::string> get_label(std::string_view id) const override { return storage->get_label(id); }
-        std::optional<std::string> get_session_name() const override { return storage->get_session_name(); }
-        std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> s) const override {
+        std::vector<EntryHandle> find_entries(std::string_view t) const override {
+            return storage->find_entries(t);
+        }
+        std::optional<std::string> get_label(std::string_view id) const override {
+            return storage->get_label(id);
+        }
+        std::optional<std::string> get_session_name() const override {
+            return storage->get_session_name();
+        }
+        std::vector<EntryHandle> get_path_to_root_or_compaction(
+            std::optional<std::string_view> s) const override {
             return storage->get_path_to_root_or_compaction(s);
         }
-        std::vector<EntryHandle> get_entries(EntriesQuery q) const override { return storage->get_entries(q); }
+        std::vector<EntryHandle> get_entries(EntriesQuery q) const override {
+            return storage->get_entries(q);
+        }
         SessionStats get_session_stats() const override { return storage->get_session_stats(); }
         std::size_t entry_count() const override { return storage->entry_count(); }
         Dialect dialect() const override { return dialect_of(*storage); }
@@ -117,7 +139,8 @@ static_assert(has_dialect<AnyStorage>);
 /// A session of any storage, as a Session<AnyStorage> sharing its storage and context options.
 template <SessionStorage S>
 Session<AnyStorage> erase_session(const Session<S>& session) {
-    return Session<AnyStorage>(std::make_shared<AnyStorage>(session.shared_storage()), session.context_build_options());
+    return Session<AnyStorage>(std::make_shared<AnyStorage>(session.shared_storage()),
+                               session.context_build_options());
 }
 
 namespace detail {
@@ -125,17 +148,29 @@ namespace detail {
 // The repository functions by argument-dependent lookup, so that an application's repository
 // in its own namespace is found too.
 template <class R>
-auto any_create(R& r, CreateOptions o) { return create(r, std::move(o)); }
+auto any_create(R& r, CreateOptions o) {
+    return create(r, std::move(o));
+}
 template <class R>
-auto any_open(R& r, std::string_view id) { return open(r, id); }
+auto any_open(R& r, std::string_view id) {
+    return open(r, id);
+}
 template <class R>
-auto any_open_read_only(const R& r, std::string_view id) { return open_read_only(r, id); }
+auto any_open_read_only(const R& r, std::string_view id) {
+    return open_read_only(r, id);
+}
 template <class R>
-SessionList any_list(const R& r, const ListOptions& o) { return list(r, o); }
+SessionList any_list(const R& r, const ListOptions& o) {
+    return list(r, o);
+}
 template <class R>
-void any_remove(R& r, std::string_view id) { remove(r, id); }
+void any_remove(R& r, std::string_view id) {
+    remove(r, id);
+}
 template <class R>
-auto any_fork(R& r, std::string_view id, const ForkOptions& o) { return fork(r, id, o); }
+auto any_fork(R& r, std::string_view id, const ForkOptions& o) {
+    return fork(r, id, o);
+}
 template <class R>
 auto any_import(R& r, SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) {
     return import_session(r, std::move(h), std::move(e), d);
@@ -165,15 +200,22 @@ public:
         return model ? &model->repo : nullptr;
     }
 
-    friend session_type create(AnyRepository& r, CreateOptions o = {}) { return r.impl_->create(std::move(o)); }
+    friend session_type create(AnyRepository& r, CreateOptions o = {}) {
+        return r.impl_->create(std::move(o));
+    }
     friend session_type open(AnyRepository& r, std::string_view id) { return r.impl_->open(id); }
-    friend session_type open_read_only(const AnyRepository& r, std::string_view id) { return r.impl_->open_read_only(id); }
-    friend SessionList list(const AnyRepository& r, const ListOptions& o = {}) { return r.impl_->list(o); }
+    friend session_type open_read_only(const AnyRepository& r, std::string_view id) {
+        return r.impl_->open_read_only(id);
+    }
+    friend SessionList list(const AnyRepository& r, const ListOptions& o = {}) {
+        return r.impl_->list(o);
+    }
     friend void remove(AnyRepository& r, std::string_view id) { r.impl_->remove(id); }
     friend session_type fork(AnyRepository& r, std::string_view id, const ForkOptions& o = {}) {
         return r.impl_->fork(id, o);
     }
-    friend session_type import_session(AnyRepository& r, SessionHeader header, std::vector<SessionTreeEntry> entries,
+    friend session_type import_session(AnyRepository& r, SessionHeader header,
+                                       std::vector<SessionTreeEntry> entries,
                                        Dialect dialect = Dialect::native) {
         return r.impl_->import_session(std::move(header), std::move(entries), dialect);
     }
@@ -187,13 +229,18 @@ private:
         virtual SessionList list(const ListOptions&) const = 0;
         virtual void remove(std::string_view) = 0;
         virtual session_type fork(std::string_view, const ForkOptions&) = 0;
-        virtual session_type import_session(SessionHeader, std::vector<SessionTreeEntry>, Dialect) = 0;
+        virtual session_type import_session(SessionHeader, std::vector<SessionTreeEntry>,
+                                            Dialect) = 0;
     };
     template <class R>
     struct Model final : Concept {
         explicit Model(R r) : repo(std::move(r)) {}
-        session_type create(CreateOptions o) override { return erase_session(detail::any_create(repo, std::move(o))); }
-        session_type open(std::string_view id) override { return erase_session(detail::any_open(repo, id)); }
+        session_type create(CreateOptions o) override {
+            return erase_session(detail::any_create(repo, std::move(o)));
+        }
+        session_type open(std::string_view id) override {
+            return erase_session(detail::any_open(repo, id));
+        }
         session_type open_read_only(std::string_view id) const override {
             return erase_session(detail::any_open_read_only(repo, id));
         }
@@ -202,12 +249,15 @@ private:
         session_type fork(std::string_view id, const ForkOptions& o) override {
             return erase_session(detail::any_fork(repo, id, o));
         }
-        session_type import_session(SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) override {
+        session_type import_session(SessionHeader h, std::vector<SessionTreeEntry> e,
+                                    Dialect d) override {
             if constexpr (ImportingRepository<R>) {
                 return erase_session(detail::any_import(repo, std::move(h), std::move(e), d));
             } else {
-                throw SessionError(ErrorCode::storage,
-                                   "session '" + h.id + "' cannot be imported: the repository has no import_session");
+                throw SessionError(
+                    ErrorCode::storage,
+                    "session '" + h.id +
+                        "' cannot be imported: the repository has no import_session");
             }
         }
         R repo;
@@ -229,15 +279,18 @@ inline std::map<std::string, RepositoryOpener, std::less<>>& repository_schemes(
         {"memory",
          [](std::string_view rest) {
              if (!rest.empty())
-                 throw SessionError(ErrorCode::invalid_session, "repository URL 'memory:" + std::string(rest) +
-                                                                    "': memory: takes nothing after the colon");
+                 throw SessionError(ErrorCode::invalid_session,
+                                    "repository URL 'memory:" + std::string(rest) +
+                                        "': memory: takes nothing after the colon");
              return AnyRepository(InMemorySessionRepo(), "memory:");
          }},
         {"jsonl",
          [](std::string_view rest) {
              if (rest.empty())
-                 throw SessionError(ErrorCode::invalid_session, "repository URL 'jsonl:': no folder after the colon");
-             return AnyRepository(JsonlSessionRepo(std::string(rest)), "jsonl:" + std::string(rest));
+                 throw SessionError(ErrorCode::invalid_session,
+                                    "repository URL 'jsonl:': no folder after the colon");
+             return AnyRepository(JsonlSessionRepo(std::string(rest)),
+                                  "jsonl:" + std::string(rest));
          }},
     };
     return schemes;
@@ -252,7 +305,8 @@ inline std::optional<std::string_view> url_scheme(std::string_view url) {
     const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); };
     if (!letter(scheme.front())) return std::nullopt;
     for (char c : scheme)
-        if (!letter(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.') return std::nullopt;
+        if (!letter(c) && !(c >= '0' && c <= '9') && c != '+' && c != '-' && c != '.')
+            return std::nullopt;
     return scheme;
 }
 
@@ -283,13 +337,17 @@ inline AnyRepository open_repository(std::string_view url) {
     const auto it = schemes.find(*scheme);
     if (it == schemes.end()) {
         std::string known;
-        for (const auto& [name, opener] : schemes) known += (known.empty() ? "" : ", ") + name + ":";
+        for (const auto& [name, opener] : schemes)
+            known += (known.empty() ? "" : ", ") + name + ":";
         std::string hint;
         if (*scheme == "sqlite")
-            hint = " (sqlite: needs #include <agentcore/sqlite/sqlite_repo.hpp> and the target agentcore::sqlite)";
-        throw SessionError(ErrorCode::invalid_session, "repository URL '" + std::string(url) + "': unknown scheme '" +
-                                                           std::string(*scheme) + "'" + hint + "; known: " + known +
-                                                           ", or a folder path");
+            hint =
+                " (sqlite: needs #include <agentcore/sqlite/sqlite_repo.hpp> and the target "
+                "agentcore::sqlite)";
+        throw SessionError(ErrorCode::invalid_session,
+                           "repository URL '" + std::string(url) + "': unknown scheme '" +
+                               std::string(*scheme) + "'" + hint + "; known: " + known +
+                               ", or a folder path");
     }
     AnyRepository repo = it->second(url.substr(scheme->size() + 1));
     return repo;

@@ -41,19 +41,22 @@ std::vector<EntryHandle> ancestry(const Session<S>& session, std::string_view st
     const auto& storage = session.storage();
     std::vector<EntryHandle> chain;
     EntryHandle current = storage.get_entry(start);
-    if (!current) throw SessionError(ErrorCode::not_found, "entry '" + std::string(start) + "' not found");
+    if (!current)
+        throw SessionError(ErrorCode::not_found, "entry '" + std::string(start) + "' not found");
     const std::size_t bound = storage.entry_count();
     while (current) {
         if (chain.size() >= bound)
-            throw SessionError(ErrorCode::invalid_session,
-                               "parent chain from entry '" + std::string(start) + "' is longer than the session");
+            throw SessionError(
+                ErrorCode::invalid_session,
+                "parent chain from entry '" + std::string(start) + "' is longer than the session");
         chain.push_back(current);
         const auto& parent = parent_id_of(*current);
         if (!parent) break;
         EntryHandle next = storage.get_entry(*parent);
         if (!next)
-            throw SessionError(ErrorCode::invalid_session, "entry '" + id_of(*current) + "' names parent '" +
-                                                               *parent + "', which does not exist");
+            throw SessionError(ErrorCode::invalid_session, "entry '" + id_of(*current) +
+                                                               "' names parent '" + *parent +
+                                                               "', which does not exist");
         current = std::move(next);
     }
     return chain;
@@ -70,9 +73,9 @@ std::vector<EntryHandle> ancestry(const Session<S>& session, std::string_view st
 /// Complexity: O(depth of both).
 /// Example: a → b → c and a → d; from c to d: [b, c].
 template <SessionStorage S>
-std::vector<EntryHandle> collect_entries_for_branch_summary(const Session<S>& session,
-                                                            std::optional<std::string_view> old_leaf,
-                                                            std::optional<std::string_view> target) {
+std::vector<EntryHandle> collect_entries_for_branch_summary(
+    const Session<S>& session, std::optional<std::string_view> old_leaf,
+    std::optional<std::string_view> target) {
     std::unordered_set<std::string_view> target_side;
     std::vector<EntryHandle> target_chain;
     if (target) {
@@ -113,9 +116,12 @@ inline BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHa
     FileTracker files;
     for (const auto& handle : entries) {
         const SessionTreeEntry& e = *handle;
-        if (const auto* m = message_of(e)) files.add_message(*m);
-        else if (const auto* b = std::get_if<BranchSummaryEntry>(&e); b && !b->from_hook) files.add_details(b->details);
-        else if (const auto* c = std::get_if<CompactionEntry>(&e); c && !c->from_hook) files.add_details(c->details);
+        if (const auto* m = message_of(e))
+            files.add_message(*m);
+        else if (const auto* b = std::get_if<BranchSummaryEntry>(&e); b && !b->from_hook)
+            files.add_details(b->details);
+        else if (const auto* c = std::get_if<CompactionEntry>(&e); c && !c->from_hook)
+            files.add_details(c->details);
     }
     out.files = files.lists();
 
@@ -126,18 +132,19 @@ inline BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHa
         MessageHandle message;
         bool is_summary = false;
         if (const auto* m = message_of(e)) {
-            if (!std::holds_alternative<ToolResultMessage>(*m)) message = detail::alias_message(handle, *m);
+            if (!std::holds_alternative<ToolResultMessage>(*m))
+                message = detail::alias_message(handle, *m);
         } else if (const auto* c = std::get_if<CustomMessageEntry>(&e)) {
-            message = std::make_shared<const AgentMessage>(
-                CustomMessage{c->custom_type, c->content, c->display, c->details, detail::entry_time_ms(*c), {}});
+            message = std::make_shared<const AgentMessage>(CustomMessage{
+                c->custom_type, c->content, c->display, c->details, detail::entry_time_ms(*c), {}});
         } else if (const auto* b = std::get_if<BranchSummaryEntry>(&e)) {
             if (!b->summary.empty())
                 message = std::make_shared<const AgentMessage>(
                     BranchSummaryMessage{b->summary, b->from_id, detail::entry_time_ms(*b), {}});
             is_summary = true;
         } else if (const auto* k = std::get_if<CompactionEntry>(&e)) {
-            message = std::make_shared<const AgentMessage>(
-                CompactionSummaryMessage{k->summary, k->tokens_before, detail::entry_time_ms(*k), {}});
+            message = std::make_shared<const AgentMessage>(CompactionSummaryMessage{
+                k->summary, k->tokens_before, detail::entry_time_ms(*k), {}});
             is_summary = true;
         }
         if (!message) continue;
@@ -168,8 +175,9 @@ struct BranchSummaryRequest {
 
 /// What move_to_with_summary did.
 struct BranchMoveResult {
-    bool moved = false;                         ///< false: the summariser cancelled
-    std::optional<std::string> summary_entry_id;  ///< the branch summary entry, when one was written
+    bool moved = false;  ///< false: the summariser cancelled
+    std::optional<std::string>
+        summary_entry_id;  ///< the branch summary entry, when one was written
 };
 
 /// Options of move_to_with_summary.
@@ -188,9 +196,9 @@ struct BranchSummaryOptions {
 /// that returns none (cancelled): nothing is written and `moved` is false; one that throws:
 /// nothing is written and the exception propagates.
 template <SessionStorage S, class Summarizer>
-    requires summarizer_like<Summarizer, BranchSummaryRequest>
-BranchMoveResult move_to_with_summary(Session<S>& session, std::optional<std::string> target,
-                                      Summarizer&& summarizer, const BranchSummaryOptions& options = {}) {
+requires summarizer_like<Summarizer, BranchSummaryRequest> BranchMoveResult
+move_to_with_summary(Session<S>& session, std::optional<std::string> target,
+                     Summarizer&& summarizer, const BranchSummaryOptions& options = {}) {
     if (target) detail::require_entry(session, *target);
     const std::optional<std::string> old_leaf = get_leaf_id(session);
     BranchSummaryRequest request;
@@ -203,7 +211,8 @@ BranchMoveResult move_to_with_summary(Session<S>& session, std::optional<std::st
         return {true, std::nullopt};
     }
     request.messages = std::move(prep.messages);
-    request.conversation_text = serialize_conversation(request.messages, options.max_tool_result_chars);
+    request.conversation_text =
+        serialize_conversation(request.messages, options.max_tool_result_chars);
     request.files = prep.files;
     request.from_leaf = old_leaf;
     request.target = target;

@@ -64,7 +64,9 @@ inline Json usage_to_json(const Usage& usage, Dialect dialect) {
 inline Usage usage_from_json(Json&& json, Dialect dialect) {
     return detail::read_usage(json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
-inline Usage usage_from_json(const Json& json, Dialect dialect) { return usage_from_json(Json(json), dialect); }
+inline Usage usage_from_json(const Json& json, Dialect dialect) {
+    return usage_from_json(Json(json), dialect);
+}
 
 /// A content block in the dialect's spelling; an opaque block as it was read.
 /// Throws SessionError(invalid_entry) for a value nested deeper than max_json_depth.
@@ -111,7 +113,9 @@ inline Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
 /// Reads an entry, moving strings and free-form values out of `json`. A missing or null
 /// parent makes a root; an unknown type becomes an UnknownEntry holding the whole object.
 /// Throws SessionError(invalid_entry) naming the entry id and the field path.
-inline SessionTreeEntry entry_from_json(Json&& json, Dialect dialect) { return detail::read_entry(json, dialect); }
+inline SessionTreeEntry entry_from_json(Json&& json, Dialect dialect) {
+    return detail::read_entry(json, dialect);
+}
 inline SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
     return entry_from_json(Json(json), dialect);
 }
@@ -122,7 +126,8 @@ inline SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
 inline std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
     detail::ReadContext ctx;
     ctx.subject = "entry";
-    const std::string& id = std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
+    const std::string& id =
+        std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
     ctx.entry_id = &id;
     detail::NestingCheck(ctx).entry(entry);
     std::string out;
@@ -136,7 +141,8 @@ namespace detail {
 inline Json parse_line(std::string_view line, ErrorCode code, std::string_view subject) {
     Json out;
     std::string error;
-    if (!parse_json(line, out, error)) throw SessionError(code, std::string(subject) + ": invalid JSON: " + error);
+    if (!parse_json(line, out, error))
+        throw SessionError(code, std::string(subject) + ": invalid JSON: " + error);
     return out;
 }
 }  // namespace detail
@@ -196,9 +202,11 @@ inline SessionHeader header_from_json(Json&& json) {
     const Dialect d = detect_dialect(json);
     const std::string_view parent_key = d == Dialect::native ? "parent_session" : "parentSession";
     std::array<Json*, 7> s{};
-    Json extra = detail::split_fields(
-        json, std::array<std::string_view, 7>{"type", "version", "id", "timestamp", "cwd", parent_key, "metadata"},
-        s);
+    Json extra =
+        detail::split_fields(json,
+                             std::array<std::string_view, 7>{"type", "version", "id", "timestamp",
+                                                             "cwd", parent_key, "metadata"},
+                             s);
     if (s[0] == nullptr) ctx.missing(root / "type");
     if (!s[0]->is_string() || s[0]->get_ref<const std::string&>() != SessionHeader::type)
         ctx.fail(root / "type", "expected \"session\"");

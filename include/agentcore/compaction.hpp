@@ -92,8 +92,10 @@ public:
             auto path = call->arguments.find("path");
             if (path == call->arguments.end() || !path->is_string()) continue;
             const auto& name = call->name;
-            if (name == "read") read_.insert(path->get<std::string>());
-            else if (name == "write" || name == "edit") modified_.insert(path->get<std::string>());
+            if (name == "read")
+                read_.insert(path->get<std::string>());
+            else if (name == "write" || name == "edit")
+                modified_.insert(path->get<std::string>());
         }
     }
 
@@ -160,12 +162,12 @@ inline std::string format_file_lists(const FileLists& files) {
 namespace detail {
 
 // The first `max_chars` characters (code points) of `text`, and how many were cut off.
-inline std::pair<std::string_view, std::int64_t> head_chars(std::string_view text, std::size_t max_chars) {
+inline std::pair<std::string_view, std::int64_t> head_chars(std::string_view text,
+                                                            std::size_t max_chars) {
     std::size_t chars = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {
         if ((static_cast<unsigned char>(text[i]) & 0xC0U) == 0x80U) continue;
-        if (chars == max_chars)
-            return {text.substr(0, i), count_chars(text.substr(i))};
+        if (chars == max_chars) return {text.substr(0, i), count_chars(text.substr(i))};
         ++chars;
     }
     return {text, 0};
@@ -183,8 +185,10 @@ inline std::string blocks_text(const std::vector<ContentBlock>& blocks) {
     for (const auto& block : blocks) {
         const std::string* piece = nullptr;
         static const std::string image = "[image]";
-        if (const auto* t = std::get_if<TextContent>(&block)) piece = &t->text;
-        else if (std::holds_alternative<ImageContent>(block)) piece = &image;
+        if (const auto* t = std::get_if<TextContent>(&block))
+            piece = &t->text;
+        else if (std::holds_alternative<ImageContent>(block))
+            piece = &image;
         if (!piece) continue;
         if (!out.empty()) out += '\n';
         out += *piece;
@@ -246,7 +250,8 @@ inline void serialize_message(const AgentMessage& message, std::size_t max_tool_
                 if (m.exclude_from_context.value_or(false)) return;
                 std::string text = "$ " + m.command;
                 if (!m.output.empty()) text += "\n" + truncate_chars(m.output, max_tool_chars);
-                if (m.exit_code && *m.exit_code != 0) text += "\n(exit code " + std::to_string(*m.exit_code) + ")";
+                if (m.exit_code && *m.exit_code != 0)
+                    text += "\n(exit code " + std::to_string(*m.exit_code) + ")";
                 if (m.cancelled) text += "\n(cancelled)";
                 add("User ran", text);
             } else if constexpr (std::is_same_v<T, CustomMessage>) {
@@ -273,11 +278,13 @@ inline void serialize_message(const AgentMessage& message, std::size_t max_tool_
 /// "\n[... N more characters truncated]". Empty parts, bash executions excluded from the context
 /// and messages of unknown roles are left out.
 template <class Messages>
-    requires std::is_same_v<typename Messages::value_type, MessageHandle> ||
-             std::is_same_v<typename Messages::value_type, AgentMessage>
-std::string serialize_conversation(const Messages& messages, std::size_t max_tool_result_chars = 2000) {
+requires std::is_same_v<typename Messages::value_type, MessageHandle> ||
+    std::is_same_v<typename Messages::value_type, AgentMessage>
+        std::string serialize_conversation(const Messages& messages,
+                                           std::size_t max_tool_result_chars = 2000) {
     std::vector<std::string> parts;
-    for (const auto& m : messages) detail::serialize_message(detail::deref(m), max_tool_result_chars, parts);
+    for (const auto& m : messages)
+        detail::serialize_message(detail::deref(m), max_tool_result_chars, parts);
     std::string out;
     for (const auto& p : parts) {
         if (!out.empty()) out += "\n\n";
@@ -306,16 +313,20 @@ namespace detail {
 // result (it must follow its call) nor a message of an unknown role.
 inline bool is_cut_point_entry(const SessionTreeEntry& entry) noexcept {
     if (const auto* m = message_of(entry)) {
-        return !std::holds_alternative<ToolResultMessage>(*m) && !std::holds_alternative<OpaqueMessage>(*m);
+        return !std::holds_alternative<ToolResultMessage>(*m) &&
+               !std::holds_alternative<OpaqueMessage>(*m);
     }
-    return std::holds_alternative<BranchSummaryEntry>(entry) || std::holds_alternative<CustomMessageEntry>(entry);
+    return std::holds_alternative<BranchSummaryEntry>(entry) ||
+           std::holds_alternative<CustomMessageEntry>(entry);
 }
 
 // Entries that begin a turn: what the user (or the application on the user's side) says.
 inline bool is_turn_start_entry(const SessionTreeEntry& entry) noexcept {
     if (const auto* m = message_of(entry))
-        return std::holds_alternative<UserMessage>(*m) || std::holds_alternative<BashExecutionMessage>(*m);
-    return std::holds_alternative<BranchSummaryEntry>(entry) || std::holds_alternative<CustomMessageEntry>(entry);
+        return std::holds_alternative<UserMessage>(*m) ||
+               std::holds_alternative<BashExecutionMessage>(*m);
+    return std::holds_alternative<BranchSummaryEntry>(entry) ||
+           std::holds_alternative<CustomMessageEntry>(entry);
 }
 
 // Entries without messages that belong with what follows them: a cut just after them pulls them
@@ -324,9 +335,10 @@ inline bool travels_with_next(const SessionTreeEntry& entry) noexcept {
     return std::holds_alternative<ThinkingLevelChangeEntry>(entry) ||
            std::holds_alternative<ModelChangeEntry>(entry) ||
            std::holds_alternative<ActiveToolsChangeEntry>(entry) ||
-           std::holds_alternative<LabelEntry>(entry) || std::holds_alternative<CustomEntry>(entry) ||
-           std::holds_alternative<SessionInfoEntry>(entry) || std::holds_alternative<LeafEntry>(entry) ||
-           std::holds_alternative<UnknownEntry>(entry);
+           std::holds_alternative<LabelEntry>(entry) ||
+           std::holds_alternative<CustomEntry>(entry) ||
+           std::holds_alternative<SessionInfoEntry>(entry) ||
+           std::holds_alternative<LeafEntry>(entry) || std::holds_alternative<UnknownEntry>(entry);
 }
 
 // The estimated tokens an entry adds to a context (custom entries, whose messages depend on the
@@ -336,7 +348,8 @@ inline std::int64_t entry_tokens(const SessionTreeEntry& entry) {
     if (const auto* c = std::get_if<CustomMessageEntry>(&entry))
         return estimate_tokens(CustomMessage{c->custom_type, c->content, c->display, {}, 0, {}});
     if (const auto* b = std::get_if<BranchSummaryEntry>(&entry))
-        return b->summary.empty() ? 0 : estimate_tokens(BranchSummaryMessage{b->summary, {}, 0, {}});
+        return b->summary.empty() ? 0
+                                  : estimate_tokens(BranchSummaryMessage{b->summary, {}, 0, {}});
     if (const auto* k = std::get_if<CompactionEntry>(&entry)) {
         std::int64_t n = estimate_tokens(CompactionSummaryMessage{k->summary, 0, 0, {}});
         if (k->retained_tail)
@@ -349,7 +362,8 @@ inline std::int64_t entry_tokens(const SessionTreeEntry& entry) {
 // For each index of [0, end]: true when a cut there would separate a tool call (before it) from
 // its result (at or after it). The calls of a compaction's retained tail count as made at the
 // compaction: a result after it answers a call the context holds.
-inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path, std::size_t end) {
+inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path,
+                                                std::size_t end) {
     std::vector<int> delta(end + 2, 0);
     std::unordered_map<std::string_view, std::size_t> call_at;
     auto add = [&](const AgentMessage& m, std::size_t i) {
@@ -366,7 +380,8 @@ inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& 
     for (std::size_t i = 0; i < end; ++i) {
         if (const AgentMessage* m = message_of(*path[i])) {
             add(*m, i);
-        } else if (const auto* c = std::get_if<CompactionEntry>(path[i].get()); c && c->retained_tail) {
+        } else if (const auto* c = std::get_if<CompactionEntry>(path[i].get());
+                   c && c->retained_tail) {
             for (const auto& tail_message : *c->retained_tail) add(tail_message, i);
         }
     }
@@ -402,8 +417,8 @@ inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& 
 /// Complexity: O(end) time and memory.
 /// Example: user "a"×400 (100 tokens), assistant "b"×400, user "c"×400, assistant "d"×400 with
 /// keep_recent_tokens 150 → first kept index 2, no split.
-inline CutPoint find_cut_point(const std::vector<EntryHandle>& path, std::size_t start, std::size_t end,
-                               std::int64_t keep_recent_tokens) {
+inline CutPoint find_cut_point(const std::vector<EntryHandle>& path, std::size_t start,
+                               std::size_t end, std::int64_t keep_recent_tokens) {
     end = std::min(end, path.size());
     start = std::min(start, end);
     const std::vector<bool> inside = detail::cuts_inside_tool_pairs(path, end);
@@ -456,9 +471,9 @@ struct CompactionPreparation {
     std::vector<MessageHandle> turn_prefix_messages;
     bool split_turn = false;
     std::optional<std::string> first_kept_entry_id;  ///< none when nothing is kept
-    std::vector<MessageHandle> retained_tail;         ///< the kept messages, shared
-    std::int64_t tokens_before = 0;                   ///< estimate_context_tokens of the context
-    std::optional<std::string> previous_summary;      ///< of the compaction being superseded
+    std::vector<MessageHandle> retained_tail;        ///< the kept messages, shared
+    std::int64_t tokens_before = 0;                  ///< estimate_context_tokens of the context
+    std::optional<std::string> previous_summary;     ///< of the compaction being superseded
     FileLists files;  ///< from the summarised messages and the previous compaction's details
     CompactionSettings settings;
 };
@@ -467,7 +482,8 @@ namespace detail {
 
 inline void append_entry_messages(const std::vector<EntryHandle>& path, std::size_t from,
                                   std::size_t to, std::optional<std::size_t> skip,
-                                  const ContextBuildOptions& options, std::vector<MessageHandle>& out) {
+                                  const ContextBuildOptions& options,
+                                  std::vector<MessageHandle>& out) {
     for (std::size_t i = from; i < to; ++i)
         if (!skip || i != *skip) append_context_messages(path[i], i, path, options, out);
 }
@@ -487,9 +503,9 @@ inline void append_entry_messages(const std::vector<EntryHandle>& path, std::siz
 /// compaction's details unless a hook wrote it. `tokens_before` estimates the path's context.
 ///
 /// Complexity: O(path) plus building its context once.
-inline std::optional<CompactionPreparation> prepare_compaction(const std::vector<EntryHandle>& path,
-                                                               const CompactionSettings& settings = {},
-                                                               const ContextBuildOptions& options = {}) {
+inline std::optional<CompactionPreparation> prepare_compaction(
+    const std::vector<EntryHandle>& path, const CompactionSettings& settings = {},
+    const ContextBuildOptions& options = {}) {
     if (path.empty() || std::holds_alternative<CompactionEntry>(*path.back())) return std::nullopt;
 
     std::optional<std::size_t> previous;
@@ -512,7 +528,8 @@ inline std::optional<CompactionPreparation> prepare_compaction(const std::vector
         cut_start = *previous + 1;
         boundary = cut_start;
         if (c.retained_tail) {
-            for (const auto& m : *c.retained_tail) prep.messages_to_summarize.push_back(detail::alias_message(path[*previous], m));
+            for (const auto& m : *c.retained_tail)
+                prep.messages_to_summarize.push_back(detail::alias_message(path[*previous], m));
         } else if (c.first_kept_entry_id) {
             for (std::size_t i = 0; i < *previous; ++i) {
                 if (id_of(*path[i]) == *c.first_kept_entry_id) {
@@ -525,17 +542,22 @@ inline std::optional<CompactionPreparation> prepare_compaction(const std::vector
 
     const CutPoint cut = find_cut_point(path, cut_start, path.size(), settings.keep_recent_tokens);
     const std::size_t history_end = cut.split_turn ? *cut.turn_start_index : cut.first_kept_index;
-    detail::append_entry_messages(path, boundary, history_end, previous, options, prep.messages_to_summarize);
+    detail::append_entry_messages(path, boundary, history_end, previous, options,
+                                  prep.messages_to_summarize);
     if (cut.split_turn) {
         prep.split_turn = true;
-        detail::append_entry_messages(path, *cut.turn_start_index, cut.first_kept_index, std::nullopt,
-                                      options, prep.turn_prefix_messages);
+        detail::append_entry_messages(path, *cut.turn_start_index, cut.first_kept_index,
+                                      std::nullopt, options, prep.turn_prefix_messages);
     }
-    if (prep.messages_to_summarize.empty() && prep.turn_prefix_messages.empty()) return std::nullopt;
+    if (prep.messages_to_summarize.empty() && prep.turn_prefix_messages.empty())
+        return std::nullopt;
 
-    if (cut.first_kept_index < path.size()) prep.first_kept_entry_id = id_of(*path[cut.first_kept_index]);
-    detail::append_entry_messages(path, cut.first_kept_index, path.size(), std::nullopt, options, prep.retained_tail);
-    prep.tokens_before = estimate_context_tokens(build_session_context(path, options).messages).tokens;
+    if (cut.first_kept_index < path.size())
+        prep.first_kept_entry_id = id_of(*path[cut.first_kept_index]);
+    detail::append_entry_messages(path, cut.first_kept_index, path.size(), std::nullopt, options,
+                                  prep.retained_tail);
+    prep.tokens_before =
+        estimate_context_tokens(build_session_context(path, options).messages).tokens;
     for (const auto& m : prep.messages_to_summarize) files.add_message(*m);
     for (const auto& m : prep.turn_prefix_messages) files.add_message(*m);
     prep.files = files.lists();
@@ -551,8 +573,8 @@ std::optional<CompactionPreparation> prepare_compaction(const Session<S>& sessio
 
 /// Prepares the compaction of the branch that ends at `leaf`. Unknown entry: not_found.
 template <SessionStorage S>
-std::optional<CompactionPreparation> prepare_compaction_at(const Session<S>& session, std::string_view leaf,
-                                                           const CompactionSettings& settings = {}) {
+std::optional<CompactionPreparation> prepare_compaction_at(
+    const Session<S>& session, std::string_view leaf, const CompactionSettings& settings = {}) {
     return prepare_compaction(get_branch(session, leaf), settings, session.context_build_options());
 }
 
@@ -580,7 +602,7 @@ struct SummaryResult {
 /// std::optional<SummaryResult> where none means cancelled. It may throw.
 template <class F, class Request>
 concept summarizer_like = std::invocable<F&, const Request&> &&
-                          std::convertible_to<std::invoke_result_t<F&, const Request&>, std::optional<SummaryResult>>;
+    std::convertible_to<std::invoke_result_t<F&, const Request&>, std::optional<SummaryResult>>;
 
 /// How compact() writes the compaction.
 struct CompactOptions {
@@ -598,9 +620,10 @@ template <SessionStorage S>
 void require_leaf(const Session<S>& session, const std::string& expected) {
     auto leaf = session.storage().get_leaf_id();
     if (leaf != expected)
-        throw SessionError(ErrorCode::invalid_entry,
-                           "the compaction was prepared at entry '" + expected + "' but the leaf is now '" +
-                               leaf.value_or("none") + "'; prepare it again");
+        throw SessionError(ErrorCode::invalid_entry, "the compaction was prepared at entry '" +
+                                                         expected + "' but the leaf is now '" +
+                                                         leaf.value_or("none") +
+                                                         "'; prepare it again");
 }
 
 }  // namespace detail
@@ -615,17 +638,18 @@ void require_leaf(const Session<S>& session, const std::string& expected) {
 /// none (cancelled) appends nothing and compact returns none; one that throws appends nothing
 /// and the exception propagates.
 template <SessionStorage S, class Summarizer>
-    requires summarizer_like<Summarizer, SummaryRequest>
-std::optional<std::string> compact(Session<S>& session, const CompactionPreparation& preparation,
-                                   Summarizer&& summarizer, const CompactOptions& options = {}) {
+requires summarizer_like<Summarizer, SummaryRequest> std::optional<std::string> compact(
+    Session<S>& session, const CompactionPreparation& preparation, Summarizer&& summarizer,
+    const CompactOptions& options = {}) {
     detail::require_leaf(session, preparation.leaf_id);
-    SummaryRequest request{preparation.messages_to_summarize,
-                           preparation.turn_prefix_messages,
-                           preparation.previous_summary,
-                           serialize_conversation(preparation.messages_to_summarize, options.max_tool_result_chars),
-                           serialize_conversation(preparation.turn_prefix_messages, options.max_tool_result_chars),
-                           preparation.files,
-                           preparation.tokens_before};
+    SummaryRequest request{
+        preparation.messages_to_summarize,
+        preparation.turn_prefix_messages,
+        preparation.previous_summary,
+        serialize_conversation(preparation.messages_to_summarize, options.max_tool_result_chars),
+        serialize_conversation(preparation.turn_prefix_messages, options.max_tool_result_chars),
+        preparation.files,
+        preparation.tokens_before};
     std::optional<SummaryResult> result = std::invoke(summarizer, std::as_const(request));
     if (!result) return std::nullopt;
     detail::require_leaf(session, preparation.leaf_id);

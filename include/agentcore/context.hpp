@@ -77,7 +77,8 @@ struct SessionContext {
     std::string thinking_level = "off";
     std::optional<ModelRef> model;
     std::optional<std::vector<std::string>> active_tool_names;
-    std::vector<DroppedMessage> dropped;  ///< what was left out to keep tool calls and results paired
+    std::vector<DroppedMessage>
+        dropped;  ///< what was left out to keep tool calls and results paired
 };
 
 /// Combines two option sets: transforms of `first` then of `second`; projectors merged, with
@@ -98,7 +99,8 @@ inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions
 /// a first kept entry, the entries before it from that entry on, then the entries after it;
 /// else just the entries after it. Older compactions among the kept entries are left out: the
 /// newest summary supersedes theirs (SPEC §4.5, as pi's buildSessionContext).
-inline std::vector<EntryHandle> default_context_entry_transform(const std::vector<EntryHandle>& path) {
+inline std::vector<EntryHandle> default_context_entry_transform(
+    const std::vector<EntryHandle>& path) {
     std::size_t compaction_index = path.size();
     for (std::size_t i = path.size(); i-- > 0;) {
         if (std::holds_alternative<CompactionEntry>(*path[i])) {
@@ -119,7 +121,8 @@ inline std::vector<EntryHandle> default_context_entry_transform(const std::vecto
             if (kept && !std::holds_alternative<CompactionEntry>(*path[i])) out.push_back(path[i]);
         }
     }
-    out.insert(out.end(), path.begin() + static_cast<std::ptrdiff_t>(compaction_index) + 1, path.end());
+    out.insert(out.end(), path.begin() + static_cast<std::ptrdiff_t>(compaction_index) + 1,
+               path.end());
     return out;
 }
 
@@ -247,8 +250,10 @@ inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
     bool substance_left = false;
     for (const auto& block : assistant.content) {
         if (const auto* call = std::get_if<ToolCallContent>(&block)) {
-            if (answered.count(call->id) == 0) dangling.push_back(call->id);
-            else substance_left = true;
+            if (answered.count(call->id) == 0)
+                dangling.push_back(call->id);
+            else
+                substance_left = true;
         } else if (!std::holds_alternative<ThinkingContent>(block)) {
             substance_left = true;
         }
@@ -258,7 +263,8 @@ inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
     MessageHandle original = messages[last];
     if (!substance_left) {
         for (auto& id : dangling)
-            dropped.push_back(DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, true});
+            dropped.push_back(
+                DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, true});
         messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(last));
         return true;
     }
@@ -268,7 +274,8 @@ inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
         return call && answered.count(call->id) == 0;
     });
     for (auto& id : dangling)
-        dropped.push_back(DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, false});
+        dropped.push_back(
+            DroppedMessage{DropReason::dangling_tool_call, std::move(id), original, false});
     messages[last] = std::make_shared<const AgentMessage>(std::move(trimmed));
     return false;
 }
@@ -285,7 +292,8 @@ inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
 /// Complexity: one pass, O(n) with a hash set of the call ids; kept messages are not copied
 /// (a trimmed trailing assistant message is the one copy).
 inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
-                                 std::vector<DroppedMessage>& dropped, bool provider_ready = false) {
+                                 std::vector<DroppedMessage>& dropped,
+                                 bool provider_ready = false) {
     detail::drop_orphan_tool_results(messages, dropped);
     if (provider_ready)
         while (detail::drop_trailing_dangling_tool_calls(messages, dropped)) {
@@ -295,8 +303,8 @@ inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
 namespace detail {
 
 // The messages of a context built from a path (SPEC §4.5), with the pairing enforced.
-inline void build_context_messages(const std::vector<EntryHandle>& path, const ContextBuildOptions& options,
-                                   SessionContext& context) {
+inline void build_context_messages(const std::vector<EntryHandle>& path,
+                                   const ContextBuildOptions& options, SessionContext& context) {
     const std::vector<EntryHandle> entries = build_context_entries(path, options);
     context.messages.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i)

@@ -47,7 +47,7 @@ namespace agentcore {
 
 /// A session file read into memory.
 struct LoadedSession {
-    InMemorySessionStorage<> storage;  ///< the header and every entry, leaf = the last entry's
+    InMemorySessionStorage<> storage;   ///< the header and every entry, leaf = the last entry's
     Dialect dialect = Dialect::native;  ///< the file's dialect
     PiMigrationReport report;           ///< what reading and upgrading found (see pi_migrate.hpp)
 };
@@ -134,7 +134,8 @@ struct ConvertReport {
 inline ConvertReport convert(const std::string& in_path, Dialect to, const std::string& out_path,
                              const Environment& environment = Environment::system()) {
     LoadedSession loaded = load_session_file(in_path, environment);
-    detail::write_file_atomically(out_path, encode_session(loaded.storage, to), environment.random());
+    detail::write_file_atomically(out_path, encode_session(loaded.storage, to),
+                                  environment.random());
     ConvertReport report;
     report.from = loaded.dialect;
     report.to = to;

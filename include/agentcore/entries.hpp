@@ -154,7 +154,9 @@ inline std::string_view type_of(const SessionTreeEntry& entry) noexcept {
 }
 
 /// The entry's id.
-inline const std::string& id_of(const SessionTreeEntry& entry) noexcept { return base_of(entry).id; }
+inline const std::string& id_of(const SessionTreeEntry& entry) noexcept {
+    return base_of(entry).id;
+}
 
 /// The entry's parent id (none for a root).
 inline const std::optional<std::string>& parent_id_of(const SessionTreeEntry& entry) noexcept {
@@ -201,12 +203,12 @@ const T* entry_as(const EntryHandle& entry) noexcept {
 /// The first line of a session file; describes the session (its metadata).
 struct SessionHeader {
     static constexpr std::string_view type = "session";
-    int version = 3;                            ///< format version (pi v1 files carry none: 1)
+    int version = 3;                              ///< format version (pi v1 files carry none: 1)
     std::string id{};                             ///< the session id
     std::string timestamp{};                      ///< creation time, ISO 8601 UTC
     std::string cwd{};                            ///< the working directory of the agent
     std::optional<std::string> parent_session{};  ///< what it was forked from
-    Json metadata = Json::object();             ///< application metadata (an object)
+    Json metadata = Json::object();               ///< application metadata (an object)
     Json extra{};                                 ///< header fields the model does not know
 };
 

@@ -63,7 +63,8 @@ struct ErrorLocation {
 /// code(), detail(), file(), line(), session(), entry_id(), seq().
 class SessionError : public std::runtime_error {
 public:
-    SessionError(ErrorCode code, const std::string& detail) : SessionError(code, detail, ErrorLocation{}) {}
+    SessionError(ErrorCode code, const std::string& detail)
+        : SessionError(code, detail, ErrorLocation{}) {}
 
     /// An error whose location parts are known; `detail` is the text after the prefix.
     SessionError(ErrorCode code, const std::string& detail, ErrorLocation location)
@@ -74,9 +75,12 @@ public:
     /// The same error seen from further out: `context` goes before the detail ("file.jsonl:3: "
     /// ...) and `outer`'s parts fill those this error lacks. The prefix is written once.
     ///
-    /// Example: `catch (const SessionError& e) { throw e.wrapped(path + ":3: ", {.file = path, .line = 3}); }`
-    [[nodiscard]] SessionError wrapped(std::string_view context, const ErrorLocation& outer = {}) const {
-        return SessionError(code_, std::string(context) + std::string(detail()), location_->merged(outer));
+    /// Example: `catch (const SessionError& e) { throw e.wrapped(path + ":3: ", {.file = path,
+    /// .line = 3}); }`
+    [[nodiscard]] SessionError wrapped(std::string_view context,
+                                       const ErrorLocation& outer = {}) const {
+        return SessionError(code_, std::string(context) + std::string(detail()),
+                            location_->merged(outer));
     }
 
     /// The error's code.
@@ -87,10 +91,16 @@ public:
     }
     /// All location parts at once.
     [[nodiscard]] const ErrorLocation& location() const noexcept { return *location_; }
-    [[nodiscard]] const std::optional<std::string>& file() const noexcept { return location_->file; }
+    [[nodiscard]] const std::optional<std::string>& file() const noexcept {
+        return location_->file;
+    }
     [[nodiscard]] std::optional<std::uint64_t> line() const noexcept { return location_->line; }
-    [[nodiscard]] const std::optional<std::string>& session() const noexcept { return location_->session; }
-    [[nodiscard]] const std::optional<std::string>& entry_id() const noexcept { return location_->entry_id; }
+    [[nodiscard]] const std::optional<std::string>& session() const noexcept {
+        return location_->session;
+    }
+    [[nodiscard]] const std::optional<std::string>& entry_id() const noexcept {
+        return location_->entry_id;
+    }
     [[nodiscard]] std::optional<std::uint64_t> seq() const noexcept { return location_->seq; }
 
 private:

@@ -49,8 +49,8 @@ std::vector<EntryHandle> get_entries_to_fork(const S& storage, const ForkOptions
                                std::string(message ? role_of(*message) : type_of(*target)) +
                                ", not a user message; only a user message can be forked before");
     const auto& parent = parent_id_of(*target);
-    return storage.get_path_to_root_or_compaction(
-        parent ? std::optional<std::string_view>(*parent) : std::nullopt);
+    return storage.get_path_to_root_or_compaction(parent ? std::optional<std::string_view>(*parent)
+                                                         : std::nullopt);
 }
 
 /// The copies a new session receives: the same ids; an entry whose parent was not copied becomes
@@ -69,9 +69,11 @@ inline std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<Entr
         SessionTreeEntry copy = *handle;
         EntryBase& base = base_of(copy);
         if (base.parent_id) {
-            if (auto it = left_out.find(*base.parent_id); it != left_out.end()) base.parent_id = it->second;
+            if (auto it = left_out.find(*base.parent_id); it != left_out.end())
+                base.parent_id = it->second;
         }
-        if (const auto* label = std::get_if<LabelEntry>(&copy); label && copied.count(label->target_id) == 0) {
+        if (const auto* label = std::get_if<LabelEntry>(&copy);
+            label && copied.count(label->target_id) == 0) {
             left_out.emplace(id_of(*handle), base.parent_id);
             continue;
         }
@@ -79,7 +81,8 @@ inline std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<Entr
         if (auto* leaf = std::get_if<LeafEntry>(&copy))
             if (leaf->target_id && copied.count(*leaf->target_id) == 0) leaf->target_id.reset();
         if (auto* compaction = std::get_if<CompactionEntry>(&copy))
-            if (compaction->first_kept_entry_id && copied.count(*compaction->first_kept_entry_id) == 0)
+            if (compaction->first_kept_entry_id &&
+                copied.count(*compaction->first_kept_entry_id) == 0)
                 compaction->first_kept_entry_id.reset();
         copied.insert(id_of(*handle));
         out.push_back(std::move(copy));

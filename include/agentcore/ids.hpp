@@ -24,14 +24,13 @@ struct Environment {
     /// The system clock and a random generator seeded from std::random_device.
     static Environment system() {
         auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
-        return Environment{
-            [] {
-                return static_cast<std::int64_t>(
-                    std::chrono::duration_cast<std::chrono::milliseconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count());
-            },
-            [engine] { return (*engine)(); }};
+        return Environment{[] {
+                               return static_cast<std::int64_t>(
+                                   std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+                           },
+                           [engine] { return (*engine)(); }};
     }
 
     /// A fixed start time that advances by `step_ms` per call, and a seeded generator.
@@ -111,9 +110,9 @@ inline bool parse_timestamp(std::string_view text, std::int64_t& unix_ms) {
     };
     std::int64_t y, mo, d, h, mi, s;
     if (!digits(0, 4, y) || text.size() < 19 || text[4] != '-' || !digits(5, 2, mo) ||
-        text[7] != '-' || !digits(8, 2, d) || (text[10] != 'T' && text[10] != 't' && text[10] != ' ') ||
-        !digits(11, 2, h) || text[13] != ':' || !digits(14, 2, mi) || text[16] != ':' ||
-        !digits(17, 2, s))
+        text[7] != '-' || !digits(8, 2, d) ||
+        (text[10] != 'T' && text[10] != 't' && text[10] != ' ') || !digits(11, 2, h) ||
+        text[13] != ':' || !digits(14, 2, mi) || text[16] != ':' || !digits(17, 2, s))
         return false;
     if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || s > 60) return false;
     std::size_t pos = 19;
@@ -198,9 +197,9 @@ inline void check_session_id(std::string_view id) {
     if (!is_valid_session_id(id)) {
         std::string shown;
         for (char c : id.substr(0, 64)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';
-        throw SessionError(ErrorCode::invalid_session,
-                           "invalid session id '" + shown +
-                               "': must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
+        throw SessionError(
+            ErrorCode::invalid_session,
+            "invalid session id '" + shown + "': must match [A-Za-z0-9][A-Za-z0-9._-]{0,127}");
     }
 }
 

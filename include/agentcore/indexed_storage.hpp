@@ -60,7 +60,8 @@ public:
 
     /// A fresh entry id, unique within this session.
     [[nodiscard]] std::string create_entry_id() const {
-        return make_entry_id(environment_, [this](const std::string& id) { return index_.contains(id); });
+        return make_entry_id(environment_,
+                             [this](const std::string& id) { return index_.contains(id); });
     }
 
     /// Appends an entry: the tree rules first (already_exists for a taken id, invalid_entry for a
@@ -76,7 +77,7 @@ public:
         try {
             index_.record(*handle);
         } catch (...) {
-            if constexpr (requires(Derived& d) { d.unpersist_last(); }) self().unpersist_last();
+            if constexpr (requires(Derived & d) { d.unpersist_last(); }) self().unpersist_last();
             throw;
         }
     }
@@ -94,13 +95,15 @@ public:
         return out;
     }
 
-    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
+    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
+        return index_.label(id);
+    }
     [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
 
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
-        return detail::walk_to_root_or_compaction(start, index_.size(),
-                                                  [this](std::string_view id) { return get_entry(id); });
+        return detail::walk_to_root_or_compaction(
+            start, index_.size(), [this](std::string_view id) { return get_entry(id); });
     }
 
     [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
@@ -133,7 +136,9 @@ protected:
 
 private:
     [[nodiscard]] Derived& self() noexcept { return static_cast<Derived&>(*this); }
-    [[nodiscard]] const Derived& self() const noexcept { return static_cast<const Derived&>(*this); }
+    [[nodiscard]] const Derived& self() const noexcept {
+        return static_cast<const Derived&>(*this);
+    }
 
     Metadata metadata_;
     Environment environment_;

@@ -74,8 +74,8 @@ public:
     [[nodiscard]] static std::string file_name(std::string_view timestamp, std::string_view id) {
         std::string name(timestamp.substr(0, 64));
         for (char& c : name)
-            if (c == ':' || c == '.' || c == '/' || c == '\\' || c == '_' || static_cast<unsigned char>(c) < 0x20 ||
-                c == '\x7f')
+            if (c == ':' || c == '.' || c == '/' || c == '\\' || c == '_' ||
+                static_cast<unsigned char>(c) < 0x20 || c == '\x7f')
                 c = '-';
         return name + "_" + std::string(id) + ".jsonl";
     }
@@ -99,7 +99,8 @@ public:
         std::vector<std::string> folders;
         while (const dirent* e = ::readdir(dir)) {
             const std::string_view name = e->d_name;
-            if (name.size() >= 4 && name.substr(0, 2) == "--" && name.substr(name.size() - 2) == "--")
+            if (name.size() >= 4 && name.substr(0, 2) == "--" &&
+                name.substr(name.size() - 2) == "--")
                 folders.emplace_back(name);
         }
         ::closedir(dir);
@@ -144,7 +145,8 @@ private:
 namespace detail {
 
 inline JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) {
-    return JsonlSessionRepo::session_type(std::make_shared<JsonlSessionStorage>(std::move(storage)));
+    return JsonlSessionRepo::session_type(
+        std::make_shared<JsonlSessionStorage>(std::move(storage)));
 }
 
 /// Reads only the first line of a file, at most `limit` bytes.
@@ -152,9 +154,11 @@ inline std::string read_first_line(const FileOps& ops, const std::string& path, 
                                    std::uint64_t& file_size_out) {
     FileHandle fd = open_regular_file(ops, path, O_RDONLY, "session file");
     if (!fd) {
-        if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path + "' not found");
+        if (errno == ENOENT)
+            throw SessionError(ErrorCode::not_found, "session file '" + path + "' not found");
         if (errno == ELOOP)
-            throw SessionError(ErrorCode::storage, "session file '" + path + "' is a symbolic link; refused");
+            throw SessionError(ErrorCode::storage,
+                               "session file '" + path + "' is a symbolic link; refused");
         throw io_error("opening", path, errno);
     }
     file_size_out = file_size(ops, fd.get(), path);
@@ -184,19 +188,23 @@ inline std::string read_first_line(const FileOps& ops, const std::string& path, 
 /// with the lock held, right before the file gets its name, so that of two processes creating
 /// (or forking to) one id exactly one succeeds and the other gets already_exists.
 inline JsonlSessionStorage create_session_file(const JsonlSessionRepo& repo, const std::string& id,
-                                               std::string path, SessionHeader header, JsonlStorageOptions options,
+                                               std::string path, SessionHeader header,
+                                               JsonlStorageOptions options,
                                                std::vector<SessionTreeEntry> entries = {}) {
     const auto& ops = ops_or_real(options.file_ops);
     std::optional<FolderLock> lock;
     JsonlSessionStorage storage = JsonlSessionStorage::create(
         std::move(path), std::move(header), std::move(options), std::move(entries), [&] {
             lock.emplace(ops, repo.root());
-            if (repo.find_path(id)) throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+            if (repo.find_path(id))
+                throw SessionError(ErrorCode::already_exists,
+                                   "session '" + id + "' already exists");
         });
     return storage;
 }
 
-inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops, const std::string& cwd) {
+inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops,
+                                   const std::string& cwd) {
     if (cwd.find('\0') != std::string::npos)
         throw SessionError(ErrorCode::invalid_session, "cwd contains a NUL character");
     make_folders(ops, repo.root());
@@ -214,13 +222,15 @@ inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& 
 /// how many files it removed; never throws.
 ///
 /// Complexity: one pass over each cwd folder's names; a few calls per temporary file.
-inline std::size_t sweep_temporary_files(const JsonlSessionRepo& repo,
-                                         std::chrono::seconds older_than = detail::temp_file_grace) noexcept {
+inline std::size_t sweep_temporary_files(
+    const JsonlSessionRepo& repo,
+    std::chrono::seconds older_than = detail::temp_file_grace) noexcept {
     std::size_t removed = 0;
     try {
         const auto& ops = detail::ops_or_real(repo.options().file_ops);
-        repo.for_each_folder(
-            [&](const std::string& folder) { removed += detail::sweep_temp_files(ops, folder, {}, older_than); });
+        repo.for_each_folder([&](const std::string& folder) {
+            removed += detail::sweep_temp_files(ops, folder, {}, older_than);
+        });
     } catch (const std::exception&) {
         // Housekeeping: what could not be looked at now is swept by a later call.
     }
@@ -244,24 +254,29 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
     detail::prepare_session_folder(repo, ops, header.cwd);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
                        JsonlSessionRepo::file_name(header.timestamp, id);
-    return detail::make_session(detail::create_session_file(repo, id, std::move(path), std::move(header), so));
+    return detail::make_session(
+        detail::create_session_file(repo, id, std::move(path), std::move(header), so));
 }
 
 /// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
 /// invalid_session; another writer: locked.
 inline JsonlSessionRepo::session_type open(JsonlSessionRepo& repo, std::string_view id) {
     auto path = repo.find_path(id);
-    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
+    if (!path)
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
                            ErrorLocation{.session = std::string(id)});
     return detail::make_session(JsonlSessionStorage::open(std::move(*path), repo.options()));
 }
 
 /// Opens a session for reading only: no lock, the file is never changed.
-inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo, std::string_view id) {
+inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo,
+                                                     std::string_view id) {
     auto path = repo.find_path(id);
-    if (!path) throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
+    if (!path)
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
                            ErrorLocation{.session = std::string(id)});
-    return detail::make_session(JsonlSessionStorage::open_read_only(std::move(*path), repo.options()));
+    return detail::make_session(
+        JsonlSessionStorage::open_read_only(std::move(*path), repo.options()));
 }
 
 /// The sessions, newest first (by creation time) unless the options say otherwise, optionally
@@ -279,7 +294,8 @@ inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options
             try {
                 listing.header = decode_header(line, &listing.dialect);
             } catch (const SessionError& e) {
-                throw SessionError(ErrorCode::invalid_session, "'" + path + "' line 1: " + std::string(e.detail()),
+                throw SessionError(ErrorCode::invalid_session,
+                                   "'" + path + "' line 1: " + std::string(e.detail()),
                                    e.location().merged(ErrorLocation{.file = path, .line = 1}));
             }
             if (options.cwd && listing.header.cwd != *options.cwd) return;
@@ -307,7 +323,8 @@ namespace detail {
 // Unlinks a session file while holding its writer lock (waiting up to `wait`), so that no
 // writer can acknowledge an append to it afterwards. Anything else in its place (a link, a
 // FIFO) is unlinked without being opened.
-inline void remove_session_file(const FileOps& ops, const std::string& path, std::chrono::milliseconds wait) {
+inline void remove_session_file(const FileOps& ops, const std::string& path,
+                                std::chrono::milliseconds wait) {
     for (int attempt = 0; attempt < 100; ++attempt) {
         struct stat st {};
         if (ops.lstat(path.c_str(), &st) != 0) {
@@ -326,18 +343,21 @@ inline void remove_session_file(const FileOps& ops, const std::string& path, std
                 lock_exclusive(ops, fd.get(), wait, path);
             } catch (const SessionError& e) {
                 if (e.code() != ErrorCode::locked) throw;
-                throw SessionError(ErrorCode::locked, "session file '" + path +
-                                                          "' is open for writing elsewhere; not removed");
+                throw SessionError(
+                    ErrorCode::locked,
+                    "session file '" + path + "' is open for writing elsewhere; not removed");
             }
             const FileAtPath at = file_at_path(ops, fd.get(), path);
             if (at == FileAtPath::gone) return;
             if (at == FileAtPath::replaced) continue;
         }
-        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT) throw io_error("removing", path, errno);
+        if (ops.unlink(path.c_str()) != 0 && errno != ENOENT)
+            throw io_error("removing", path, errno);
         sync_folder(ops, parent_folder(path));
         return;
     }
-    throw SessionError(ErrorCode::storage, "session file '" + path + "' keeps being replaced; not removed");
+    throw SessionError(ErrorCode::storage,
+                       "session file '" + path + "' keeps being replaced; not removed");
 }
 
 }  // namespace detail
@@ -372,12 +392,14 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
     if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source_path = repo.find_path(source_id);
     if (!source_path)
-        throw SessionError(ErrorCode::not_found, "session '" + std::string(source_id) + "' not found",
+        throw SessionError(ErrorCode::not_found,
+                           "session '" + std::string(source_id) + "' not found",
                            ErrorLocation{.session = std::string(source_id)});
     JsonlStorageOptions so = repo.options();
     const JsonlSessionStorage source = JsonlSessionStorage::open_read_only(*source_path, so);
     auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
-    SessionHeader header = detail::fork_header(source.metadata(), options, so.environment, *source_path);
+    SessionHeader header =
+        detail::fork_header(source.metadata(), options, so.environment, *source_path);
     const std::string id = header.id;
     if (repo.find_path(id))
         throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists",
@@ -388,8 +410,8 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
                        JsonlSessionRepo::file_name(header.timestamp, id);
     so.dialect = source.dialect();
-    return detail::make_session(
-        detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
+    return detail::make_session(detail::create_session_file(
+        repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
 /// Creates a session file holding `header` as it is and `entries` in order, written in
@@ -414,8 +436,8 @@ inline JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, Ses
     detail::prepare_session_folder(repo, ops, header.cwd);
     std::string path = repo.root() + "/" + JsonlSessionRepo::folder_name(header.cwd) + "/" +
                        JsonlSessionRepo::file_name(header.timestamp, id);
-    return detail::make_session(
-        detail::create_session_file(repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
+    return detail::make_session(detail::create_session_file(
+        repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
 static_assert(SessionRepository<JsonlSessionRepo>);

@@ -2,14 +2,14 @@
 // JsonlSessionStorage: a session kept in one JSONL file (SPEC §3, §6).
 //
 // Opening does not decode payloads. The file is mapped (a read-only open maps only the part no
-// writer can cut any more and reads its last lines, see uncuttable_prefix), its lines are found with memchr, each
-// line's JSON syntax and UTF-8 are checked by a hand-written scanner that also returns the raw
-// text of `type`, `id`, the parent id and the usage fields, and the codec's field rules are
-// checked on the raw text (codec_check.hpp), so that a line the open accepts always decodes
-// later; only labels, session_info and leaf entries (which change the bookkeeping) are decoded
-// at open. Every other entry is decoded by
-// the codec when it is first read; it stays decoded while a handle to it lives, and the newest
-// decoded entries stay cached up to a budget of line bytes (decoded_cache_bytes).
+// writer can cut any more and reads its last lines, see uncuttable_prefix), its lines are found
+// with memchr, each line's JSON syntax and UTF-8 are checked by a hand-written scanner that also
+// returns the raw text of `type`, `id`, the parent id and the usage fields, and the codec's field
+// rules are checked on the raw text (codec_check.hpp), so that a line the open accepts always
+// decodes later; only labels, session_info and leaf entries (which change the bookkeeping) are
+// decoded at open. Every other entry is decoded by the codec when it is first read; it stays
+// decoded while a handle to it lives, and the newest decoded entries stay cached up to a budget of
+// line bytes (decoded_cache_bytes).
 //
 // Appends write one complete line (and by default fdatasync it) before anything in memory
 // changes; a failed write is cut away again, a failed sync poisons the storage.
@@ -23,12 +23,12 @@
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
-#include <agentcore/tree_index.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/storage.hpp>
+#include <agentcore/tree_index.hpp>
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -37,9 +37,9 @@
 #include <cerrno>
 #include <charconv>
 #include <chrono>
-#include <deque>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <new>
 #include <optional>
@@ -102,21 +102,24 @@ public:
     /// Creates a new session file holding `header` (and `entries`, in order), written to a
     /// temporary file beside `path`, synced, moved into place without replacing anything, the
     /// folder synced; returns it opened for writing. In a pi file a `leaf` entry that no entry
-    /// hangs under is placed under its target, as set_leaf_id writes it. An existing file: already_exists. Entries
-    /// that do not form a tree (duplicate id, unknown parent): already_exists / invalid_entry,
-    /// nothing created.
+    /// hangs under is placed under its target, as set_leaf_id writes it. An existing file:
+    /// already_exists. Entries that do not form a tree (duplicate id, unknown parent):
+    /// already_exists / invalid_entry, nothing created.
     static JsonlSessionStorage create(std::string path, SessionHeader header,
                                       JsonlStorageOptions options = {},
                                       std::vector<SessionTreeEntry> entries = {}) {
-        return create(std::move(path), std::move(header), std::move(options), std::move(entries), [] {});
+        return create(std::move(path), std::move(header), std::move(options), std::move(entries),
+                      [] {});
     }
 
     /// The same, calling `before_publish()` once the content is written and synced, right
     /// before the file gets its name. A repository takes its lock there and checks that the
     /// session id is still free; whatever it throws abandons the create (nothing is left).
     template <class BeforePublish>
-    static JsonlSessionStorage create(std::string path, SessionHeader header, JsonlStorageOptions options,
-                                      std::vector<SessionTreeEntry> entries, BeforePublish&& before_publish) {
+    static JsonlSessionStorage create(std::string path, SessionHeader header,
+                                      JsonlStorageOptions options,
+                                      std::vector<SessionTreeEntry> entries,
+                                      BeforePublish&& before_publish) {
         JsonlSessionStorage s(std::move(path), std::move(options), false);
         if (header.metadata.is_null()) header.metadata = Json::object();
         s.dialect_ = s.options_.dialect;
@@ -162,9 +165,10 @@ public:
 
     /// Opens a session file for writing: takes the writer lock (`locked` when another writer
     /// holds it after `lock_wait`; not_found when the file was removed while this open waited
-    /// for it; a file replaced meanwhile is opened again), cuts off a torn last line (its bytes copied to a quarantine
-    /// file first), adds a missing final newline. A missing file: not_found; a bad header:
-    /// invalid_session; a bad interior line: invalid_entry naming file and line (unless lenient).
+    /// for it; a file replaced meanwhile is opened again), cuts off a torn last line (its bytes
+    /// copied to a quarantine file first), adds a missing final newline. A missing file: not_found;
+    /// a bad header: invalid_session; a bad interior line: invalid_entry naming file and line
+    /// (unless lenient).
     static JsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
         JsonlSessionStorage s(std::move(path), std::move(options), false);
         s.load();
@@ -192,7 +196,8 @@ public:
         std::string clean;
         std::string dropped;
         s.load(&clean, &dropped, &report);
-        detail::sweep_temp_files(*s.ops_, detail::parent_folder(s.path_), detail::file_name(s.path_));
+        detail::sweep_temp_files(*s.ops_, detail::parent_folder(s.path_),
+                                 detail::file_name(s.path_));
         return report;
     }
 
@@ -229,7 +234,8 @@ public:
 
     /// A fresh entry id, unique within this session.
     [[nodiscard]] std::string create_entry_id() const {
-        return make_entry_id(options_.environment, [this](const std::string& id) { return index_.contains(id); });
+        return make_entry_id(options_.environment,
+                             [this](const std::string& id) { return index_.contains(id); });
     }
 
     /// Appends an entry: one line written (and synced when durable) before memory changes.
@@ -238,14 +244,18 @@ public:
     /// poisoned by an earlier failed sync, or when its file no longer has a name (unlinked while
     /// open: the entry is not acknowledged, and neither is any later one).
     void append_entry(SessionTreeEntry entry) {
-        if (closed_) throw SessionError(ErrorCode::storage, "session file '" + path_ + "' was closed for writing");
+        if (closed_)
+            throw SessionError(ErrorCode::storage,
+                               "session file '" + path_ + "' was closed for writing");
         if (read_only_)
-            throw SessionError(ErrorCode::storage, "session file '" + path_ + "' is open read-only");
+            throw SessionError(ErrorCode::storage,
+                               "session file '" + path_ + "' is open read-only");
         if (removed_) throw removed_error();
         if (poisoned_)
-            throw SessionError(ErrorCode::storage,
-                               "session file '" + path_ +
-                                   "' refuses appends after a failed sync; reopen it to see what is on disk");
+            throw SessionError(
+                ErrorCode::storage,
+                "session file '" + path_ +
+                    "' refuses appends after a failed sync; reopen it to see what is on disk");
         index_.check_append(entry);
         std::string line = encode_entry(entry, dialect_);
         line.push_back('\n');
@@ -293,7 +303,9 @@ public:
         return out;
     }
 
-    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const { return index_.label(id); }
+    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
+        return index_.label(id);
+    }
     [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
 
     /// The entries the state of a context built at `leaf` comes from (SPEC §4.5): O(1) on the
@@ -304,8 +316,8 @@ public:
 
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
-        return detail::walk_to_root_or_compaction(start, slots_.size(),
-                                                  [this](std::string_view id) { return get_entry(id); });
+        return detail::walk_to_root_or_compaction(
+            start, slots_.size(), [this](std::string_view id) { return get_entry(id); });
     }
 
     [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
@@ -346,7 +358,9 @@ public:
     /// The lines a lenient open skipped (empty for a strict open).
     [[nodiscard]] const std::vector<LineProblem>& problems() const noexcept { return problems_; }
     /// Where the torn tail cut off by a writing open went, if there was one.
-    [[nodiscard]] const std::optional<std::string>& quarantine_path() const noexcept { return quarantine_path_; }
+    [[nodiscard]] const std::optional<std::string>& quarantine_path() const noexcept {
+        return quarantine_path_;
+    }
     /// True when the file ended in a torn line (ignored when reading, cut off when writing).
     [[nodiscard]] bool had_torn_tail() const noexcept { return torn_tail_; }
     /// The open descriptor (for tests: close-on-exec, lock state).
@@ -386,8 +400,9 @@ private:
 
     [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason,
                                 const ErrorLocation& inner = {}) const {
-        throw SessionError(code, "'" + path_ + "' line " + std::to_string(line) + ": " + std::string(reason),
-                           inner.merged(ErrorLocation{.file = path_, .line = line}));
+        throw SessionError(
+            code, "'" + path_ + "' line " + std::to_string(line) + ": " + std::string(reason),
+            inner.merged(ErrorLocation{.file = path_, .line = line}));
     }
 
     // The detail of a library error, without its "[agentcore.<code>] " prefix.
@@ -407,16 +422,19 @@ private:
         EntryHandle handle;
         try {
             std::string text(static_cast<std::size_t>(slot.length), '\0');
-            if (const int err = detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
-                throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
+            if (const int err =
+                    detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
+                throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_,
+                                       err);
             handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
         } catch (const SessionError& e) {
             if (e.code() == ErrorCode::storage) throw;
             fail_line(e.code(), slot.line, detail_of(e), e.location());
         } catch (const std::bad_alloc&) {
             // A line too large for this process's memory: the file is fine, the reader is not.
-            fail_line(ErrorCode::storage, slot.line,
-                      "not enough memory to read the entry (" + std::to_string(slot.length) + " bytes)");
+            fail_line(
+                ErrorCode::storage, slot.line,
+                "not enough memory to read the entry (" + std::to_string(slot.length) + " bytes)");
         }
         slot.cache = handle;
         hold_decoded(pos, handle);
@@ -435,16 +453,20 @@ private:
         std::string_view type;
         std::string_view id;
         if (scanned.type.empty()) return "field 'type': missing";
-        if (!detail::JsonScanner::string_value(scanned.type, type_scratch, type)) return "field 'type': expected a string";
+        if (!detail::JsonScanner::string_value(scanned.type, type_scratch, type))
+            return "field 'type': expected a string";
         if (scanned.id.empty()) return "field 'id': missing";
-        if (!detail::JsonScanner::string_value(scanned.id, id_scratch, id)) return "field 'id': expected a string";
+        if (!detail::JsonScanner::string_value(scanned.id, id_scratch, id))
+            return "field 'id': expected a string";
         if (id.empty()) return "field 'id': empty";
-        const bool bookkeeping = type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
+        const bool bookkeeping =
+            type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
         std::string_view parent_raw = scanned.parent_id;
         if (!bookkeeping) {
             // The codec's field rules on the raw text: a line that opens decodes when it is read.
             try {
-                const detail::CheckedEntry checked = detail::check_entry_fields(text, type, dialect_);
+                const detail::CheckedEntry checked =
+                    detail::check_entry_fields(text, type, dialect_);
                 if (!checked.unknown_parent.empty()) parent_raw = checked.unknown_parent;
             } catch (const SessionError& e) {
                 return detail_of(e);
@@ -463,8 +485,8 @@ private:
                    std::to_string(slots_[*index_.position(id)].line);
         };
         if (parent && !index_.contains(*parent))
-            return "entry '" + detail::printable_id(id) + "' names parent '" + detail::printable_id(*parent) +
-                   "', which does not appear on an earlier line";
+            return "entry '" + detail::printable_id(id) + "' names parent '" +
+                   detail::printable_id(*parent) + "', which does not appear on an earlier line";
 
         if (bookkeeping) {
             if (index_.contains(id)) return duplicate();
@@ -475,12 +497,14 @@ private:
                 return detail_of(e);
             } catch (const std::bad_alloc&) {
                 fail_line(ErrorCode::storage, line_no,
-                          "not enough memory to read the entry (" + std::to_string(text.size()) + " bytes)");
+                          "not enough memory to read the entry (" + std::to_string(text.size()) +
+                              " bytes)");
             }
             if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
                 if (leaf->target_id && !index_.contains(*leaf->target_id))
                     return "leaf entry '" + detail::printable_id(id) + "' targets '" +
-                           detail::printable_id(*leaf->target_id) + "', which does not appear on an earlier line";
+                           detail::printable_id(*leaf->target_id) +
+                           "', which does not appear on an earlier line";
             slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, handle});
             index_.record(*handle);
             return {};
@@ -495,7 +519,9 @@ private:
         if (!usage_raw.empty() && usage_raw != "null") {
             try {
                 usage = fast_usage(usage_raw);
-                if (!usage) usage = usage_from_json(detail::parse_line(usage_raw, ErrorCode::invalid_entry, "usage"), dialect_);
+                if (!usage)
+                    usage = usage_from_json(
+                        detail::parse_line(usage_raw, ErrorCode::invalid_entry, "usage"), dialect_);
             } catch (const SessionError& e) {
                 return detail_of(e);
             }
@@ -503,10 +529,12 @@ private:
         make_room();
         std::string role_scratch;
         std::string_view role;
-        const bool assistant = type == MessageEntry::type && !scanned.message_role.empty() &&
-                               detail::JsonScanner::string_value(scanned.message_role, role_scratch, role) &&
-                               role == "assistant";
-        if (!index_.record_undecoded(id, type, parent, assistant, usage ? &*usage : nullptr)) return duplicate();
+        const bool assistant =
+            type == MessageEntry::type && !scanned.message_role.empty() &&
+            detail::JsonScanner::string_value(scanned.message_role, role_scratch, role) &&
+            role == "assistant";
+        if (!index_.record_undecoded(id, type, parent, assistant, usage ? &*usage : nullptr))
+            return duplicate();
         slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, nullptr});
         return {};
     }
@@ -521,32 +549,39 @@ private:
             const auto r = std::from_chars(text.data(), text.data() + text.size(), out);
             if (r.ec != std::errc() || r.ptr != text.data() + text.size()) ok = false;
         };
-        detail::JsonScanner::for_each_member(raw, [&](std::string_view key, std::string_view value) {
-            if (key == "input") integer(value, u.input);
-            else if (key == "output") integer(value, u.output);
-            else if (key == (pi ? "cacheRead" : "cache_read")) integer(value, u.cache_read);
-            else if (key == (pi ? "cacheWrite" : "cache_write")) integer(value, u.cache_write);
-            else if (key == "cost") {
-                if (value.empty() || value.front() != '{') {
-                    ok = false;
-                    return;
+        detail::JsonScanner::for_each_member(
+            raw, [&](std::string_view key, std::string_view value) {
+                if (key == "input")
+                    integer(value, u.input);
+                else if (key == "output")
+                    integer(value, u.output);
+                else if (key == (pi ? "cacheRead" : "cache_read"))
+                    integer(value, u.cache_read);
+                else if (key == (pi ? "cacheWrite" : "cache_write"))
+                    integer(value, u.cache_write);
+                else if (key == "cost") {
+                    if (value.empty() || value.front() != '{') {
+                        ok = false;
+                        return;
+                    }
+                    detail::JsonScanner::for_each_member(value, [&](std::string_view k,
+                                                                    std::string_view v) {
+                        if (k != "total") return;
+                        const auto r = std::from_chars(v.data(), v.data() + v.size(), u.cost.total);
+                        if (r.ec != std::errc() || r.ptr != v.data() + v.size()) ok = false;
+                    });
+                } else if (key.find('\\') != std::string_view::npos) {
+                    ok = false;  // an escaped key: let the codec decide what it names
                 }
-                detail::JsonScanner::for_each_member(value, [&](std::string_view k, std::string_view v) {
-                    if (k != "total") return;
-                    const auto r = std::from_chars(v.data(), v.data() + v.size(), u.cost.total);
-                    if (r.ec != std::errc() || r.ptr != v.data() + v.size()) ok = false;
-                });
-            } else if (key.find('\\') != std::string_view::npos) {
-                ok = false;  // an escaped key: let the codec decide what it names
-            }
-        });
+            });
         if (!ok) return std::nullopt;
         return u;
     }
 
     // Grows the slots geometrically, so that the push_back after a write cannot throw.
     void make_room() {
-        if (slots_.size() == slots_.capacity()) slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
+        if (slots_.size() == slots_.capacity())
+            slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
     }
 
     // True when a line is one JSON object (a last line that is not is a torn tail).
@@ -571,7 +606,8 @@ private:
             while (pos > 0) {
                 const std::uint64_t from = pos > chunk ? pos - chunk : 0;
                 buffer.resize(static_cast<std::size_t>(pos - from));
-                if (detail::pread_all(*ops_, fd_.get(), buffer.data(), buffer.size(), from) != 0) return std::nullopt;
+                if (detail::pread_all(*ops_, fd_.get(), buffer.data(), buffer.size(), from) != 0)
+                    return std::nullopt;
                 for (std::size_t i = buffer.size(); i > 0; --i)
                     if (buffer[i - 1] == '\n') return from + i;
                 pos = from;
@@ -586,7 +622,8 @@ private:
             if (!previous) return 0;
             if (*previous == 0) return stable;  // the header: a file without one is never written
             std::string text(static_cast<std::size_t>(stable - *previous), '\0');
-            if (detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), *previous) != 0) return 0;
+            if (detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), *previous) != 0)
+                return 0;
             text.pop_back();  // its newline
             if (!text.empty() && text.back() == '\r') text.pop_back();
             if (detail::blank_line(text) || parses(text)) return stable;
@@ -598,8 +635,9 @@ private:
     // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
     // dropped bytes and publishes them.
     SessionError removed_error() const {
-        return SessionError(ErrorCode::storage, "session file '" + path_ +
-                                                    "' was removed while open for writing; the entry is not stored");
+        return SessionError(ErrorCode::storage,
+                            "session file '" + path_ +
+                                "' was removed while open for writing; the entry is not stored");
     }
 
     // Opens the file and, for writing, takes its lock. A writing open then writes only to the
@@ -607,10 +645,13 @@ private:
     // meanwhile (not_found) or replaced by a repair (opened again).
     void open_and_lock() {
         for (int attempt = 0;; ++attempt) {
-            fd_ = detail::open_regular_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR, "session file");
+            fd_ = detail::open_regular_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR,
+                                            "session file");
             if (!fd_) {
                 const int err = errno;
-                if (err == ENOENT) throw SessionError(ErrorCode::not_found, "session file '" + path_ + "' not found");
+                if (err == ENOENT)
+                    throw SessionError(ErrorCode::not_found,
+                                       "session file '" + path_ + "' not found");
                 if (err == ELOOP)
                     throw SessionError(ErrorCode::storage,
                                        "session file '" + path_ + "' is a symbolic link; refused");
@@ -619,23 +660,27 @@ private:
             if (read_only_) return;
             detail::lock_exclusive(*ops_, fd_.get(), options_.lock_wait, path_);
             switch (detail::file_at_path(*ops_, fd_.get(), path_)) {
-            case detail::FileAtPath::same: return;
-            case detail::FileAtPath::gone:
-                throw SessionError(ErrorCode::not_found,
-                                   "session file '" + path_ + "' was removed while waiting for its writer lock");
-            case detail::FileAtPath::replaced:
-                if (attempt >= 100)
-                    throw SessionError(ErrorCode::storage, "session file '" + path_ + "' keeps being replaced");
-                break;
+                case detail::FileAtPath::same: return;
+                case detail::FileAtPath::gone:
+                    throw SessionError(ErrorCode::not_found,
+                                       "session file '" + path_ +
+                                           "' was removed while waiting for its writer lock");
+                case detail::FileAtPath::replaced:
+                    if (attempt >= 100)
+                        throw SessionError(ErrorCode::storage,
+                                           "session file '" + path_ + "' keeps being replaced");
+                    break;
             }
         }
     }
 
-    void load(std::string* clean = nullptr, std::string* dropped = nullptr, RepairReport* report = nullptr) {
+    void load(std::string* clean = nullptr, std::string* dropped = nullptr,
+              RepairReport* report = nullptr) {
         open_and_lock();
         // Size after the lock: a writer that held it may have changed the file.
         const std::uint64_t size = detail::file_size(*ops_, fd_.get(), path_);
-        if (size == 0) throw SessionError(ErrorCode::invalid_session, "session file '" + path_ + "' is empty");
+        if (size == 0)
+            throw SessionError(ErrorCode::invalid_session, "session file '" + path_ + "' is empty");
 
         // A writer may cut the file's end while a read-only open reads it: that part is read,
         // never mapped (a page cut from under a mapping kills its reader with SIGBUS).
@@ -704,13 +749,15 @@ private:
         file_size_ = data.size();
 
         if (clean != nullptr) {
-            finish_repair(data, good_end, last_terminated, dropped_ranges, *clean, *dropped, *report);
+            finish_repair(data, good_end, last_terminated, dropped_ranges, *clean, *dropped,
+                          *report);
             return;
         }
         if (read_only_) return;
         if (torn_tail_) {
-            quarantine_path_ = detail::write_side_file(*ops_, path_, "quarantine", options_.environment.now_ms(),
-                                                       data.substr(static_cast<std::size_t>(good_end)));
+            quarantine_path_ =
+                detail::write_side_file(*ops_, path_, "quarantine", options_.environment.now_ms(),
+                                        data.substr(static_cast<std::size_t>(good_end)));
             if (const int err = detail::truncate_file(*ops_, fd_.get(), good_end))
                 throw detail::io_error("cutting the torn last line of", path_, err);
             file_size_ = good_end;
@@ -734,16 +781,19 @@ private:
         report.problems = problems_;
         report.entries_kept = slots_.size();
         for (const auto& [from, to] : dropped_ranges)
-            dropped.append(data.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from)));
+            dropped.append(
+                data.substr(static_cast<std::size_t>(from), static_cast<std::size_t>(to - from)));
         if (torn_tail_) {
             dropped.append(data.substr(static_cast<std::size_t>(good_end)));
             report.problems.push_back(LineProblem{lines_, "torn last line"});
         }
-        if (dropped.empty() && last_terminated && clean.size() == data.size()) return;  // already clean
+        if (dropped.empty() && last_terminated && clean.size() == data.size())
+            return;  // already clean
         report.changed = true;
         const std::int64_t now = options_.environment.now_ms();
         if (!dropped.empty())
-            report.quarantine_path = detail::write_side_file(*ops_, path_, "quarantine", now, dropped);
+            report.quarantine_path =
+                detail::write_side_file(*ops_, path_, "quarantine", now, dropped);
         // The original stays beside the session under a new name (a hard link: no copy).
         const std::string backup_base = path_ + ".bak-" + detail::file_stamp(now);
         for (int n = 0;; ++n) {
@@ -752,7 +802,8 @@ private:
                 report.backup_path = std::move(name);
                 break;
             }
-            if (errno != EEXIST || n > 1000) throw detail::io_error("keeping the original of", path_, errno);
+            if (errno != EEXIST || n > 1000)
+                throw detail::io_error("keeping the original of", path_, errno);
         }
         detail::TempFile temp(*ops_, path_);
         temp.write(clean);

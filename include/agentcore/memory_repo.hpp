@@ -37,20 +37,23 @@ private:
     friend SessionList list(const InMemorySessionRepo&, const ListOptions&);
     friend void remove(InMemorySessionRepo&, std::string_view);
     friend session_type fork(InMemorySessionRepo&, std::string_view, const ForkOptions&);
-    friend session_type import_session(InMemorySessionRepo&, SessionHeader, std::vector<SessionTreeEntry>, Dialect);
+    friend session_type import_session(InMemorySessionRepo&, SessionHeader,
+                                       std::vector<SessionTreeEntry>, Dialect);
 
     Environment environment_;
     std::map<std::string, std::shared_ptr<storage_type>, std::less<>> sessions_;
 };
 
 /// Creates an empty session. A taken id: already_exists; an invalid id: invalid_session.
-inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo, CreateOptions options = {}) {
+inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo,
+                                                CreateOptions options = {}) {
     SessionHeader header = detail::new_header(std::move(options), repo.environment_);
     if (repo.sessions_.count(header.id) != 0)
         throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
                            ErrorLocation{.session = header.id});
     std::string id = header.id;
-    auto storage = std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    auto storage =
+        std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
 }
@@ -66,7 +69,8 @@ inline InMemorySessionRepo::session_type open(InMemorySessionRepo& repo, std::st
 
 /// Opens a snapshot of a session for reading: it shares the entries stored so far and refuses
 /// appends (`storage`). Unknown id: not_found.
-inline InMemorySessionRepo::session_type open_read_only(const InMemorySessionRepo& repo, std::string_view id) {
+inline InMemorySessionRepo::session_type open_read_only(const InMemorySessionRepo& repo,
+                                                        std::string_view id) {
     auto it = repo.sessions_.find(id);
     if (it == repo.sessions_.end())
         throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
@@ -99,14 +103,15 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
     if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source = open(repo, source_id);
     auto entries = prepare_fork_entries(get_entries_to_fork(source.storage(), options));
-    SessionHeader header =
-        detail::fork_header(source.storage().metadata(), options, repo.environment_, std::string(source_id));
+    SessionHeader header = detail::fork_header(source.storage().metadata(), options,
+                                               repo.environment_, std::string(source_id));
     if (repo.sessions_.count(header.id) != 0)
         throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
                            ErrorLocation{.session = header.id});
     std::string id = header.id;
     // Built completely before it is published: a failure leaves the repository unchanged.
-    auto storage = std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    auto storage =
+        std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
     for (auto& e : entries) storage->append_entry(std::move(e));
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
@@ -116,7 +121,8 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
 /// copies of sessions stored elsewhere. Memory keeps entries, not lines: the dialect is not
 /// kept. A taken id: already_exists; an invalid id: invalid_session; entries that do not form a
 /// tree: already_exists / invalid_entry; in each case the repository is unchanged.
-inline InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo, SessionHeader header,
+inline InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo,
+                                                        SessionHeader header,
                                                         std::vector<SessionTreeEntry> entries,
                                                         Dialect dialect = Dialect::native) {
     (void)dialect;
@@ -127,7 +133,8 @@ inline InMemorySessionRepo::session_type import_session(InMemorySessionRepo& rep
                            ErrorLocation{.session = header.id});
     std::string id = header.id;
     // Built completely before it is published: a failure leaves the repository unchanged.
-    auto storage = std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    auto storage =
+        std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
     for (auto& e : entries) storage->append_entry(std::move(e));
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));

@@ -31,7 +31,8 @@ public:
     explicit InMemorySessionStorage(Metadata metadata = {},
                                     Environment environment = Environment::system())
         : Base(std::move(metadata), std::move(environment)) {
-        if constexpr (std::is_same_v<Metadata, SessionHeader>) detail::check_header_nesting(this->metadata());
+        if constexpr (std::is_same_v<Metadata, SessionHeader>)
+            detail::check_header_nesting(this->metadata());
     }
 
     /// A copy of this session as it is now that refuses appends (`storage`); it shares the

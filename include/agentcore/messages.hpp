@@ -179,14 +179,22 @@ inline std::string_view role_of(const AgentMessage& message) noexcept {
     return std::visit(
         [](const auto& m) -> std::string_view {
             using T = std::decay_t<decltype(m)>;
-            if constexpr (std::is_same_v<T, UserMessage>) return "user";
-            else if constexpr (std::is_same_v<T, AssistantMessage>) return "assistant";
-            else if constexpr (std::is_same_v<T, ToolResultMessage>) return "tool_result";
-            else if constexpr (std::is_same_v<T, BashExecutionMessage>) return "bash_execution";
-            else if constexpr (std::is_same_v<T, CustomMessage>) return "custom";
-            else if constexpr (std::is_same_v<T, BranchSummaryMessage>) return "branch_summary";
-            else if constexpr (std::is_same_v<T, CompactionSummaryMessage>) return "compaction_summary";
-            else return m.role;
+            if constexpr (std::is_same_v<T, UserMessage>)
+                return "user";
+            else if constexpr (std::is_same_v<T, AssistantMessage>)
+                return "assistant";
+            else if constexpr (std::is_same_v<T, ToolResultMessage>)
+                return "tool_result";
+            else if constexpr (std::is_same_v<T, BashExecutionMessage>)
+                return "bash_execution";
+            else if constexpr (std::is_same_v<T, CustomMessage>)
+                return "custom";
+            else if constexpr (std::is_same_v<T, BranchSummaryMessage>)
+                return "branch_summary";
+            else if constexpr (std::is_same_v<T, CompactionSummaryMessage>)
+                return "compaction_summary";
+            else
+                return m.role;
         },
         message);
 }
@@ -205,7 +213,8 @@ inline std::string_view role_of(const AgentMessage& message, Dialect dialect) no
 
 /// The stop reasons of SPEC §2.2 in the native spelling (pi spells tool_use "toolUse"; the codec
 /// translates).
-inline constexpr std::string_view stop_reasons[] = {"stop", "length", "tool_use", "error", "aborted"};
+inline constexpr std::string_view stop_reasons[] = {"stop", "length", "tool_use", "error",
+                                                    "aborted"};
 
 /// True when `reason` is one of stop_reasons (native spelling).
 constexpr bool is_known_stop_reason(std::string_view reason) noexcept {
@@ -221,7 +230,9 @@ inline std::int64_t timestamp_of(const AgentMessage& message) noexcept {
             using T = std::decay_t<decltype(m)>;
             if constexpr (std::is_same_v<T, OpaqueMessage>) {
                 auto it = m.raw.find("timestamp");
-                return (it != m.raw.end() && it->is_number_integer()) ? it->template get<std::int64_t>() : 0;
+                return (it != m.raw.end() && it->is_number_integer())
+                           ? it->template get<std::int64_t>()
+                           : 0;
             } else {
                 return m.timestamp;
             }
@@ -249,7 +260,8 @@ inline UserMessage user_blocks(std::vector<ContentBlock> blocks, std::int64_t ti
 
 /// A tool call block: the call's id (the provider's), the tool's name, its arguments (a JSON
 /// object).
-inline ToolCallContent tool_call(std::string id, std::string name, Json arguments = Json::object()) {
+inline ToolCallContent tool_call(std::string id, std::string name,
+                                 Json arguments = Json::object()) {
     return ToolCallContent{std::move(id), std::move(name), std::move(arguments), {}};
 }
 
@@ -273,7 +285,8 @@ struct AssistantReply {
 /// An assistant message: thinking, text and tool calls in that order, the model that wrote it.
 inline AssistantMessage assistant_reply(AssistantReply reply) {
     AssistantMessage m;
-    if (!reply.thinking.empty()) m.content.emplace_back(ThinkingContent{std::move(reply.thinking), {}});
+    if (!reply.thinking.empty())
+        m.content.emplace_back(ThinkingContent{std::move(reply.thinking), {}});
     if (!reply.text.empty()) m.content.emplace_back(TextContent{std::move(reply.text), {}});
     for (auto& call : reply.tool_calls) m.content.emplace_back(std::move(call));
     m.api = std::move(reply.api);
@@ -296,7 +309,8 @@ inline AssistantMessage assistant_text(std::string text) {
 /// The result of a tool call: its id and tool name are the call's, its content one text block.
 ///
 /// Example: `append_message(session, tool_result(call, run(call)));`
-inline ToolResultMessage tool_result(const ToolCallContent& call, std::string text, bool is_error = false) {
+inline ToolResultMessage tool_result(const ToolCallContent& call, std::string text,
+                                     bool is_error = false) {
     ToolResultMessage m;
     m.tool_call_id = call.id;
     m.tool_name = call.name;
@@ -335,7 +349,9 @@ inline std::string content_text_joined(const Content& c) {
 }  // namespace detail
 
 /// The text of an assistant message (see text_of(const AgentMessage&)).
-inline std::string text_of(const AssistantMessage& message) { return detail::text_blocks_joined(message.content); }
+inline std::string text_of(const AssistantMessage& message) {
+    return detail::text_blocks_joined(message.content);
+}
 
 inline std::string text_of(const AgentMessage& message) {
     auto blocks_text = detail::text_blocks_joined;

@@ -111,8 +111,9 @@ struct PiMigrationReport {
 struct SessionLines {
     Json header;
     std::vector<Json> entries;
-    std::vector<std::size_t> line_numbers;  ///< 1-based line of each entry; empty when not from a file
-    PiMigrationReport report;               ///< what reading and migrating found
+    std::vector<std::size_t>
+        line_numbers;          ///< 1-based line of each entry; empty when not from a file
+    PiMigrationReport report;  ///< what reading and migrating found
     /// The last entry is the text's last line and has no newline: an append that may not have
     /// finished. A reader that refuses it treats it as a torn tail, as the JSONL storage does.
     bool last_entry_unterminated = false;
@@ -128,7 +129,8 @@ struct MigrationKeys {
 };
 
 inline MigrationKeys migration_keys(Dialect d) noexcept {
-    if (d == Dialect::native) return {"parent_id", "first_kept_entry_id", "first_kept_entry_index", "hook_message"};
+    if (d == Dialect::native)
+        return {"parent_id", "first_kept_entry_id", "first_kept_entry_index", "hook_message"};
     return {"parentId", "firstKeptEntryId", "firstKeptEntryIndex", "hookMessage"};
 }
 
@@ -138,7 +140,8 @@ inline int session_version_of(const Json& header) {
     if (!header.is_object())
         throw SessionError(ErrorCode::invalid_session, "session header: expected a JSON object");
     auto type = header.find("type");
-    if (type == header.end() || !type->is_string() || type->get_ref<const std::string&>() != "session")
+    if (type == header.end() || !type->is_string() ||
+        type->get_ref<const std::string&>() != "session")
         throw SessionError(ErrorCode::invalid_session, "session header: expected type \"session\"");
     auto v = header.find("version");
     if (v == header.end() || v->is_null()) return 1;
@@ -174,7 +177,9 @@ inline Json with_chain_fields(Json&& entry, const std::string& id, const Json& p
 
 inline bool is_message_with_role(const Json& entry, std::string_view role) {
     auto type = entry.find("type");
-    if (type == entry.end() || !type->is_string() || type->get_ref<const std::string&>() != "message") return false;
+    if (type == entry.end() || !type->is_string() ||
+        type->get_ref<const std::string&>() != "message")
+        return false;
     auto message = entry.find("message");
     if (message == entry.end() || !message->is_object()) return false;
     auto r = message->find("role");
@@ -200,14 +205,18 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
     const int version = detail::session_version_of(header);
     const Dialect dialect = detect_dialect(header);
     const detail::MigrationKeys keys = detail::migration_keys(dialect);
-    auto line_of = [&](std::size_t i) { return i < line_numbers.size() ? line_numbers[i] : std::size_t{0}; };
+    auto line_of = [&](std::size_t i) {
+        return i < line_numbers.size() ? line_numbers[i] : std::size_t{0};
+    };
     auto note = [&](PiMigrationKind kind, std::size_t i, std::string id, std::string detail) {
-        out.report.notes.push_back(PiMigrationNote{kind, line_of(i), std::move(id), std::move(detail)});
+        out.report.notes.push_back(
+            PiMigrationNote{kind, line_of(i), std::move(id), std::move(detail)});
     };
     for (std::size_t i = 0; i < entries.size(); ++i) {
         if (!entries[i].is_object())
-            throw SessionError(ErrorCode::invalid_entry,
-                               "entry at line " + std::to_string(line_of(i)) + ": expected a JSON object");
+            throw SessionError(
+                ErrorCode::invalid_entry,
+                "entry at line " + std::to_string(line_of(i)) + ": expected a JSON object");
     }
     out.report.from_version = version;
     out.report.to_version = current_session_version;
@@ -218,12 +227,14 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
         std::vector<std::string> new_ids;
         new_ids.reserve(entries.size());
         for (std::size_t i = 0; i < entries.size(); ++i) {
-            new_ids.push_back(make_entry_id(environment, [&](const std::string& id) { return taken.count(id) != 0; }));
+            new_ids.push_back(make_entry_id(
+                environment, [&](const std::string& id) { return taken.count(id) != 0; }));
             taken.insert(new_ids.back());
         }
         for (std::size_t i = 0; i < entries.size(); ++i) {
             const Json parent = i == 0 ? Json() : Json(new_ids[i - 1]);
-            entries[i] = detail::with_chain_fields(std::move(entries[i]), new_ids[i], parent, keys.parent);
+            entries[i] =
+                detail::with_chain_fields(std::move(entries[i]), new_ids[i], parent, keys.parent);
             Json& e = entries[i];
             auto index_it = e.find(keys.first_kept_index);
             if (index_it == e.end()) continue;
@@ -234,7 +245,8 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
             std::optional<std::size_t> target;
             if (original.is_number_integer()) {
                 const auto k = original.get<std::int64_t>();
-                if (k >= 1 && static_cast<std::uint64_t>(k) <= i) target = static_cast<std::size_t>(k) - 1;
+                if (k >= 1 && static_cast<std::uint64_t>(k) <= i)
+                    target = static_cast<std::size_t>(k) - 1;
             }
             if (target) {
                 e[std::string(keys.first_kept_id)] = new_ids[*target];
@@ -243,8 +255,9 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
             } else {
                 if (e.contains(keys.first_kept_id)) e.erase(std::string(keys.first_kept_id));
                 note(PiMigrationKind::first_kept_index_dropped, i, new_ids[i],
-                     "index " + original.dump() + " names no entry before the compaction; pointer dropped, "
-                     "compaction kept");
+                     "index " + original.dump() +
+                         " names no entry before the compaction; pointer dropped, "
+                         "compaction kept");
             }
         }
         if (!entries.empty())
@@ -274,7 +287,8 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
                  std::string("role ") + std::string(keys.hook_role) + " -> custom");
         } else {
             note(PiMigrationKind::hook_message_kept, i, detail::entry_id_or_empty(e),
-                 std::string("role ") + std::string(keys.hook_role) + " in a v3 file; kept as an opaque message");
+                 std::string("role ") + std::string(keys.hook_role) +
+                     " in a v3 file; kept as an opaque message");
         }
     }
 
@@ -286,10 +300,10 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
 }
 
 /// Splits the text of a session file into JSON lines (SPEC §6): line 1 is the header; blank
-/// lines (spaces, tabs, carriage returns) are skipped (reported); a last line that does not parse (with or without its newline)
-/// is the remains of an unacknowledged append and is ignored (reported), as the JSONL storage
-/// does; a last line that parses but lacks its newline is kept. Nothing is migrated (see
-/// migrate_session_lines).
+/// lines (spaces, tabs, carriage returns) are skipped (reported); a last line that does not parse
+/// (with or without its newline) is the remains of an unacknowledged append and is ignored
+/// (reported), as the JSONL storage does; a last line that parses but lacks its newline is kept.
+/// Nothing is migrated (see migrate_session_lines).
 ///
 /// Throws: SessionError(invalid_session) when there is no header line or it does not parse;
 /// SessionError(invalid_entry) naming `name` and the line for a bad line in the middle.
@@ -303,7 +317,8 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
         const bool last = line.end >= text.size();
         if (detail::blank_line(body)) {
             if (!last || line.terminated)
-                out.report.notes.push_back({PiMigrationKind::blank_line, line.number, {}, "empty line skipped"});
+                out.report.notes.push_back(
+                    {PiMigrationKind::blank_line, line.number, {}, "empty line skipped"});
             continue;
         }
         Json json;
@@ -312,19 +327,23 @@ inline SessionLines parse_session_text(std::string_view text, std::string_view n
         try {
             parsed = detail::parse_json(body, json, error);
         } catch (const std::bad_alloc&) {
-            throw SessionError(ErrorCode::storage, std::string(name) + ":" + std::to_string(line.number) +
+            throw SessionError(ErrorCode::storage, std::string(name) + ":" +
+                                                       std::to_string(line.number) +
                                                        ": not enough memory to read the line (" +
                                                        std::to_string(line.length) + " bytes)");
         }
         if (!parsed) {
             if (last) {
-                out.report.notes.push_back({PiMigrationKind::torn_last_line, line.number, {},
-                                            "incomplete last line of " + std::to_string(line.length) +
-                                                " bytes ignored"});
+                out.report.notes.push_back(
+                    {PiMigrationKind::torn_last_line,
+                     line.number,
+                     {},
+                     "incomplete last line of " + std::to_string(line.length) + " bytes ignored"});
                 continue;
             }
-            throw SessionError(have_header ? ErrorCode::invalid_entry : ErrorCode::invalid_session,
-                               std::string(name) + ":" + std::to_string(line.number) + ": invalid JSON: " + error);
+            throw SessionError(
+                have_header ? ErrorCode::invalid_entry : ErrorCode::invalid_session,
+                std::string(name) + ":" + std::to_string(line.number) + ": invalid JSON: " + error);
         }
         if (!have_header) {
             out.header = std::move(json);
@@ -345,7 +364,9 @@ namespace detail {
 /// Drops the last entry when it is the remains of an unfinished append (unterminated, and
 /// refused by the codec or the tree), as the JSONL storage's open does; reports it.
 inline void drop_torn_last_entry(SessionLines& lines, const SessionError& why) {
-    lines.report.notes.push_back({PiMigrationKind::torn_last_line, lines.line_numbers.back(), {},
+    lines.report.notes.push_back({PiMigrationKind::torn_last_line,
+                                  lines.line_numbers.back(),
+                                  {},
                                   std::string("incomplete last line ignored: ") + why.what()});
     lines.entries.pop_back();
     lines.line_numbers.pop_back();
@@ -357,7 +378,8 @@ inline std::string read_whole_file(const std::string& path) {
     const FileOps& ops = FileOps::real();
     FileHandle f = open_regular_file(ops, path, O_RDONLY);
     if (!f) {
-        if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "file '" + path + "' not found");
+        if (errno == ENOENT)
+            throw SessionError(ErrorCode::not_found, "file '" + path + "' not found");
         throw io_error("opening", path, errno);
     }
     const std::uint64_t size = file_size(ops, f.get(), path);
@@ -365,7 +387,8 @@ inline std::string read_whole_file(const std::string& path) {
     try {
         content.resize(static_cast<std::size_t>(size));
     } catch (const std::bad_alloc&) {
-        throw SessionError(ErrorCode::storage, "file '" + path + "': not enough memory to read its " +
+        throw SessionError(ErrorCode::storage, "file '" + path +
+                                                   "': not enough memory to read its " +
                                                    std::to_string(size) + " bytes");
     }
     if (size > 0) {
@@ -381,15 +404,16 @@ inline std::string read_whole_file(const std::string& path) {
 /// name (it must not exist). On failure the temporary file is removed and `path` is as before (a
 /// kept original may remain beside it). Temporary files of `path` that killed writers left are
 /// removed first (sweep_temp_files).
-inline void write_file_atomically(const std::string& path, std::string_view content, std::uint64_t random,
-                                  const std::string& keep_original_as = {}) {
+inline void write_file_atomically(const std::string& path, std::string_view content,
+                                  std::uint64_t random, const std::string& keep_original_as = {}) {
     const FileOps& ops = FileOps::real();
     const std::string folder = parent_folder(path);
     sweep_temp_files(ops, folder, file_name(path));
     std::string temp;
     FileHandle f;
     for (int attempt = 0; attempt < 100 && !f; ++attempt) {
-        temp = folder + "/." + std::string(file_name(path)) + ".tmp-" + std::to_string(::getpid()) + "-";
+        temp = folder + "/." + std::string(file_name(path)) + ".tmp-" + std::to_string(::getpid()) +
+               "-";
         append_hex(temp, (random + static_cast<std::uint64_t>(attempt)) & 0xFFFFFFFFULL, 8);
         f = open_file(ops, temp, O_WRONLY | O_CREAT | O_EXCL, 0600);
         if (!f && errno != EEXIST) throw io_error("creating", temp, errno);
@@ -416,7 +440,8 @@ inline std::string free_name_beside(const std::string& path, const std::string& 
     const FileOps& ops = FileOps::real();
     struct stat st {};
     std::string candidate = path + suffix;
-    for (int n = 2; ops.lstat(candidate.c_str(), &st) == 0; ++n) candidate = path + suffix + "." + std::to_string(n);
+    for (int n = 2; ops.lstat(candidate.c_str(), &st) == 0; ++n)
+        candidate = path + suffix + "." + std::to_string(n);
     return candidate;
 }
 
@@ -430,8 +455,9 @@ inline std::string free_name_beside(const std::string& path, const std::string& 
 inline SessionLines read_session_lines(const std::string& path,
                                        const Environment& environment = Environment::system()) {
     SessionLines parsed = parse_session_text(detail::read_whole_file(path), path);
-    SessionLines migrated = migrate_session_lines(std::move(parsed.header), std::move(parsed.entries), environment,
-                                                  std::move(parsed.line_numbers));
+    SessionLines migrated =
+        migrate_session_lines(std::move(parsed.header), std::move(parsed.entries), environment,
+                              std::move(parsed.line_numbers));
     parsed.report.notes.insert(parsed.report.notes.end(), migrated.report.notes.begin(),
                                migrated.report.notes.end());
     migrated.report.notes = std::move(parsed.report.notes);
@@ -470,7 +496,8 @@ struct UpgradeResult {
 /// an entry that breaks the format or the tree (nothing written); storage when writing fails
 /// (the file is as before).
 /// Not safe against a concurrent writer of the same file: upgrade a session nobody has open.
-inline UpgradeResult upgrade_file(const std::string& path, const Environment& environment = Environment::system()) {
+inline UpgradeResult upgrade_file(const std::string& path,
+                                  const Environment& environment = Environment::system()) {
     SessionLines lines = read_session_lines(path, environment);
     const Dialect dialect = detect_dialect(lines.header);
     // The upgraded session must open: every entry decodes, ids are unique, parents come first.
@@ -492,7 +519,8 @@ inline UpgradeResult upgrade_file(const std::string& path, const Environment& en
     if (!lines.report.changed()) return result;
     result.original_path =
         detail::free_name_beside(path, ".v" + std::to_string(lines.report.from_version) + ".orig");
-    detail::write_file_atomically(path, session_lines_text(lines), environment.random(), result.original_path);
+    detail::write_file_atomically(path, session_lines_text(lines), environment.random(),
+                                  result.original_path);
     result.rewritten = true;
     return result;
 }

@@ -42,7 +42,7 @@ struct ListOptions {
     std::optional<std::string> cwd{};  ///< only sessions of this working directory
     std::size_t limit = std::numeric_limits<std::size_t>::max();  ///< at most this many
     std::optional<ListCursor> after = std::nullopt;  ///< keyset paging: start after this session
-    bool newest_first = true;         ///< false: oldest first
+    bool newest_first = true;                        ///< false: oldest first
 };
 
 /// A session found by list.
@@ -50,7 +50,7 @@ struct SessionListing {
     SessionHeader header;
     std::string path;  ///< where it is stored: a file path, or empty when the repository has none
     Dialect dialect = Dialect::native;  ///< the JSONL dialect it is written in
-    std::uint64_t file_size = 0;  ///< bytes of its file (databases: 0)
+    std::uint64_t file_size = 0;        ///< bytes of its file (databases: 0)
 };
 
 /// A stored session list skipped (it stays where it is).
@@ -79,17 +79,17 @@ struct SessionList {
 /// - remove(r, id)                                       idempotent
 /// - fork(r, id, ForkOptions) -> session_type            SPEC §4.9
 template <class R>
-concept SessionRepository =
-    SessionStorage<typename R::storage_type> &&
-    requires(R& r, const R& cr, std::string_view id, CreateOptions c, ListOptions l, ForkOptions f) {
-        typename R::session_type;
-        { create(r, c) } -> std::same_as<typename R::session_type>;
-        { open(r, id) } -> std::same_as<typename R::session_type>;
-        { open_read_only(cr, id) } -> std::same_as<typename R::session_type>;
-        { list(cr, l) } -> std::same_as<SessionList>;
-        remove(r, id);
-        { fork(r, id, f) } -> std::same_as<typename R::session_type>;
-    };
+concept SessionRepository = SessionStorage<typename R::storage_type> &&
+    requires(R& r, const R& cr, std::string_view id, CreateOptions c, ListOptions l,
+             ForkOptions f) {
+    typename R::session_type;
+    { create(r, c) } -> std::same_as<typename R::session_type>;
+    { open(r, id) } -> std::same_as<typename R::session_type>;
+    { open_read_only(cr, id) } -> std::same_as<typename R::session_type>;
+    { list(cr, l) } -> std::same_as<SessionList>;
+    remove(r, id);
+    { fork(r, id, f) } -> std::same_as<typename R::session_type>;
+};
 
 /// A repository that can take in a session made elsewhere, as it is. Every built-in repository
 /// models it; it is optional for an application's own (AnyRepository then refuses the import).
@@ -102,10 +102,10 @@ concept SessionRepository =
 ///   invalid_session, entries that do not form a tree already_exists / invalid_entry, and in each
 ///   case the repository is left as it was. Returns the session open for writing.
 template <class R>
-concept ImportingRepository =
-    SessionRepository<R> && requires(R& r, SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) {
-        { import_session(r, std::move(h), std::move(e), d) } -> std::same_as<typename R::session_type>;
-    };
+concept ImportingRepository = SessionRepository<R> &&
+    requires(R& r, SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) {
+    { import_session(r, std::move(h), std::move(e), d) } -> std::same_as<typename R::session_type>;
+};
 
 /// Called while a session is read: (entries read so far, entries in the session).
 using CopyProgress = std::function<void(std::size_t done, std::size_t total)>;
@@ -167,7 +167,8 @@ inline SessionHeader fork_header(const SessionHeader& source, const ForkOptions&
 
 /// True when `a` comes before `b` in the listing's order.
 inline bool listed_before(const SessionHeader& a, const SessionHeader& b, bool newest_first) {
-    if (a.timestamp != b.timestamp) return newest_first ? a.timestamp > b.timestamp : a.timestamp < b.timestamp;
+    if (a.timestamp != b.timestamp)
+        return newest_first ? a.timestamp > b.timestamp : a.timestamp < b.timestamp;
     return newest_first ? a.id > b.id : a.id < b.id;
 }
 

@@ -14,8 +14,8 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
-#include <agentcore/indexed_storage.hpp>
 #include <agentcore/ids.hpp>
+#include <agentcore/indexed_storage.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/jsonl_repo.hpp>
 #include <agentcore/jsonl_storage.hpp>

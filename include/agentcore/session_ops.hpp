@@ -41,7 +41,9 @@ public:
 
     /// Context options applied to every build_context of this session (before the call's).
     [[nodiscard]] ContextBuildOptions& context_build_options() noexcept { return options_; }
-    [[nodiscard]] const ContextBuildOptions& context_build_options() const noexcept { return options_; }
+    [[nodiscard]] const ContextBuildOptions& context_build_options() const noexcept {
+        return options_;
+    }
 
 private:
     std::shared_ptr<S> storage_;
@@ -162,7 +164,8 @@ std::string append_model_change(Session<S>& session, std::string provider, std::
 
 /// Records a change of the active tools.
 template <SessionStorage S>
-std::string append_active_tools_change(Session<S>& session, std::vector<std::string> active_tool_names) {
+std::string append_active_tools_change(Session<S>& session,
+                                       std::vector<std::string> active_tool_names) {
     ActiveToolsChangeEntry e = detail::new_entry<ActiveToolsChangeEntry>(session);
     e.active_tool_names = std::move(active_tool_names);
     return detail::append_typed(session, std::move(e));
@@ -171,11 +174,11 @@ std::string append_active_tools_change(Session<S>& session, std::vector<std::str
 /// Appends a compaction. `first_kept_entry_id`, when given, must name an existing entry
 /// (not_found otherwise). A present `retained_tail` (even empty) ends every path walk here.
 template <SessionStorage S>
-std::string append_compaction(Session<S>& session, std::string summary,
-                              std::optional<std::string> first_kept_entry_id,
-                              std::int64_t tokens_before, Json details = {}, bool from_hook = false,
-                              std::optional<Usage> usage = std::nullopt,
-                              std::optional<std::vector<AgentMessage>> retained_tail = std::nullopt) {
+std::string append_compaction(
+    Session<S>& session, std::string summary, std::optional<std::string> first_kept_entry_id,
+    std::int64_t tokens_before, Json details = {}, bool from_hook = false,
+    std::optional<Usage> usage = std::nullopt,
+    std::optional<std::vector<AgentMessage>> retained_tail = std::nullopt) {
     if (first_kept_entry_id) detail::require_entry(session, *first_kept_entry_id);
     CompactionEntry e = detail::new_entry<CompactionEntry>(session);
     e.summary = std::move(summary);
@@ -302,7 +305,8 @@ ContextBuildOptions merge_context_build_options(const Session<S>& session,
 template <SessionStorage S>
 std::vector<EntryHandle> build_context_entries(const Session<S>& session,
                                                const ContextBuildOptions& options = {}) {
-    return build_context_entries(get_branch(session), merge_context_build_options(session, options));
+    return build_context_entries(get_branch(session),
+                                 merge_context_build_options(session, options));
 }
 
 /// The entries the state of a context built at `leaf` comes from: on the leaf's whole ancestry,
@@ -315,8 +319,9 @@ StateEntries get_state_entries(const Session<S>& session, std::optional<std::str
     if constexpr (has_state_entries<S>) {
         return storage.get_state_entries(leaf);
     } else {
-        return detail::walk_state_entries(leaf, storage.entry_count(),
-                                          [&storage](std::string_view id) { return storage.get_entry(id); });
+        return detail::walk_state_entries(
+            leaf, storage.entry_count(),
+            [&storage](std::string_view id) { return storage.get_entry(id); });
     }
 }
 
@@ -343,7 +348,8 @@ SessionContext build_context(const Session<S>& session, const ContextBuildOption
     if (options.entry_transforms.empty() && options.entry_projectors.empty() &&
         (!options.provider_ready || session.context_build_options().provider_ready))
         return detail::build_context_from(session, start, session.context_build_options());
-    return detail::build_context_from(session, start, merge_context_build_options(session, options));
+    return detail::build_context_from(session, start,
+                                      merge_context_build_options(session, options));
 }
 
 /// The context of the branch that ends at `leaf` (none: empty context), as build_context.
@@ -358,7 +364,8 @@ SessionContext build_context_at(const Session<S>& session, std::optional<std::st
 template <SessionStorage S>
 SessionContext build_context_at(const Session<S>& session, const std::optional<std::string>& leaf,
                                 const ContextBuildOptions& options = {}) {
-    return build_context_at(session, leaf ? std::optional<std::string_view>(*leaf) : std::nullopt, options);
+    return build_context_at(session, leaf ? std::optional<std::string_view>(*leaf) : std::nullopt,
+                            options);
 }
 
 /// The context of the branch that ends at the entry `leaf`.

@@ -32,8 +32,9 @@ struct SessionStats {
         using detail::saturating_add;
         cached_tokens = saturating_add(cached_tokens, u.cache_read);
         uncached_tokens = saturating_add(uncached_tokens, saturating_add(u.input, u.cache_write));
-        total_tokens = saturating_add(
-            total_tokens, saturating_add(saturating_add(u.input, u.output), saturating_add(u.cache_read, u.cache_write)));
+        total_tokens = saturating_add(total_tokens,
+                                      saturating_add(saturating_add(u.input, u.output),
+                                                     saturating_add(u.cache_read, u.cache_write)));
         cost_total += u.cost.total;
     }
 
@@ -74,7 +75,8 @@ struct StateEntries {
 /// - cs.metadata() -> const SessionHeader&             the header
 /// - cs.environment() -> const Environment&            clock and randomness of this storage
 /// - cs.get_leaf_id() -> std::optional<std::string>     the current leaf
-/// - s.set_leaf_id(std::optional<std::string>)          appends a `leaf` entry; unknown id: not_found
+/// - s.set_leaf_id(std::optional<std::string>)          appends a `leaf` entry; unknown id:
+/// not_found
 /// - s.create_entry_id() -> std::string                 a fresh id, unique in this session
 /// - s.append_entry(SessionTreeEntry)                   child of any existing entry; moves the leaf
 /// - cs.get_entry(id) -> EntryHandle                    null when unknown
@@ -154,21 +156,24 @@ struct StateSets {
 inline StateSets state_sets_of(std::string_view type, bool assistant_message) noexcept {
     StateSets sets;
     sets.thinking_level = type == ThinkingLevelChangeEntry::type;
-    sets.model = type == ModelChangeEntry::type || (type == MessageEntry::type && assistant_message);
+    sets.model =
+        type == ModelChangeEntry::type || (type == MessageEntry::type && assistant_message);
     sets.active_tools = type == ActiveToolsChangeEntry::type;
     return sets;
 }
 
 inline StateSets state_sets_of(const SessionTreeEntry& entry) noexcept {
     const auto* m = std::get_if<MessageEntry>(&entry);
-    return state_sets_of(type_of(entry), m != nullptr && std::holds_alternative<AssistantMessage>(m->message));
+    return state_sets_of(type_of(entry),
+                         m != nullptr && std::holds_alternative<AssistantMessage>(m->message));
 }
 
 /// StateEntries by walking the ancestry of `leaf` through any id → entry lookup, newest first,
 /// until all three are found or the root is reached: O(ancestry). For storages that do not keep
 /// them (has_state_entries). `bound` limits the walk as in walk_to_root_or_compaction.
 template <class Lookup>
-StateEntries walk_state_entries(std::optional<std::string_view> leaf, std::size_t bound, Lookup&& lookup) {
+StateEntries walk_state_entries(std::optional<std::string_view> leaf, std::size_t bound,
+                                Lookup&& lookup) {
     StateEntries out;
     if (!leaf) return out;
     EntryHandle current = lookup(*leaf);
@@ -205,8 +210,8 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
         if (path.size() >= bound)
             throw SessionError(ErrorCode::invalid_session,
                                "parent chain from entry '" + std::string(*start) +
-                                   "' is longer than the session (cycle at '" +
-                                   id_of(*current) + "')");
+                                   "' is longer than the session (cycle at '" + id_of(*current) +
+                                   "')");
         path.push_back(current);
         const SessionTreeEntry& e = *current;
         if (!governed) {
@@ -221,9 +226,9 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
         if (!parent) break;
         EntryHandle next = lookup(*parent);
         if (!next)
-            throw SessionError(ErrorCode::invalid_session,
-                               "entry '" + id_of(e) + "' names parent '" + *parent +
-                                   "', which does not exist");
+            throw SessionError(
+                ErrorCode::invalid_session,
+                "entry '" + id_of(e) + "' names parent '" + *parent + "', which does not exist");
         current = std::move(next);
     }
     return {path.rbegin(), path.rend()};
@@ -231,7 +236,9 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
 
 /// Trims ASCII whitespace at both ends.
 inline std::string_view trim(std::string_view s) noexcept {
-    auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; };
+    auto ws = [](char c) {
+        return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+    };
     while (!s.empty() && ws(s.front())) s.remove_prefix(1);
     while (!s.empty() && ws(s.back())) s.remove_suffix(1);
     return s;

@@ -61,7 +61,8 @@ struct TextCost {
             images > std::numeric_limits<std::int64_t>::max() / image_token_estimate
                 ? std::numeric_limits<std::int64_t>::max()
                 : images * image_token_estimate;
-        return saturating_add(chars / chars_per_token + (chars % chars_per_token != 0 ? 1 : 0), image_tokens);
+        return saturating_add(chars / chars_per_token + (chars % chars_per_token != 0 ? 1 : 0),
+                              image_tokens);
     }
 };
 
@@ -89,7 +90,8 @@ inline void add_content_cost(const Content& content, TextCost& cost) {
         cost.chars += count_chars(*s);
         return;
     }
-    for (const auto& block : std::get<std::vector<ContentBlock>>(content)) add_block_cost(block, cost);
+    for (const auto& block : std::get<std::vector<ContentBlock>>(content))
+        add_block_cost(block, cost);
 }
 
 inline const AgentMessage& deref(const AgentMessage& m) noexcept { return m; }
@@ -137,7 +139,8 @@ inline std::int64_t estimate_tokens(const AgentMessage& message) {
 inline std::int64_t usage_context_tokens(const Usage& usage) noexcept {
     using detail::saturating_add;
     if (usage.total_tokens > 0) return usage.total_tokens;
-    return saturating_add(saturating_add(usage.input, usage.output), saturating_add(usage.cache_read, usage.cache_write));
+    return saturating_add(saturating_add(usage.input, usage.output),
+                          saturating_add(usage.cache_read, usage.cache_write));
 }
 
 /// The usage of an assistant message that can be trusted as a context size: none for other
@@ -169,9 +172,9 @@ struct ContextTokenEstimate {
 /// Complexity: linear in the messages.
 /// Example: [user "hello world", assistant (usage total 1000), user "abcdefgh"] → 1000 + 2 = 1002.
 template <class Messages>
-    requires std::is_same_v<typename Messages::value_type, MessageHandle> ||
-             std::is_same_v<typename Messages::value_type, AgentMessage>
-ContextTokenEstimate estimate_context_tokens(const Messages& messages) {
+requires std::is_same_v<typename Messages::value_type, MessageHandle> ||
+    std::is_same_v<typename Messages::value_type, AgentMessage>
+        ContextTokenEstimate estimate_context_tokens(const Messages& messages) {
     ContextTokenEstimate out;
     std::optional<std::int64_t> compacted_at;
     for (const auto& m : messages)
@@ -189,7 +192,8 @@ ContextTokenEstimate estimate_context_tokens(const Messages& messages) {
         }
     }
     for (std::size_t i = first_trailing; i < messages.size(); ++i)
-        out.trailing_tokens = detail::saturating_add(out.trailing_tokens, estimate_tokens(detail::deref(messages[i])));
+        out.trailing_tokens = detail::saturating_add(out.trailing_tokens,
+                                                     estimate_tokens(detail::deref(messages[i])));
     out.tokens = detail::saturating_add(out.usage_tokens, out.trailing_tokens);
     return out;
 }

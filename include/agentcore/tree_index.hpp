@@ -40,7 +40,9 @@ public:
         return it->second;
     }
 
-    [[nodiscard]] bool contains(std::string_view id) const { return positions_.find(id) != positions_.end(); }
+    [[nodiscard]] bool contains(std::string_view id) const {
+        return positions_.find(id) != positions_.end();
+    }
     [[nodiscard]] std::size_t size() const noexcept { return positions_.size(); }
 
     /// Throws unless `entry` may be appended: a non-empty id not yet taken (already_exists), a
@@ -48,17 +50,17 @@ public:
     void check_append(const SessionTreeEntry& entry) const {
         const EntryBase& base = base_of(entry);
         if (base.id.empty())
-            throw SessionError(ErrorCode::invalid_entry, "entry of type '" +
-                                                             std::string(type_of(entry)) +
-                                                             "' has an empty id");
+            throw SessionError(
+                ErrorCode::invalid_entry,
+                "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
         if (contains(base.id))
             throw SessionError(ErrorCode::already_exists,
                                "entry id '" + base.id + "' already exists in the session",
                                ErrorLocation{.entry_id = base.id});
         if (base.parent_id && !contains(*base.parent_id))
-            throw SessionError(ErrorCode::invalid_entry, "entry '" + base.id + "' names parent '" +
-                                                             *base.parent_id +
-                                                             "', which does not exist",
+            throw SessionError(ErrorCode::invalid_entry,
+                               "entry '" + base.id + "' names parent '" + *base.parent_id +
+                                   "', which does not exist",
                                ErrorLocation{.entry_id = base.id});
         if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
             if (leaf->target_id && !contains(*leaf->target_id))
@@ -75,7 +77,8 @@ public:
         const auto inserted = positions_.emplace(id_of(entry), pos).first;
         try {
             const auto& parent = parent_id_of(entry);
-            push_state(pos, parent ? std::optional<std::string_view>(*parent) : std::nullopt, state_sets_of(entry));
+            push_state(pos, parent ? std::optional<std::string_view>(*parent) : std::nullopt,
+                       state_sets_of(entry));
         } catch (...) {
             positions_.erase(inserted);
             throw;
@@ -104,8 +107,9 @@ public:
     /// it adds to the stats, if any. Label, session_info and leaf entries change more than that
     /// and go through record(entry). Returns false, changing nothing, when the id is already
     /// taken.
-    bool record_undecoded(std::string_view id, std::string_view type, std::optional<std::string_view> parent,
-                          bool assistant_message, const Usage* usage) {
+    bool record_undecoded(std::string_view id, std::string_view type,
+                          std::optional<std::string_view> parent, bool assistant_message,
+                          const Usage* usage) {
         const std::size_t pos = positions_.size();
         const auto [inserted, fresh] = positions_.try_emplace(std::string(id), pos);
         if (!fresh) return false;
@@ -116,7 +120,8 @@ public:
             throw;
         }
         auto it = by_type_.find(type);
-        if (it == by_type_.end()) it = by_type_.emplace(std::string(type), std::vector<std::size_t>{}).first;
+        if (it == by_type_.end())
+            it = by_type_.emplace(std::string(type), std::vector<std::size_t>{}).first;
         it->second.push_back(pos);
         if (type == MessageEntry::type) ++stats_.message_count;
         if (usage != nullptr) stats_.add_usage(*usage);
@@ -164,7 +169,8 @@ public:
 
     /// StateEntries of the entry with that id, the entries fetched by position with `at`.
     template <class EntryAt>
-    [[nodiscard]] StateEntries state_entries(std::optional<std::string_view> id, EntryAt&& at) const {
+    [[nodiscard]] StateEntries state_entries(std::optional<std::string_view> id,
+                                             EntryAt&& at) const {
         const StatePositions p = state_positions(id);
         StateEntries out;
         if (p.thinking_level != no_position) out.thinking_level = at(p.thinking_level);
@@ -224,21 +230,23 @@ using detail::TreeIndex;
 ///
 /// Complexity: O(path) lookups plus what fetch_more costs.
 template <class FetchMore>
-std::vector<EntryHandle> walk_fetched_ancestors(std::optional<std::string_view> start, std::size_t bound,
-                                                std::vector<EntryHandle> fetched, FetchMore&& fetch_more) {
+std::vector<EntryHandle> walk_fetched_ancestors(std::optional<std::string_view> start,
+                                                std::size_t bound, std::vector<EntryHandle> fetched,
+                                                FetchMore&& fetch_more) {
     StringMap<EntryHandle> by_id;
     auto add = [&](std::vector<EntryHandle>&& batch) {
         for (auto& e : batch)
             if (e) by_id.emplace(id_of(*e), std::move(e));
     };
     add(std::move(fetched));
-    return detail::walk_to_root_or_compaction(start, bound, [&](std::string_view id) -> EntryHandle {
-        auto it = by_id.find(id);
-        if (it != by_id.end()) return it->second;
-        add(fetch_more(id));
-        it = by_id.find(id);
-        return it == by_id.end() ? nullptr : it->second;
-    });
+    return detail::walk_to_root_or_compaction(start, bound,
+                                              [&](std::string_view id) -> EntryHandle {
+                                                  auto it = by_id.find(id);
+                                                  if (it != by_id.end()) return it->second;
+                                                  add(fetch_more(id));
+                                                  it = by_id.find(id);
+                                                  return it == by_id.end() ? nullptr : it->second;
+                                              });
 }
 
 }  // namespace agentcore

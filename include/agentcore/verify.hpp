@@ -24,14 +24,17 @@ namespace agentcore {
 
 /// What verify found wrong.
 enum class IssueKind {
-    duplicate_id,        ///< a second entry with an id already taken
-    dangling_parent,     ///< parent_id names no entry
-    parent_after_child,  ///< the parent comes later in append order (or is the entry itself): a cycle is possible
-    label_target_missing,       ///< a label on an entry that does not exist
-    leaf_target_missing,        ///< a leaf entry that moves to an entry that does not exist
-    first_kept_not_ancestor,    ///< a compaction whose first kept entry is missing or not its ancestor
-    orphan_tool_result,         ///< a tool result none of whose ancestors made its tool call
-    context_orphan_tool_result, ///< a tool result that a branch's context drops (its call was compacted away)
+    duplicate_id,          ///< a second entry with an id already taken
+    dangling_parent,       ///< parent_id names no entry
+    parent_after_child,    ///< the parent comes later in append order (or is the entry itself): a
+                           ///< cycle is possible
+    label_target_missing,  ///< a label on an entry that does not exist
+    leaf_target_missing,   ///< a leaf entry that moves to an entry that does not exist
+    first_kept_not_ancestor,     ///< a compaction whose first kept entry is missing or not its
+                                 ///< ancestor
+    orphan_tool_result,          ///< a tool result none of whose ancestors made its tool call
+    context_orphan_tool_result,  ///< a tool result that a branch's context drops (its call was
+                                 ///< compacted away)
 };
 
 /// The stable spelling of an issue kind ("duplicate_id", ...).
@@ -91,7 +94,8 @@ struct VerifyReport {
 /// and context build per compaction (from the compaction to its first kept entry, or to the
 /// root when it keeps none). With entry transforms (which may rewrite a whole path) it builds
 /// the context of every tip: O(tips × depth).
-inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, const ContextBuildOptions& options = {}) {
+inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries,
+                                   const ContextBuildOptions& options = {}) {
     VerifyReport report;
     report.entries_checked = entries.size();
     const std::size_t n = entries.size();
@@ -106,7 +110,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         auto [it, inserted] = position.emplace(id, i);
         if (!inserted)
             issue(IssueKind::duplicate_id, id,
-                  "entries " + std::to_string(it->second + 1) + " and " + std::to_string(i + 1) + " share the id");
+                  "entries " + std::to_string(it->second + 1) + " and " + std::to_string(i + 1) +
+                      " share the id");
     }
     auto find = [&](std::string_view id) -> std::optional<std::size_t> {
         auto it = position.find(id);
@@ -120,14 +125,19 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         const std::string& id = id_of(e);
         if (const auto& p = parent_id_of(e)) {
             auto pos = find(*p);
-            if (!pos) issue(IssueKind::dangling_parent, id, "parent '" + *p + "' does not exist");
-            else if (*pos >= i) issue(IssueKind::parent_after_child, id, "parent '" + *p + "' is not earlier");
-            else parent[i] = pos;
+            if (!pos)
+                issue(IssueKind::dangling_parent, id, "parent '" + *p + "' does not exist");
+            else if (*pos >= i)
+                issue(IssueKind::parent_after_child, id, "parent '" + *p + "' is not earlier");
+            else
+                parent[i] = pos;
         }
         if (const auto* l = std::get_if<LabelEntry>(&e); l && !find(l->target_id))
-            issue(IssueKind::label_target_missing, id, "labels '" + l->target_id + "', which does not exist");
+            issue(IssueKind::label_target_missing, id,
+                  "labels '" + l->target_id + "', which does not exist");
         if (const auto* l = std::get_if<LeafEntry>(&e); l && l->target_id && !find(*l->target_id))
-            issue(IssueKind::leaf_target_missing, id, "moves to '" + *l->target_id + "', which does not exist");
+            issue(IssueKind::leaf_target_missing, id,
+                  "moves to '" + *l->target_id + "', which does not exist");
     }
 
     for (std::size_t i = 0; i < n; ++i) {
@@ -138,15 +148,18 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         for (auto p = parent[i]; p && target && !ancestor; p = parent[*p]) ancestor = *p == *target;
         if (!ancestor)
             issue(IssueKind::first_kept_not_ancestor, id_of(*c),
-                  "first kept entry '" + *c->first_kept_entry_id + (target ? "' is not an ancestor" : "' does not exist"));
+                  "first kept entry '" + *c->first_kept_entry_id +
+                      (target ? "' is not an ancestor" : "' does not exist"));
     }
 
     // Orphans by ancestry: a depth-first walk that keeps the tool call ids of the current chain.
     std::vector<std::vector<std::size_t>> children(n);
     std::vector<std::size_t> roots;
     for (std::size_t i = 0; i < n; ++i) {
-        if (parent[i]) children[*parent[i]].push_back(i);
-        else roots.push_back(i);
+        if (parent[i])
+            children[*parent[i]].push_back(i);
+        else
+            roots.push_back(i);
     }
     std::unordered_set<std::size_t> orphans;
     std::unordered_map<std::string_view, std::size_t> open_calls;
@@ -158,14 +171,17 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         if (const auto* a = calls_of(i))
             for (const auto& block : a->content)
                 if (const auto* call = std::get_if<ToolCallContent>(&block)) {
-                    if (add) ++open_calls[call->id];
-                    else if (--open_calls[call->id] == 0) open_calls.erase(call->id);
+                    if (add)
+                        ++open_calls[call->id];
+                    else if (--open_calls[call->id] == 0)
+                        open_calls.erase(call->id);
                 }
     };
     for (std::size_t root : roots) {
         std::vector<std::pair<std::size_t, std::size_t>> stack{{root, 0}};
         if (const AgentMessage* m = message_of(*entries[root]))
-            if (const auto* r = std::get_if<ToolResultMessage>(m); r && open_calls.count(r->tool_call_id) == 0)
+            if (const auto* r = std::get_if<ToolResultMessage>(m);
+                r && open_calls.count(r->tool_call_id) == 0)
                 orphans.insert(root);
         change_calls(root, true);
         while (!stack.empty()) {
@@ -177,7 +193,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
             }
             const std::size_t child = children[node][next++];
             if (const AgentMessage* m = message_of(*entries[child]))
-                if (const auto* r = std::get_if<ToolResultMessage>(m); r && open_calls.count(r->tool_call_id) == 0)
+                if (const auto* r = std::get_if<ToolResultMessage>(m);
+                    r && open_calls.count(r->tool_call_id) == 0)
                     orphans.insert(child);
             change_calls(child, true);
             stack.emplace_back(child, 0);
@@ -186,21 +203,26 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
     for (std::size_t i = 0; i < n; ++i)
         if (orphans.count(i) != 0)
             issue(IssueKind::orphan_tool_result, id_of(*entries[i]),
-                  "no ancestor made tool call '" + std::get<ToolResultMessage>(*message_of(*entries[i])).tool_call_id + "'");
+                  "no ancestor made tool call '" +
+                      std::get<ToolResultMessage>(*message_of(*entries[i])).tool_call_id + "'");
 
     // Orphans by context: what the context of each tip (an entry with no children but leaf
     // entries) drops, mapped back to the entries that hold the dropped results.
     std::unordered_map<const AgentMessage*, std::size_t> owner;
     for (std::size_t i = 0; i < n; ++i) {
-        if (const AgentMessage* m = message_of(*entries[i])) owner.emplace(m, i);
-        else if (const auto* c = std::get_if<CompactionEntry>(entries[i].get()); c && c->retained_tail)
+        if (const AgentMessage* m = message_of(*entries[i]))
+            owner.emplace(m, i);
+        else if (const auto* c = std::get_if<CompactionEntry>(entries[i].get());
+                 c && c->retained_tail)
             for (const auto& tail_message : *c->retained_tail) owner.emplace(&tail_message, i);
     }
     std::vector<bool> has_child(n, false);
     for (std::size_t i = 0; i < n; ++i)
-        if (parent[i] && !std::holds_alternative<LeafEntry>(*entries[i])) has_child[*parent[i]] = true;
+        if (parent[i] && !std::holds_alternative<LeafEntry>(*entries[i]))
+            has_child[*parent[i]] = true;
     auto is_tip = [&](std::size_t i) {
-        return !has_child[i] && !std::holds_alternative<LeafEntry>(*entries[i]) && position.at(id_of(*entries[i])) == i;
+        return !has_child[i] && !std::holds_alternative<LeafEntry>(*entries[i]) &&
+               position.at(id_of(*entries[i])) == i;
     };
     auto lookup = [&](std::string_view id) -> EntryHandle {
         auto pos = find(id);
@@ -213,7 +235,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
             if (d.reason != DropReason::orphan_tool_result) continue;
             auto it = owner.find(d.message.get());
             if (it == owner.end() || orphans.count(it->second) != 0) continue;
-            auto [at, inserted] = context_orphans.emplace(it->second, std::make_pair(tip, d.tool_call_id));
+            auto [at, inserted] =
+                context_orphans.emplace(it->second, std::make_pair(tip, d.tool_call_id));
             if (!inserted && tip < at->second.first) at->second = {tip, d.tool_call_id};
         }
     };
@@ -224,7 +247,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
             if (!is_tip(i)) continue;
             std::vector<EntryHandle> path;
             try {
-                path = detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n, lookup);
+                path = detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n,
+                                                          lookup);
             } catch (const SessionError&) {
                 continue;  // a broken chain, reported above
             }
@@ -243,7 +267,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         std::vector<std::optional<std::size_t>> first_tip(n);
         for (std::size_t i = n; i-- > 0;) {
             if (is_tip(i)) first_tip[i] = i;
-            if (!first_tip[i] || !parent[i] || std::holds_alternative<CompactionEntry>(*entries[i])) continue;
+            if (!first_tip[i] || !parent[i] || std::holds_alternative<CompactionEntry>(*entries[i]))
+                continue;
             auto& up = first_tip[*parent[i]];
             if (!up || *first_tip[i] < *up) up = first_tip[i];
         }
@@ -258,7 +283,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         struct Frame {
             std::size_t node = 0;
             std::size_t next = 0;
-            std::vector<MessageHandle> messages;  ///< what the node added (keeps `calls`' views alive)
+            std::vector<MessageHandle>
+                messages;  ///< what the node added (keeps `calls`' views alive)
             // A compaction replaces the context; what it replaced comes back when its subtree ends.
             std::vector<EntryHandle> saved_entries;
             std::unordered_map<std::string_view, std::size_t> saved_calls;
@@ -268,8 +294,10 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
             if (const auto* a = std::get_if<AssistantMessage>(&m))
                 for (const auto& block : a->content)
                     if (const auto* call = std::get_if<ToolCallContent>(&block)) {
-                        if (delta > 0) ++calls[call->id];
-                        else if (--calls[call->id] == 0) calls.erase(call->id);
+                        if (delta > 0)
+                            ++calls[call->id];
+                        else if (--calls[call->id] == 0)
+                            calls.erase(call->id);
                     }
         };
         auto enter = [&](std::size_t i) {
@@ -283,14 +311,16 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
                 calls.clear();
                 broken = false;
                 try {
-                    context_entries = build_context_entries(
-                        detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n, lookup), options);
+                    context_entries =
+                        build_context_entries(detail::walk_to_root_or_compaction(
+                                                  std::string_view(id_of(*entries[i])), n, lookup),
+                                              options);
                 } catch (const SessionError&) {
                     broken = true;  // a broken chain, reported above
                 }
                 for (std::size_t k = 0; k < context_entries.size(); ++k)
-                    detail::append_context_messages(context_entries[k], k, context_entries, pairing_only,
-                                                    frame.messages);
+                    detail::append_context_messages(context_entries[k], k, context_entries,
+                                                    pairing_only, frame.messages);
                 std::vector<DroppedMessage> dropped;
                 enforce_tool_pairing(frame.messages, dropped);
                 if (first_tip[i]) dropped_in(*first_tip[i], dropped);
@@ -298,12 +328,13 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
                 return frame;
             }
             context_entries.push_back(entries[i]);
-            detail::append_context_messages(entries[i], context_entries.size() - 1, context_entries, pairing_only,
-                                            frame.messages);
+            detail::append_context_messages(entries[i], context_entries.size() - 1, context_entries,
+                                            pairing_only, frame.messages);
             for (const auto& m : frame.messages) {
                 const auto* r = std::get_if<ToolResultMessage>(m.get());
                 if (r && calls.count(r->tool_call_id) == 0 && !broken && first_tip[i])
-                    dropped_in(*first_tip[i], {DroppedMessage{DropReason::orphan_tool_result, r->tool_call_id, m, true}});
+                    dropped_in(*first_tip[i], {DroppedMessage{DropReason::orphan_tool_result,
+                                                              r->tool_call_id, m, true}});
                 add_calls(*m, 1);
             }
             return frame;
@@ -332,7 +363,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
                     continue;
                 }
                 const std::size_t child = children[top.node][top.next++];
-                if (position.at(id_of(*entries[child])) != child) continue;  // a duplicate: never reached by id
+                if (position.at(id_of(*entries[child])) != child)
+                    continue;  // a duplicate: never reached by id
                 stack.push_back(enter(child));
             }
             context_entries.clear();
@@ -344,8 +376,9 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
         if (it == context_orphans.end()) continue;
         const bool in_tail = std::holds_alternative<CompactionEntry>(*entries[i]);
         issue(IssueKind::context_orphan_tool_result, id_of(*entries[i]),
-              std::string(in_tail ? "a tool result of the retained tail: " : "") + "the context of branch '" +
-                  id_of(*entries[it->second.first]) + "' lacks tool call '" + it->second.second + "'");
+              std::string(in_tail ? "a tool result of the retained tail: " : "") +
+                  "the context of branch '" + id_of(*entries[it->second.first]) +
+                  "' lacks tool call '" + it->second.second + "'");
     }
     return report;
 }
@@ -354,7 +387,8 @@ inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries, cons
 /// options.
 template <SessionStorage S>
 VerifyReport verify(const Session<S>& session) {
-    return verify_entries(session.storage().get_entries(EntriesQuery{}), session.context_build_options());
+    return verify_entries(session.storage().get_entries(EntriesQuery{}),
+                          session.context_build_options());
 }
 
 }  // namespace agentcore

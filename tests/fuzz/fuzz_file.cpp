@@ -69,7 +69,8 @@ bool read_all(const JsonlSessionStorage& storage) {
         }
     }
     try {
-        (void)build_session_context(storage.get_path_to_root_or_compaction(storage.get_leaf_id()), {});
+        (void)build_session_context(storage.get_path_to_root_or_compaction(storage.get_leaf_id()),
+                                    {});
     } catch (const SessionError&) {
         ok = false;
     }
@@ -122,6 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         (void)read_session_lines(path, Environment::deterministic(1796197403123, 1));
     } catch (const SessionError&) {
     }
-    for (const auto& e : std::filesystem::directory_iterator(work_dir())) std::filesystem::remove(e.path());
+    for (const auto& e : std::filesystem::directory_iterator(work_dir()))
+        std::filesystem::remove(e.path());
     return 0;
 }

@@ -25,7 +25,8 @@ bool plain_json_object(std::string_view text) {
     for (char c : text) opens += (c == '{' || c == '[') ? 1U : 0U;
     if (opens >= agentcore::detail::JsonScanner::max_depth) return false;
     // A lone surrogate escape: nlohmann refuses it, JavaScript and the scanner accept it.
-    if (text.find("\\ud") != std::string_view::npos || text.find("\\uD") != std::string_view::npos) return false;
+    if (text.find("\\ud") != std::string_view::npos || text.find("\\uD") != std::string_view::npos)
+        return false;
     const auto first = text.find_first_not_of(" \t\r\n");
     return first != std::string_view::npos && text[first] == '{';
 }
@@ -35,7 +36,8 @@ void check_line(std::string_view line) {
     for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
         detail::ScannedEntry scanned;
         std::string reason;
-        const bool scanner_accepts = detail::JsonScanner::scan_entry(line, dialect, scanned, reason);
+        const bool scanner_accepts =
+            detail::JsonScanner::scan_entry(line, dialect, scanned, reason);
         const bool plain = plain_json_object(line);
         if (plain && scanner_accepts != Json::accept(line)) std::abort();
         if (plain && scanner_accepts) {
@@ -46,7 +48,8 @@ void check_line(std::string_view line) {
         // The open path's verdict (for the entries it does not decode at open) is the codec's.
         std::string scratch;
         std::string_view type;
-        if (scanner_accepts && !scanned.type.empty() && !scanned.id.empty() && scanned.id.front() == '"' &&
+        if (scanner_accepts && !scanned.type.empty() && !scanned.id.empty() &&
+            scanned.id.front() == '"' &&
             detail::JsonScanner::string_value(scanned.type, scratch, type) && type != "label" &&
             type != "session_info" && type != "leaf") {
             bool checked = true;

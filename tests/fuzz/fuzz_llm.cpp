@@ -43,7 +43,8 @@ std::vector<llm::SseEvent> sse_events(std::string_view bytes, std::size_t chunk)
 void check_sse(std::string_view bytes, std::size_t chunk) {
     const auto whole = sse_events(bytes, bytes.size() + 1);
     const auto pieces = sse_events(bytes, chunk);
-    if (whole.size() != pieces.size()) broken("the SSE parser gives another number of events in chunks");
+    if (whole.size() != pieces.size())
+        broken("the SSE parser gives another number of events in chunks");
     for (std::size_t i = 0; i < whole.size(); ++i) {
         if (whole[i].event != pieces[i].event || whole[i].data != pieces[i].data)
             broken("the SSE parser gives another event in chunks");
@@ -64,7 +65,8 @@ void check_message(const AssistantMessage& m) {
     if (m.stop_reason == "error" && (!m.error_message || m.error_message->empty()))
         broken("an error without its message");
     (void)message_to_json(AgentMessage(m), Dialect::pi).dump();
-    (void)encode_entry(SessionTreeEntry(MessageEntry{{"e", std::nullopt, "2026-01-01T00:00:00.000Z", {}}, AgentMessage(m)}),
+    (void)encode_entry(SessionTreeEntry(MessageEntry{
+                           {"e", std::nullopt, "2026-01-01T00:00:00.000Z", {}}, AgentMessage(m)}),
                        Dialect::native);
 }
 
@@ -76,7 +78,8 @@ AssistantMessage stream(std::string_view bytes, std::size_t chunk) {
     AssistantMessage m = s.finish();
     (void)s.take_events();
     if (!s.feed(bytes.substr(0, 64)).empty()) broken("events after the end of the stream");
-    if (comparable(s.finish()) != comparable(m)) broken("the message changed after the end of the stream");
+    if (comparable(s.finish()) != comparable(m))
+        broken("the message changed after the end of the stream");
     return m;
 }
 
@@ -85,7 +88,8 @@ void check_stream(std::string_view bytes, std::size_t chunk) {
     const AssistantMessage whole = stream<Stream>(bytes, bytes.size() + 1);
     const AssistantMessage pieces = stream<Stream>(bytes, chunk);
     check_message(whole);
-    if (comparable(whole) != comparable(pieces)) broken("an accumulator gives another message in chunks");
+    if (comparable(whole) != comparable(pieces))
+        broken("an accumulator gives another message in chunks");
 }
 
 void check_whole(std::string_view body) {

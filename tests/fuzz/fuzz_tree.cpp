@@ -38,38 +38,40 @@ std::optional<std::string> pick(const Session<InMemorySessionStorage<>>& s, std:
 
 AgentMessage message_from(std::uint8_t b) {
     switch (b % 4) {
-    case 0: return UserMessage{"u" + std::to_string(b), 1000, {}};
-    case 1: {
-        AssistantMessage m;
-        m.content.push_back(TextContent{"a" + std::to_string(b), {}});
-        m.provider = "p";
-        m.model = "m" + std::to_string(b % 3);
-        m.usage.input = b;
-        m.timestamp = 2000;
-        return m;
-    }
-    case 2: {
-        AssistantMessage m;
-        m.content.push_back(ToolCallContent{"c" + std::to_string(b % 5), "read", Json::object(), {}});
-        m.provider = "p";
-        m.model = "m";
-        m.stop_reason = "tool_use";
-        m.timestamp = 2000;
-        return m;
-    }
-    default: {
-        ToolResultMessage m;
-        m.tool_call_id = "c" + std::to_string(b % 5);
-        m.tool_name = "read";
-        m.content.push_back(TextContent{"r", {}});
-        m.timestamp = 3000;
-        return m;
-    }
+        case 0: return UserMessage{"u" + std::to_string(b), 1000, {}};
+        case 1: {
+            AssistantMessage m;
+            m.content.push_back(TextContent{"a" + std::to_string(b), {}});
+            m.provider = "p";
+            m.model = "m" + std::to_string(b % 3);
+            m.usage.input = b;
+            m.timestamp = 2000;
+            return m;
+        }
+        case 2: {
+            AssistantMessage m;
+            m.content.push_back(
+                ToolCallContent{"c" + std::to_string(b % 5), "read", Json::object(), {}});
+            m.provider = "p";
+            m.model = "m";
+            m.stop_reason = "tool_use";
+            m.timestamp = 2000;
+            return m;
+        }
+        default: {
+            ToolResultMessage m;
+            m.tool_call_id = "c" + std::to_string(b % 5);
+            m.tool_name = "read";
+            m.content.push_back(TextContent{"r", {}});
+            m.timestamp = 3000;
+            return m;
+        }
     }
 }
 
 // SPEC §4.4 read literally.
-std::vector<std::string> reference_walk(const InMemorySessionStorage<>& s, const std::string& start) {
+std::vector<std::string> reference_walk(const InMemorySessionStorage<>& s,
+                                        const std::string& start) {
     // The first compaction met (the newest on the path) decides where the path starts; older
     // compactions met after it change nothing.
     std::vector<std::string> out;
@@ -125,38 +127,44 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     header.id = "fuzz";
     header.timestamp = "2026-12-02T07:43:23.123Z";
     header.cwd = "/w";
-    Session<InMemorySessionStorage<>> s(InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, 7)));
+    Session<InMemorySessionStorage<>> s(
+        InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, 7)));
     int ops = 0;
     while (in.more() && ++ops < 48) {
         const std::uint8_t op = in.next();
         try {
             switch (op % 8) {
-            case 0:
-            case 1: append_message(s, message_from(in.next())); break;
-            case 2: {
-                const auto target = pick(s, in.next());
-                const std::uint8_t how = in.next();
-                if (how % 3 == 0) move_to(s, target);
-                else move_to(s, target, BranchSummaryInput{how % 3 == 1 ? "" : "went back", Json(), std::nullopt, false});
-                break;
-            }
-            case 3: {
-                const auto kept = pick(s, in.next());
-                const std::uint8_t tail = in.next();
-                std::optional<std::vector<AgentMessage>> retained;
-                if (tail % 3 == 1) retained.emplace();
-                if (tail % 3 == 2) retained = std::vector<AgentMessage>{message_from(tail)};
-                append_compaction(s, "summary", kept, 100, Json(), false, std::nullopt, std::move(retained));
-                break;
-            }
-            case 4: set_leaf_id(s, pick(s, in.next())); break;
-            case 5: {
-                const auto target = pick(s, in.next());
-                if (target) append_label(s, *target, std::string("l"));
-                break;
-            }
-            case 6: append_thinking_level_change(s, in.next() % 2 ? "high" : "low"); break;
-            default: append_custom_message_entry(s, "hint", std::string("h")); break;
+                case 0:
+                case 1: append_message(s, message_from(in.next())); break;
+                case 2: {
+                    const auto target = pick(s, in.next());
+                    const std::uint8_t how = in.next();
+                    if (how % 3 == 0)
+                        move_to(s, target);
+                    else
+                        move_to(s, target,
+                                BranchSummaryInput{how % 3 == 1 ? "" : "went back", Json(),
+                                                   std::nullopt, false});
+                    break;
+                }
+                case 3: {
+                    const auto kept = pick(s, in.next());
+                    const std::uint8_t tail = in.next();
+                    std::optional<std::vector<AgentMessage>> retained;
+                    if (tail % 3 == 1) retained.emplace();
+                    if (tail % 3 == 2) retained = std::vector<AgentMessage>{message_from(tail)};
+                    append_compaction(s, "summary", kept, 100, Json(), false, std::nullopt,
+                                      std::move(retained));
+                    break;
+                }
+                case 4: set_leaf_id(s, pick(s, in.next())); break;
+                case 5: {
+                    const auto target = pick(s, in.next());
+                    if (target) append_label(s, *target, std::string("l"));
+                    break;
+                }
+                case 6: append_thinking_level_change(s, in.next() % 2 ? "high" : "low"); break;
+                default: append_custom_message_entry(s, "hint", std::string("h")); break;
             }
         } catch (const SessionError&) {
         }
@@ -165,9 +173,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     // The same tree through a JSONL file.
     const std::string path = work_dir() + "/t.jsonl";
     std::string text = encode_header(header, Dialect::native) + "\n";
-    for (const auto& e : s.storage().get_entries()) text += encode_entry(*e, Dialect::native) + "\n";
+    for (const auto& e : s.storage().get_entries())
+        text += encode_entry(*e, Dialect::native) + "\n";
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size())) std::abort();
+    if (fd < 0 || ::write(fd, text.data(), text.size()) != static_cast<ssize_t>(text.size()))
+        std::abort();
     ::close(fd);
     Session<JsonlSessionStorage> file(JsonlSessionStorage::open_read_only(path));
     if (file.storage().get_leaf_id() != s.storage().get_leaf_id()) std::abort();
@@ -178,7 +188,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto path_ids = ids(s.storage().get_path_to_root_or_compaction(id));
         if (path_ids != reference_walk(s.storage(), id)) std::abort();
         if (ids(file.storage().get_path_to_root_or_compaction(id)) != path_ids) std::abort();
-        if (context_text(build_context_at(s, id)) != context_text(build_context_at(file, id))) std::abort();
+        if (context_text(build_context_at(s, id)) != context_text(build_context_at(file, id)))
+            std::abort();
     }
     return 0;
 }

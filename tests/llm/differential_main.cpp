@@ -48,8 +48,10 @@ int compared_fields = 0;
 std::string quote(const std::string& s) {
     std::string out = "'";
     for (char c : s) {
-        if (c == '\'') out += "'\\''";
-        else out.push_back(c);
+        if (c == '\'')
+            out += "'\\''";
+        else
+            out.push_back(c);
     }
     return out + "'";
 }
@@ -80,15 +82,18 @@ struct Case {
 Json build(const Scenario& s) {
     namespace llm = agentcore::llm;
     if (s.api == llm::openai_chat_api) return llm::to_openai_chat(s.messages, s.model, s.options);
-    if (s.api == llm::openai_responses_api) return llm::to_openai_responses(s.messages, s.model, s.options);
+    if (s.api == llm::openai_responses_api)
+        return llm::to_openai_responses(s.messages, s.model, s.options);
     return llm::to_anthropic_messages(s.messages, s.model, s.options);
 }
 
-std::unique_ptr<agentcore::llm::StreamAccumulator> stream_for(const std::string& api,
-                                                              const agentcore::llm::ModelSpec& model) {
+std::unique_ptr<agentcore::llm::StreamAccumulator> stream_for(
+    const std::string& api, const agentcore::llm::ModelSpec& model) {
     namespace llm = agentcore::llm;
-    if (api == llm::openai_chat_api) return std::make_unique<llm::OpenAiChatStream>(model, prices());
-    if (api == llm::openai_responses_api) return std::make_unique<llm::OpenAiResponsesStream>(model, prices());
+    if (api == llm::openai_chat_api)
+        return std::make_unique<llm::OpenAiChatStream>(model, prices());
+    if (api == llm::openai_responses_api)
+        return std::make_unique<llm::OpenAiResponsesStream>(model, prices());
     return std::make_unique<llm::AnthropicStream>(model, prices());
 }
 
@@ -105,12 +110,15 @@ std::vector<Case> cases() {
         const char* reply;
         double cut;  // keep this fraction of the bytes (1 = all)
     };
-    for (const Failing& f : {Failing{"anthropic_refusal", "anthropic_thinking_tools", "anthropic_stream_refusal.sse", 1},
-                             Failing{"anthropic_cut", "anthropic_thinking_tools", "anthropic_stream_tool.sse", 0.55},
-                             Failing{"chat_content_filter", "chat_tools_images", "chat_stream_filter.sse", 1},
-                             Failing{"chat_cut", "chat_tools_images", "chat_stream_tool.sse", 0.5},
-                             Failing{"responses_failed", "responses_reasoning_tools", "responses_stream_failed.sse", 1},
-                             Failing{"responses_cut", "responses_reasoning_tools", "responses_stream.sse", 0.6}}) {
+    for (const Failing& f :
+         {Failing{"anthropic_refusal", "anthropic_thinking_tools", "anthropic_stream_refusal.sse",
+                  1},
+          Failing{"anthropic_cut", "anthropic_thinking_tools", "anthropic_stream_tool.sse", 0.55},
+          Failing{"chat_content_filter", "chat_tools_images", "chat_stream_filter.sse", 1},
+          Failing{"chat_cut", "chat_tools_images", "chat_stream_tool.sse", 0.5},
+          Failing{"responses_failed", "responses_reasoning_tools", "responses_stream_failed.sse",
+                  1},
+          Failing{"responses_cut", "responses_reasoning_tools", "responses_stream.sse", 0.6}}) {
         Case c{scenario(f.base), fixture(f.reply), true};
         c.scenario.name = f.name;
         c.scenario.messages.resize(2);
@@ -126,14 +134,18 @@ Json plan_of(const std::vector<Case>& all) {
     for (const auto& c : all) {
         const Scenario& s = c.scenario;
         Json messages = Json::array();
-        for (const auto& m : s.messages) messages.push_back(agentcore::message_to_json(*m, Dialect::pi));
+        for (const auto& m : s.messages)
+            messages.push_back(agentcore::message_to_json(*m, Dialect::pi));
         Json tools = Json::array();
         for (const auto& t : s.options.tools)
-            tools.push_back(Json{{"name", t.name}, {"description", t.description}, {"parameters", t.parameters}});
-        Json options{{"thinkingLevel", s.options.thinking_level},
-                     {"cacheRetention", s.options.cache_retention == agentcore::llm::CacheRetention::none ? "none"
-                                        : s.options.cache_retention == agentcore::llm::CacheRetention::long_term ? "long"
-                                                                                                                  : "short"}};
+            tools.push_back(Json{
+                {"name", t.name}, {"description", t.description}, {"parameters", t.parameters}});
+        Json options{
+            {"thinkingLevel", s.options.thinking_level},
+            {"cacheRetention",
+             s.options.cache_retention == agentcore::llm::CacheRetention::none        ? "none"
+             : s.options.cache_retention == agentcore::llm::CacheRetention::long_term ? "long"
+                                                                                      : "short"}};
         if (s.options.max_tokens) options["maxTokens"] = *s.options.max_tokens;
         const auto p = prices();
         list.push_back(Json{{"name", s.name},
@@ -143,7 +155,10 @@ Json plan_of(const std::vector<Case>& all) {
                                            {"reasoning", s.model.reasoning},
                                            {"images", s.model.images},
                                            {"maxTokens", s.model.max_output_tokens}}},
-                            {"prices", Json{{"input", p.input}, {"output", p.output}, {"cacheRead", p.cache_read}, {"cacheWrite", p.cache_write}}},
+                            {"prices", Json{{"input", p.input},
+                                            {"output", p.output},
+                                            {"cacheRead", p.cache_read},
+                                            {"cacheWrite", p.cache_write}}},
                             {"context", Json{{"systemPrompt", s.options.system_prompt},
                                              {"messages", std::move(messages)},
                                              {"tools", tools.empty() ? Json() : tools}}},
@@ -161,8 +176,10 @@ bool known_difference(const std::string& where, const std::string& path) {
         const char* where;
         const char* path;
     };
-    for (const Known& k : {Known{"chat_cut reply", ".stopReason"}, Known{"chat_cut reply", ".errorMessage"},
-                           Known{"responses_cut reply", ".stopReason"}, Known{"responses_cut reply", ".errorMessage"}})
+    for (const Known& k :
+         {Known{"chat_cut reply", ".stopReason"}, Known{"chat_cut reply", ".errorMessage"},
+          Known{"responses_cut reply", ".stopReason"},
+          Known{"responses_cut reply", ".errorMessage"}})
         if (where == k.where && path == k.path) return true;
     return false;
 }
@@ -184,21 +201,27 @@ bool numbers_close(const PlainJson& a, const PlainJson& b) {
 }
 
 /// Field by field: every key either side defines, recursively.
-void diff(const std::string& where, const std::string& path, const PlainJson& ours, const PlainJson& theirs) {
+void diff(const std::string& where, const std::string& path, const PlainJson& ours,
+          const PlainJson& theirs) {
     ++compared_fields;
     if (ours.is_object() && theirs.is_object()) {
         for (const auto& [k, v] : theirs.items()) {
-            if (!ours.contains(k)) mismatch(where, path + "." + k, "only pi-ai has it: " + brief(v));
-            else diff(where, path + "." + k, ours[k], v);
+            if (!ours.contains(k))
+                mismatch(where, path + "." + k, "only pi-ai has it: " + brief(v));
+            else
+                diff(where, path + "." + k, ours[k], v);
         }
         for (const auto& [k, v] : ours.items())
-            if (!theirs.contains(k)) mismatch(where, path + "." + k, "only agentcore has it: " + brief(v));
+            if (!theirs.contains(k))
+                mismatch(where, path + "." + k, "only agentcore has it: " + brief(v));
         return;
     }
     if (ours.is_array() && theirs.is_array()) {
         if (ours.size() != theirs.size())
-            mismatch(where, path, "length " + std::to_string(ours.size()) + " vs pi-ai's " + std::to_string(theirs.size()) +
-                                      ": " + brief(ours) + " vs " + brief(theirs));
+            mismatch(where, path,
+                     "length " + std::to_string(ours.size()) + " vs pi-ai's " +
+                         std::to_string(theirs.size()) + ": " + brief(ours) + " vs " +
+                         brief(theirs));
         for (std::size_t i = 0; i < std::min(ours.size(), theirs.size()); ++i)
             diff(where, path + "[" + std::to_string(i) + "]", ours[i], theirs[i]);
         return;
@@ -222,8 +245,10 @@ void compare_case(const Case& c, const PlainJson& pi) {
     diff(s.name + " convert_to_llm", "", converted, pi.at("converted"));
 
     // The request body.
-    if (pi.at("request").is_null()) mismatch(s.name, "request", "pi-ai sent no request");
-    else diff(s.name + " request", "", plain(build(s)), pi.at("request"));
+    if (pi.at("request").is_null())
+        mismatch(s.name, "request", "pi-ai sent no request");
+    else
+        diff(s.name + " request", "", plain(build(s)), pi.at("request"));
 
     // The reply.
     auto acc = stream_for(s.api, s.model);
@@ -232,18 +257,27 @@ void compare_case(const Case& c, const PlainJson& pi) {
     PlainJson theirs = comparable(pi.at("message"));
     if (c.failing) {
         if (mine.value("stopReason", "") != "error")
-            mismatch(s.name + " reply", ".stopReason of agentcore", "agentcore's is " + mine.value("stopReason", ""));
+            mismatch(s.name + " reply", ".stopReason of agentcore",
+                     "agentcore's is " + mine.value("stopReason", ""));
         if (theirs.value("stopReason", "") != "error")
-            mismatch(s.name + " reply", ".stopReason", mine.value("stopReason", "") + " vs pi-ai's " + theirs.value("stopReason", ""));
-        if (!mine.contains("errorMessage")) mismatch(s.name + " reply", ".errorMessage of agentcore", "none");
-        if (!theirs.contains("errorMessage")) mismatch(s.name + " reply", ".errorMessage", "pi-ai has none");
-        std::cout << s.name << ": agentcore says \"" << mine.value("errorMessage", "") << "\", pi-ai says \""
-                  << theirs.value("errorMessage", "") << "\"\n";
+            mismatch(
+                s.name + " reply", ".stopReason",
+                mine.value("stopReason", "") + " vs pi-ai's " + theirs.value("stopReason", ""));
+        if (!mine.contains("errorMessage"))
+            mismatch(s.name + " reply", ".errorMessage of agentcore", "none");
+        if (!theirs.contains("errorMessage"))
+            mismatch(s.name + " reply", ".errorMessage", "pi-ai has none");
+        std::cout << s.name << ": agentcore says \"" << mine.value("errorMessage", "")
+                  << "\", pi-ai says \"" << theirs.value("errorMessage", "") << "\"\n";
         // Text received before the failure is kept by both.
         std::string text_ours, text_theirs;
-        for (const auto& b : mine["content"]) if (b["type"] == "text") text_ours += b.value("text", "");
-        for (const auto& b : theirs["content"]) if (b["type"] == "text") text_theirs += b.value("text", "");
-        if (text_ours != text_theirs) mismatch(s.name + " reply", ".content", "text '" + text_ours + "' vs pi-ai's '" + text_theirs + "'");
+        for (const auto& b : mine["content"])
+            if (b["type"] == "text") text_ours += b.value("text", "");
+        for (const auto& b : theirs["content"])
+            if (b["type"] == "text") text_theirs += b.value("text", "");
+        if (text_ours != text_theirs)
+            mismatch(s.name + " reply", ".content",
+                     "text '" + text_ours + "' vs pi-ai's '" + text_theirs + "'");
         return;
     }
     diff(s.name + " reply", "", mine, theirs);
@@ -261,7 +295,8 @@ int main(int argc, char** argv) {
             return 0;
         }
         if (argc != 5) {
-            std::cerr << "usage: agentcore_llm_differential <node> <interop folder> <llm folder> <scratch folder>\n";
+            std::cerr << "usage: agentcore_llm_differential <node> <interop folder> <llm folder> "
+                         "<scratch folder>\n";
             return 2;
         }
         const std::string node = argv[1];
@@ -277,7 +312,8 @@ int main(int argc, char** argv) {
         const std::vector<Case> all = cases();
         const auto plan = scratch / "llm-plan.json", results = scratch / "llm-results.json";
         std::ofstream(plan) << plan_of(all).dump() << '\n';
-        if (run({node, (scripts / "pi_convert.mjs").string(), pi.string(), plan.string(), results.string()}) != 0) {
+        if (run({node, (scripts / "pi_convert.mjs").string(), pi.string(), plan.string(),
+                 results.string()}) != 0) {
             std::cerr << "pi-ai's conversion failed\n";
             return 1;
         }
@@ -289,8 +325,8 @@ int main(int argc, char** argv) {
             }
             compare_case(c, pi_results.at(c.scenario.name));
         }
-        std::cout << all.size() << " cases, " << compared_fields << " fields compared, " << known_differences
-                  << " known differences, " << failures << " mismatches\n";
+        std::cout << all.size() << " cases, " << compared_fields << " fields compared, "
+                  << known_differences << " known differences, " << failures << " mismatches\n";
         return failures == 0 ? 0 : 1;
     } catch (const std::exception& e) {
         std::cerr << "the differential failed: " << e.what() << '\n';

@@ -19,7 +19,9 @@ namespace agentcore::testing::llm_fixtures {
 
 namespace llm = agentcore::llm;
 
-inline std::filesystem::path folder() { return std::filesystem::path(__FILE__).parent_path() / "fixtures"; }
+inline std::filesystem::path folder() {
+    return std::filesystem::path(__FILE__).parent_path() / "fixtures";
+}
 
 inline std::string read_file(const std::filesystem::path& path) {
     std::ifstream in(path, std::ios::binary);
@@ -47,7 +49,8 @@ inline std::vector<llm::ToolDefinition> tools_of(const Json& root) {
     std::vector<llm::ToolDefinition> tools;
     for (const auto& t : root.at("tools"))
         tools.push_back(llm::ToolDefinition{t.at("name").get<std::string>(),
-                                            t.at("description").get<std::string>(), t.at("parameters")});
+                                            t.at("description").get<std::string>(),
+                                            t.at("parameters")});
     return tools;
 }
 
@@ -75,7 +78,8 @@ inline std::vector<Scenario> scenarios() {
                                                        : llm::CacheRetention::short_term;
         if (o.value("tools", false)) sc.options.tools = tools_of(root);
         for (const auto& message : s.at("messages"))
-            sc.messages.push_back(std::make_shared<const AgentMessage>(message_from_json(message, Dialect::pi)));
+            sc.messages.push_back(
+                std::make_shared<const AgentMessage>(message_from_json(message, Dialect::pi)));
         sc.reply = s.at("reply").get<std::string>();
         out.push_back(std::move(sc));
     }
@@ -99,13 +103,16 @@ inline bool has_diagnostic(const AssistantMessage& m, const std::string& type) {
     return false;
 }
 
-/// One SSE event of the Responses and Anthropic shape: `event: <type>` and data {"type": <type>, rest}.
+/// One SSE event of the Responses and Anthropic shape: `event: <type>` and data {"type": <type>,
+/// rest}.
 inline std::string sse_event(const std::string& type, const std::string& rest) {
-    return "event: " + type + "\ndata: {\"type\":\"" + type + "\"" + (rest.empty() ? "" : "," + rest) + "}\n\n";
+    return "event: " + type + "\ndata: {\"type\":\"" + type + "\"" +
+           (rest.empty() ? "" : "," + rest) + "}\n\n";
 }
 
 /// Feeds a whole byte string in chunks of `chunk` bytes; returns the final message.
-inline AssistantMessage stream_all(llm::StreamAccumulator& acc, const std::string& bytes, std::size_t chunk,
+inline AssistantMessage stream_all(llm::StreamAccumulator& acc, const std::string& bytes,
+                                   std::size_t chunk,
                                    std::vector<llm::StreamEvent>* events = nullptr) {
     for (std::size_t i = 0; i < bytes.size(); i += chunk) {
         auto e = acc.feed(std::string_view(bytes).substr(i, chunk));

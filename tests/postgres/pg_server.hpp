@@ -41,8 +41,10 @@ namespace agentcore::testing::pg {
 inline constexpr int skip_code = 77;  // ctest's SKIP_RETURN_CODE for these tests
 
 inline const char* missing_message() {
-    return "PostgreSQL's server programs (initdb, pg_ctl, postgres) were not found, so the PostgreSQL tests are "
-           "skipped: install them (Debian: apt-get install postgresql libpq-dev) or name their folder in "
+    return "PostgreSQL's server programs (initdb, pg_ctl, postgres) were not found, so the "
+           "PostgreSQL tests are "
+           "skipped: install them (Debian: apt-get install postgresql libpq-dev) or name their "
+           "folder in "
            "AGENTCORE_PG_BINDIR; AGENTCORE_REQUIRE_PG=1 makes this a failure";
 }
 
@@ -54,7 +56,10 @@ inline bool required() {
 /// The folder of initdb and pg_ctl: AGENTCORE_PG_BINDIR, `pg_config --bindir`, or Debian's
 /// /usr/lib/postgresql/<version>/bin (newest first).
 inline std::optional<std::string> bindir() {
-    auto has = [](const std::string& d) { return ::access((d + "/initdb").c_str(), X_OK) == 0 && ::access((d + "/pg_ctl").c_str(), X_OK) == 0; };
+    auto has = [](const std::string& d) {
+        return ::access((d + "/initdb").c_str(), X_OK) == 0 &&
+               ::access((d + "/pg_ctl").c_str(), X_OK) == 0;
+    };
     if (const char* v = std::getenv("AGENTCORE_PG_BINDIR"); v != nullptr && *v != '\0')
         return has(v) ? std::optional<std::string>(v) : std::nullopt;
     if (FILE* p = ::popen("pg_config --bindir 2>/dev/null", "r")) {
@@ -75,7 +80,8 @@ inline std::optional<std::string> bindir() {
 }
 
 /// Runs a program (as the postgres user when we are root), its output to `log`; its exit status.
-inline int run(const std::vector<std::string>& argv, const std::string& cwd, const std::string& log) {
+inline int run(const std::vector<std::string>& argv, const std::string& cwd,
+               const std::string& log) {
     std::vector<std::string> full;
     if (::geteuid() == 0) full = {"runuser", "-u", "postgres", "--"};
     full.insert(full.end(), argv.begin(), argv.end());
@@ -110,11 +116,13 @@ struct Server {
 
     /// A libpq connection string for a database of this server.
     [[nodiscard]] std::string conninfo(const std::string& database) const {
-        return "host=" + dir + " port=" + std::to_string(port) + " user=agentcore dbname=" + database;
+        return "host=" + dir + " port=" + std::to_string(port) +
+               " user=agentcore dbname=" + database;
     }
     /// The same as a URI.
     [[nodiscard]] std::string uri(const std::string& database) const {
-        return "postgresql:///" + database + "?host=" + dir + "&port=" + std::to_string(port) + "&user=agentcore";
+        return "postgresql:///" + database + "?host=" + dir + "&port=" + std::to_string(port) +
+               "&user=agentcore";
     }
     [[nodiscard]] std::optional<pid_t> postmaster_pid() const {
         std::ifstream in(dir + "/data/postmaster.pid");
@@ -143,20 +151,23 @@ inline Server start_server(bool fsync = false) {
     if (::geteuid() == 0) {
         const passwd* pw = ::getpwnam("postgres");
         if (pw == nullptr || ::chown(s.dir.c_str(), pw->pw_uid, pw->pw_gid) != 0)
-            throw std::runtime_error("running as root, the tests need the `postgres` user to own " + s.dir);
+            throw std::runtime_error("running as root, the tests need the `postgres` user to own " +
+                                     s.dir);
     }
     ::chmod(s.dir.c_str(), 0700);
     const std::string log = s.dir + "/setup.log";
-    if (run({*bin + "/initdb", "-D", s.dir + "/data", "-A", "trust", "-U", "agentcore", "-E", "UTF8", "--locale=C.UTF-8",
-             "--no-sync"},
+    if (run({*bin + "/initdb", "-D", s.dir + "/data", "-A", "trust", "-U", "agentcore", "-E",
+             "UTF8", "--locale=C.UTF-8", "--no-sync"},
             s.dir, log) != 0)
         throw std::runtime_error("initdb failed; see " + log);
-    const std::string server_options = "-c listen_addresses='' -k " + s.dir + " -p " + std::to_string(s.port) +
-                                       " -c fsync=" + (fsync ? "on" : "off") + " -c max_connections=200";
-    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60", "-o",
-             server_options, "start"},
+    const std::string server_options =
+        "-c listen_addresses='' -k " + s.dir + " -p " + std::to_string(s.port) +
+        " -c fsync=" + (fsync ? "on" : "off") + " -c max_connections=200";
+    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60",
+             "-o", server_options, "start"},
             s.dir, log) != 0)
-        throw std::runtime_error("pg_ctl start failed; see " + log + " and " + s.dir + "/server.log");
+        throw std::runtime_error("pg_ctl start failed; see " + log + " and " + s.dir +
+                                 "/server.log");
     s.owned = true;
     s.owner_pid = ::getpid();
     return s;
@@ -165,10 +176,11 @@ inline Server start_server(bool fsync = false) {
 /// Starts a stopped server's cluster again (after a crash test).
 inline void restart_server(const Server& s) {
     const auto bin = bindir();
-    const std::string server_options = "-c listen_addresses='' -k " + s.dir + " -p " + std::to_string(s.port) +
+    const std::string server_options = "-c listen_addresses='' -k " + s.dir + " -p " +
+                                       std::to_string(s.port) +
                                        " -c fsync=off -c max_connections=200";
-    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60", "-o",
-             server_options, "start"},
+    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60",
+             "-o", server_options, "start"},
             s.dir, s.dir + "/setup.log") != 0)
         throw std::runtime_error("pg_ctl start failed; see " + s.dir + "/server.log");
 }
@@ -179,9 +191,11 @@ inline void signal_server(const Server& s, int sig) {
     const auto pid = s.postmaster_pid();
     if (!pid) return;
     ::kill(*pid, sig);
-    for (int i = 0; i < 600 && ::kill(*pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    for (int i = 0; i < 600 && ::kill(*pid, 0) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
     if (::kill(*pid, 0) == 0) ::kill(*pid, SIGKILL);
-    for (int i = 0; i < 100 && ::kill(*pid, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    for (int i = 0; i < 100 && ::kill(*pid, 0) == 0; ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 /// Stops a server by its pid and removes its folder. An immediate shutdown: nothing of it is
@@ -236,9 +250,11 @@ inline std::string fresh_database() {
     static std::atomic<unsigned> counter{0};
     Server& s = shared_server();
     std::random_device rd;
-    const std::string name = "t_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) + "_" + std::to_string(rd() % 100000);
+    const std::string name = "t_" + std::to_string(::getpid()) + "_" + std::to_string(counter++) +
+                             "_" + std::to_string(rd() % 100000);
     detail::pg::Connection admin(s.conninfo("postgres"));
-    admin.exec("CREATE DATABASE " + name + " TEMPLATE template0", detail::pg::Params{}, "creating a test database on");
+    admin.exec("CREATE DATABASE " + name + " TEMPLATE template0", detail::pg::Params{},
+               "creating a test database on");
     return s.conninfo(name);
 }
 

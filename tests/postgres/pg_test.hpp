@@ -29,7 +29,9 @@ inline CreateOptions named(std::string id, std::string cwd = "/w") {
 struct Raw {
     detail::pg::Connection c;
     explicit Raw(const std::string& conninfo) : c(conninfo) {}
-    detail::pg::Result exec(const std::string& sql) { return c.exec(sql, detail::pg::Params{}, "testing"); }
+    detail::pg::Result exec(const std::string& sql) {
+        return c.exec(sql, detail::pg::Params{}, "testing");
+    }
     std::string text(const std::string& sql) {
         const auto r = exec(sql);
         return r.rows() > 0 && !r.is_null(0, 0) ? std::string(r.text(0, 0)) : std::string();

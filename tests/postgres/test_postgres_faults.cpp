@@ -29,7 +29,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-int backend_of(const Session<PostgresSessionStorage>& s) { return PQbackendPID(s.storage().connection().handle()); }
+int backend_of(const Session<PostgresSessionStorage>& s) {
+    return PQbackendPID(s.storage().connection().handle());
+}
 
 std::int64_t stored_count(Raw& raw, const std::string& id) {
     return raw.number("SELECT count(*) FROM entries WHERE session_id = '" + id + "'");
@@ -37,8 +39,10 @@ std::int64_t stored_count(Raw& raw, const std::string& id) {
 
 }  // namespace
 
-TEST_CASE("the writer's backend terminated: the call throws storage, nothing half-done, the next call reconnects",
-          "[postgres][faults]") {
+TEST_CASE(
+    "the writer's backend terminated: the call throws storage, nothing half-done, the next call "
+    "reconnects",
+    "[postgres][faults]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
     Raw raw(db);
@@ -61,8 +65,10 @@ TEST_CASE("the writer's backend terminated: the call throws storage, nothing hal
     (void)a;
 }
 
-TEST_CASE("backends terminated while appends run: each append is acknowledged and kept, or refused and absent",
-          "[postgres][faults]") {
+TEST_CASE(
+    "backends terminated while appends run: each append is acknowledged and kept, or refused and "
+    "absent",
+    "[postgres][faults]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, PostgresStorageOptions{});  // durable: commits take a while
     Raw raw(db);
@@ -81,7 +87,8 @@ TEST_CASE("backends terminated while appends run: each append is acknowledged an
     int refused = 0;
     for (int i = 0; i < 150; ++i) {
         try {
-            acknowledged.push_back(append_message(s, UserMessage{std::string(static_cast<std::size_t>(2000 + i), 'x'), i, {}}));
+            acknowledged.push_back(append_message(
+                s, UserMessage{std::string(static_cast<std::size_t>(2000 + i), 'x'), i, {}}));
         } catch (const SessionError& e) {
             REQUIRE(e.code() == ErrorCode::storage);
             ++refused;
@@ -102,12 +109,14 @@ TEST_CASE("backends terminated while appends run: each append is acknowledged an
     CHECK(stored_count(raw, "storm") == static_cast<std::int64_t>(acknowledged.size()) + 1);
     auto r = open_read_only(repo, "storm");
     for (const auto& id : acknowledged) CHECK(get_entry(r, id) != nullptr);
-    CHECK(raw.number("SELECT count(DISTINCT line) FROM entries WHERE session_id = 'storm'") == stored_count(raw, "storm"));
+    CHECK(raw.number("SELECT count(DISTINCT line) FROM entries WHERE session_id = 'storm'") ==
+          stored_count(raw, "storm"));
     INFO(refused << " appends refused");
     CHECK(refused >= 1);
 }
 
-TEST_CASE("a commit whose outcome was not seen is read back, never sent twice", "[postgres][faults]") {
+TEST_CASE("a commit whose outcome was not seen is read back, never sent twice",
+          "[postgres][faults]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
     Raw raw(db);
@@ -139,11 +148,14 @@ TEST_CASE("a commit whose outcome was not seen is read back, never sent twice", 
     CHECK(written >= 1);
     append_message(s, UserMessage{"last", 3, {}});
     CHECK(stored_count(raw, "unseen") == static_cast<std::int64_t>(s.storage().entry_count()));
-    CHECK(raw.number("SELECT count(DISTINCT line) FROM entries WHERE session_id = 'unseen'") == stored_count(raw, "unseen"));
+    CHECK(raw.number("SELECT count(DISTINCT line) FROM entries WHERE session_id = 'unseen'") ==
+          stored_count(raw, "unseen"));
 }
 
-TEST_CASE("the server stopped as by a crash during appends and restarted: every acknowledged append is there",
-          "[postgres][faults][durability]") {
+TEST_CASE(
+    "the server stopped as by a crash during appends and restarted: every acknowledged append is "
+    "there",
+    "[postgres][faults][durability]") {
     pgt::Server server = pgt::start_server(true);
     struct Stop {
         pgt::Server& s;
@@ -166,7 +178,8 @@ TEST_CASE("the server stopped as by a crash during appends and restarted: every 
         });
         for (int i = 0; i < 100000; ++i) {
             try {
-                acknowledged.push_back(append_message(s, UserMessage{"turn " + std::to_string(i), i, {}}));
+                acknowledged.push_back(
+                    append_message(s, UserMessage{"turn " + std::to_string(i), i, {}}));
             } catch (const SessionError& e) {
                 CHECK(e.code() == ErrorCode::storage);
                 break;
@@ -189,7 +202,8 @@ namespace {
 
 std::size_t env_count(const char* name, std::size_t fallback) {
     const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : fallback;
+    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
+                                      : fallback;
 }
 
 // One random operation sequence, applied alike to any session (as the SQLite suite's).
@@ -202,44 +216,59 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
         const std::size_t op = ids.empty() ? 0 : pick(11);
         const std::string any = ids.empty() ? std::string() : ids[pick(ids.size())];
         switch (op) {
-        case 0:
-        case 1: ids.push_back(append_message(s, UserMessage{"u" + std::to_string(i), static_cast<std::int64_t>(i), {}})); break;
-        case 2: {
-            AssistantMessage m;
-            m.content.push_back(TextContent{"a" + std::to_string(i), {}});
-            m.provider = pick(2) ? "openai" : "anthropic";
-            m.model = "m" + std::to_string(pick(3));
-            m.usage.input = static_cast<std::int64_t>(pick(100));
-            m.usage.output = static_cast<std::int64_t>(pick(100));
-            m.usage.cache_read = static_cast<std::int64_t>(pick(100));
-            m.usage.cost.total = static_cast<double>(pick(1000)) / 997.0;
-            ids.push_back(append_message(s, std::move(m)));
-            break;
-        }
-        case 3: ids.push_back(append_label(s, any, pick(3) ? std::optional<std::string>(" l" + std::to_string(pick(5)) + " ") : std::nullopt)); break;
-        case 4: ids.push_back(append_session_name(s, pick(4) ? "name\n" + std::to_string(pick(9)) : std::string(" "))); break;
-        case 5: set_leaf_id(s, pick(5) ? std::optional<std::string>(any) : std::nullopt); break;
-        case 6: {
-            BranchSummaryInput in;
-            in.summary = pick(3) ? "went elsewhere" : "";
-            const auto id = move_to(s, any, in);
-            if (id) ids.push_back(*id);
-            break;
-        }
-        case 7: {
-            const auto branch = get_branch(s);
-            if (branch.empty()) break;
-            const std::string kept = pick(4) ? id_of(*branch[pick(branch.size())]) : any;  // sometimes off the branch
-            if (pick(3) == 0)
-                ids.push_back(append_compaction(s, "c", std::nullopt, 5, {}, false, std::nullopt,
-                                                std::vector<AgentMessage>{UserMessage{"kept", 1, {}}}));
-            else
-                ids.push_back(append_compaction(s, "c", kept, 5));
-            break;
-        }
-        case 8: ids.push_back(append_thinking_level_change(s, pick(2) ? "high" : "low")); break;
-        case 9: ids.push_back(append_model_change(s, "p", "m" + std::to_string(pick(4)))); break;
-        default: ids.push_back(append_custom_entry(s, "app", Json{{"n", i}})); break;
+            case 0:
+            case 1:
+                ids.push_back(append_message(
+                    s, UserMessage{"u" + std::to_string(i), static_cast<std::int64_t>(i), {}}));
+                break;
+            case 2: {
+                AssistantMessage m;
+                m.content.push_back(TextContent{"a" + std::to_string(i), {}});
+                m.provider = pick(2) ? "openai" : "anthropic";
+                m.model = "m" + std::to_string(pick(3));
+                m.usage.input = static_cast<std::int64_t>(pick(100));
+                m.usage.output = static_cast<std::int64_t>(pick(100));
+                m.usage.cache_read = static_cast<std::int64_t>(pick(100));
+                m.usage.cost.total = static_cast<double>(pick(1000)) / 997.0;
+                ids.push_back(append_message(s, std::move(m)));
+                break;
+            }
+            case 3:
+                ids.push_back(append_label(
+                    s, any,
+                    pick(3) ? std::optional<std::string>(" l" + std::to_string(pick(5)) + " ")
+                            : std::nullopt));
+                break;
+            case 4:
+                ids.push_back(append_session_name(
+                    s, pick(4) ? "name\n" + std::to_string(pick(9)) : std::string(" ")));
+                break;
+            case 5: set_leaf_id(s, pick(5) ? std::optional<std::string>(any) : std::nullopt); break;
+            case 6: {
+                BranchSummaryInput in;
+                in.summary = pick(3) ? "went elsewhere" : "";
+                const auto id = move_to(s, any, in);
+                if (id) ids.push_back(*id);
+                break;
+            }
+            case 7: {
+                const auto branch = get_branch(s);
+                if (branch.empty()) break;
+                const std::string kept = pick(4) ? id_of(*branch[pick(branch.size())])
+                                                 : any;  // sometimes off the branch
+                if (pick(3) == 0)
+                    ids.push_back(
+                        append_compaction(s, "c", std::nullopt, 5, {}, false, std::nullopt,
+                                          std::vector<AgentMessage>{UserMessage{"kept", 1, {}}}));
+                else
+                    ids.push_back(append_compaction(s, "c", kept, 5));
+                break;
+            }
+            case 8: ids.push_back(append_thinking_level_change(s, pick(2) ? "high" : "low")); break;
+            case 9:
+                ids.push_back(append_model_change(s, "p", "m" + std::to_string(pick(4))));
+                break;
+            default: ids.push_back(append_custom_entry(s, "app", Json{{"n", i}})); break;
         }
     }
 }
@@ -248,18 +277,23 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
 template <class S>
 std::string observe(const Session<S>& s, bool paths) {
     const auto& st = s.storage();
-    std::string out = "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
+    std::string out =
+        "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
     const SessionStats stats = st.get_session_stats();
-    out += " stats=" + std::to_string(stats.message_count) + "," + std::to_string(stats.cached_tokens) + "," +
-           std::to_string(stats.uncached_tokens) + "," + std::to_string(stats.total_tokens) + "," +
-           dump_json(Json(stats.cost_total)) + "\n";
+    out += " stats=" + std::to_string(stats.message_count) + "," +
+           std::to_string(stats.cached_tokens) + "," + std::to_string(stats.uncached_tokens) + "," +
+           std::to_string(stats.total_tokens) + "," + dump_json(Json(stats.cost_total)) + "\n";
     const SessionContext ctx = build_context(s);
-    out += "thinking=" + ctx.thinking_level + " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
-    for (const auto& m : ctx.messages) out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
+    out += "thinking=" + ctx.thinking_level +
+           " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
+    for (const auto& m : ctx.messages)
+        out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
     for (const auto& e : st.get_entries(EntriesQuery{})) {
-        out += encode_entry(*e, Dialect::native) + " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
+        out += encode_entry(*e, Dialect::native) +
+               " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
         if (!paths) continue;
-        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e)))) out += id_of(*p) + " ";
+        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e))))
+            out += id_of(*p) + " ";
         const SessionContext at = build_context_at(s, id_of(*e));
         out += "| " + at.thinking_level + " " + (at.model ? at.model->model_id : "-") + "\n";
     }
@@ -288,7 +322,9 @@ TEST_CASE("seeded random operation sequences give the same sessions in memory an
         const std::string expected = observe(m, paths);
         INFO("seed " << seed);
         REQUIRE(observe(q, paths) == expected);
-        if (run % 10 == 0) REQUIRE(observe(open_read_only(repo, id), paths) == expected);  // from the database alone
+        if (run % 10 == 0)
+            REQUIRE(observe(open_read_only(repo, id), paths) ==
+                    expected);  // from the database alone
         ++compared;
     }
     CHECK(compared == sequences);

@@ -29,7 +29,8 @@ using agentcore::testing::pg::Raw;
 namespace pgt = agentcore::testing::pg;
 using namespace std::chrono_literals;
 
-TEST_CASE("a second writer is locked at once, or after lock_wait, and other sessions are not", "[postgres][lease]") {
+TEST_CASE("a second writer is locked at once, or after lock_wait, and other sessions are not",
+          "[postgres][lease]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
     auto s = create(repo, named("one"));
@@ -40,7 +41,8 @@ TEST_CASE("a second writer is locked at once, or after lock_wait, and other sess
     PostgresStorageOptions waiting = fast();
     waiting.lock_wait = 300ms;
     const auto start = std::chrono::steady_clock::now();
-    CHECK(error_of([&] { (void)PostgresSessionStorage::open(repo.pool(), "one", waiting); }) == ErrorCode::locked);
+    CHECK(error_of([&] { (void)PostgresSessionStorage::open(repo.pool(), "one", waiting); }) ==
+          ErrorCode::locked);
     CHECK(std::chrono::steady_clock::now() - start >= 300ms);
     auto other = create(repo, named("two"));
     append_message(other, UserMessage{"b", 1, {}});
@@ -57,8 +59,10 @@ TEST_CASE("a second writer is locked at once, or after lock_wait, and other sess
     CHECK(next.entry_count() == 1);
 }
 
-TEST_CASE("after its time-to-live a lease is taken over, and the old owner's next append is refused with nothing written",
-          "[postgres][lease]") {
+TEST_CASE(
+    "after its time-to-live a lease is taken over, and the old owner's next append is refused with "
+    "nothing written",
+    "[postgres][lease]") {
     const std::string db = pgt::fresh_database();
     PostgresStorageOptions short_lease = fast();
     short_lease.lease_ttl = 1000ms;
@@ -69,7 +73,9 @@ TEST_CASE("after its time-to-live a lease is taken over, and the old owner's nex
     std::this_thread::sleep_for(1200ms);
     auto new_writer = open(repo, "ttl");
     CHECK(new_writer.storage().fence() > old_writer.storage().fence());
-    const std::string message = message_of_error([&] { append_message(old_writer, UserMessage{"zombie", 2, {}}); });
+    const std::string message = message_of_error([&] {
+        append_message(old_writer, UserMessage{"zombie", 2, {}});
+    });
     CHECK(message.find("[agentcore.locked]") == 0);
     CHECK(message.find("lost its lease") != std::string::npos);
     CHECK(error_of([&] { set_leaf_id(old_writer, std::nullopt); }) == ErrorCode::locked);
@@ -80,7 +86,8 @@ TEST_CASE("after its time-to-live a lease is taken over, and the old owner's nex
     CHECK(raw.number("SELECT count(*) FROM entries WHERE line LIKE '%zombie%'") == 0);
 }
 
-TEST_CASE("steal takes a held lease at once, and heartbeats keep a lease past its time-to-live", "[postgres][lease]") {
+TEST_CASE("steal takes a held lease at once, and heartbeats keep a lease past its time-to-live",
+          "[postgres][lease]") {
     const std::string db = pgt::fresh_database();
     PostgresStorageOptions short_lease = fast();
     short_lease.lease_ttl = 1000ms;
@@ -96,7 +103,9 @@ TEST_CASE("steal takes a held lease at once, and heartbeats keep a lease past it
     PostgresStorageOptions stealing = short_lease;
     stealing.steal = true;
     auto thief = PostgresSessionStorage::open(repo.pool(), "held", stealing);
-    CHECK(error_of([&] { append_message(holder, UserMessage{"stolen", 3, {}}); }) == ErrorCode::locked);
+    CHECK(error_of([&] {
+              append_message(holder, UserMessage{"stolen", 3, {}});
+          }) == ErrorCode::locked);
     CHECK(thief.entry_count() == 2);
     Session<PostgresSessionStorage> t(std::move(thief));
     append_message(t, UserMessage{"thief's", 4, {}});
@@ -126,9 +135,13 @@ TEST_CASE("read-only opens take no lease and follow a writer with refresh", "[po
     CHECK(error_of([&] { r1.storage().refresh(); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("processes opening one session for writing at once: exactly one wins", "[postgres][lease]") {
+TEST_CASE("processes opening one session for writing at once: exactly one wins",
+          "[postgres][lease]") {
     const std::string db = pgt::fresh_database();
-    { PostgresSessionRepo repo(db, fast()); create(repo, named("contested")); }
+    {
+        PostgresSessionRepo repo(db, fast());
+        create(repo, named("contested"));
+    }
     for (int round = 0; round < 5; ++round) {
         int go[2];
         int results[2];
@@ -181,8 +194,9 @@ TEST_CASE("processes opening one session for writing at once: exactly one wins",
     }
 }
 
-TEST_CASE("threads writing sessions through contended leases: positions dense, stats equal a recount",
-          "[postgres][lease][concurrency]") {
+TEST_CASE(
+    "threads writing sessions through contended leases: positions dense, stats equal a recount",
+    "[postgres][lease][concurrency]") {
     const std::string db = pgt::fresh_database();
     PostgresStorageOptions o = fast();
     o.lock_wait = 10000ms;
@@ -224,7 +238,9 @@ TEST_CASE("threads writing sessions through contended leases: positions dense, s
         const std::string id = "m" + std::to_string(i);
         auto s = open_read_only(repo, id);
         const auto entries = s.storage().get_entries(EntriesQuery{});
-        CHECK(raw.number("SELECT coalesce(max(seq), 0) - count(*) FROM entries WHERE session_id = '" + id + "'") == 0);
+        CHECK(
+            raw.number("SELECT coalesce(max(seq), 0) - count(*) FROM entries WHERE session_id = '" +
+                       id + "'") == 0);
         SessionStats recount;
         for (const auto& e : entries) recount.add(*e);
         const SessionStats stored = s.storage().get_session_stats();
@@ -232,6 +248,7 @@ TEST_CASE("threads writing sessions through contended leases: positions dense, s
         CHECK(stored.total_tokens == recount.total_tokens);
         CHECK(stored.uncached_tokens == recount.uncached_tokens);
         CHECK(stored.cost_total == recount.cost_total);
-        CHECK(s.storage().get_path_to_root_or_compaction(s.storage().get_leaf_id()).size() == entries.size());
+        CHECK(s.storage().get_path_to_root_or_compaction(s.storage().get_leaf_id()).size() ==
+              entries.size());
     }
 }

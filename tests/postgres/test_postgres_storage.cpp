@@ -30,11 +30,14 @@ namespace pgt = agentcore::testing::pg;
 
 static_assert(SessionRepository<PostgresSessionRepo>);
 
-TEST_CASE("the PostgreSQL repository passes the conformance kit, reopened from its database", "[postgres][conformance]") {
+TEST_CASE("the PostgreSQL repository passes the conformance kit, reopened from its database",
+          "[postgres][conformance]") {
     const std::string db = pgt::fresh_database();
     agentcore::testing::ConformanceTarget<PostgresSessionRepo> target;
     target.fresh = [&] { return PostgresSessionRepo(pgt::fresh_schema(db), fast()); };
-    target.reopen = [](PostgresSessionRepo& r) { return PostgresSessionRepo(r.conninfo(), r.options()); };
+    target.reopen = [](PostgresSessionRepo& r) {
+        return PostgresSessionRepo(r.conninfo(), r.options());
+    };
     target.exclusive_writers = true;
     const auto report = agentcore::testing::run_conformance(target);
     INFO(report.summary());
@@ -42,8 +45,10 @@ TEST_CASE("the PostgreSQL repository passes the conformance kit, reopened from i
     CHECK(report.ok());
 }
 
-TEST_CASE("open_repository opens postgresql:// and postgres:// URLs, and the type-erased repository passes the kit",
-          "[postgres][any]") {
+TEST_CASE(
+    "open_repository opens postgresql:// and postgres:// URLs, and the type-erased repository "
+    "passes the kit",
+    "[postgres][any]") {
     const std::string db = pgt::fresh_database();
     pgt::Server& server = pgt::shared_server();
     const std::string dbname = db.substr(db.find("dbname=") + 7);
@@ -73,14 +78,16 @@ namespace {
 template <class S>
 std::string jsonl_of(const S& storage, Dialect dialect) {
     std::string out = encode_header(storage.metadata(), dialect) + "\n";
-    for (const auto& e : storage.get_entries(EntriesQuery{})) out += encode_entry(*e, dialect) + "\n";
+    for (const auto& e : storage.get_entries(EntriesQuery{}))
+        out += encode_entry(*e, dialect) + "\n";
     return out;
 }
 
 }  // namespace
 
-TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round trip, in both dialects",
-          "[postgres][lossless]") {
+TEST_CASE(
+    "a session imported into PostgreSQL exports the bytes of a JSONL round trip, in both dialects",
+    "[postgres][lossless]") {
     const std::string db = pgt::fresh_database();
     auto pool = std::make_shared<detail::pg::Pool>(db);
     for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
@@ -93,7 +100,8 @@ TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round
         std::string path;
         {
             auto s = create(jsonl, named(id));
-            const std::string a = append_message(s, UserMessage{"héllo \"quoted\" ; DROP TABLE entries; $1 \\", 1, {}});
+            const std::string a = append_message(
+                s, UserMessage{"héllo \"quoted\" ; DROP TABLE entries; $1 \\", 1, {}});
             AssistantMessage m;
             m.content.push_back(ThinkingContent{"hmm", Json{{"signature", "sig"}}});
             m.content.push_back(ToolCallContent{"call_1", "read", Json{{"path", "/x"}}, {}});
@@ -104,11 +112,15 @@ TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round
             m.stop_reason = "tool_use";
             m.extra = Json{{"responseId", "r1"}};
             append_message(s, std::move(m));
-            append_compaction(s, "sum", a, 10, Json{{"files", {"a"}}}, false, std::nullopt, std::vector<AgentMessage>{});
+            append_compaction(s, "sum", a, 10, Json{{"files", {"a"}}}, false, std::nullopt,
+                              std::vector<AgentMessage>{});
             append_label(s, a, std::string("mark"));
             append_session_name(s, "name");
-            s.storage().append_entry(entry_from_json(Json{{"type", "future"}, {"id", "f1234567"}, {"parent_id", a},
-                                                          {"timestamp", "2026-01-01T00:00:00.000Z"}, {"x", {1}}},
+            s.storage().append_entry(entry_from_json(Json{{"type", "future"},
+                                                          {"id", "f1234567"},
+                                                          {"parent_id", a},
+                                                          {"timestamp", "2026-01-01T00:00:00.000Z"},
+                                                          {"x", {1}}},
                                                      Dialect::native));
             set_leaf_id(s, a);
             path = s.storage().path();
@@ -131,7 +143,8 @@ TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round
         CHECK(reopened.get_session_stats().total_tokens == source.get_session_stats().total_tokens);
     }
     // A file pi wrote itself, imported in one batch: the export is its JSONL round trip.
-    const auto pi = JsonlSessionStorage::open_read_only(agentcore::testing::pi_fixture("v3-full.jsonl"));
+    const auto pi =
+        JsonlSessionStorage::open_read_only(agentcore::testing::pi_fixture("v3-full.jsonl"));
     REQUIRE(pi.dialect() == Dialect::pi);
     std::vector<SessionTreeEntry> entries;
     for (const auto& e : pi.get_entries(EntriesQuery{})) entries.push_back(*e);
@@ -142,8 +155,10 @@ TEST_CASE("a session imported into PostgreSQL exports the bytes of a JSONL round
     CHECK(copy.entry_count() == pi.entry_count());
 }
 
-TEST_CASE("a session copied from a JSONL folder into PostgreSQL and back is the same file, in both dialects",
-          "[postgres][copy][lossless]") {
+TEST_CASE(
+    "a session copied from a JSONL folder into PostgreSQL and back is the same file, in both "
+    "dialects",
+    "[postgres][copy][lossless]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
     for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
@@ -176,26 +191,33 @@ TEST_CASE("a session copied from a JSONL folder into PostgreSQL and back is the 
     }
 }
 
-TEST_CASE("an older schema is migrated, and a newer one is refused with invalid_session, untouched", "[postgres][schema]") {
+TEST_CASE("an older schema is migrated, and a newer one is refused with invalid_session, untouched",
+          "[postgres][schema]") {
     const std::string db = pgt::fresh_database();
     Raw raw(db);
-    raw.exec("CREATE TABLE agentcore_schema_migrations (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)");
+    raw.exec(
+        "CREATE TABLE agentcore_schema_migrations (version integer PRIMARY KEY, applied_at "
+        "timestamptz NOT NULL)");
     raw.c.exec_script(detail::pg::migrations[0], "testing");
     raw.exec("INSERT INTO agentcore_schema_migrations VALUES (1, now())");
-    CHECK(error_of([&] { (void)PostgresSessionStorage::open_read_only(db, "x", fast()); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)PostgresSessionStorage::open_read_only(db, "x", fast()); }) ==
+          ErrorCode::invalid_session);
     {
         PostgresSessionRepo repo(db, fast());
         auto s = create(repo, named("after-migration"));
         append_message(s, UserMessage{"a", 1, {}});
     }
-    CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") == detail::pg::schema_version);
-    CHECK(raw.text("SELECT indexname FROM pg_indexes WHERE indexname = 'entries_labels'") == "entries_labels");
+    CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
+          detail::pg::schema_version);
+    CHECK(raw.text("SELECT indexname FROM pg_indexes WHERE indexname = 'entries_labels'") ==
+          "entries_labels");
 
     raw.exec("INSERT INTO agentcore_schema_migrations VALUES (99, now())");
     const std::string message = message_of_error([&] { PostgresSessionRepo newer(db, fast()); });
     CHECK(message.find("[agentcore.invalid_session]") == 0);
     CHECK(message.find("99") != std::string::npos);
-    CHECK(error_of([&] { (void)PostgresSessionStorage::open(db, "after-migration", fast()); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)PostgresSessionStorage::open(db, "after-migration", fast()); }) ==
+          ErrorCode::invalid_session);
     CHECK(raw.number("SELECT count(*) FROM entries") == 1);
 }
 
@@ -216,7 +238,8 @@ TEST_CASE("two migrators at once both succeed and the schema is made once", "[po
         for (auto& t : threads) t.join();
         CHECK(ok == 4);
         Raw raw(db);
-        CHECK(raw.number("SELECT count(*) FROM agentcore_schema_migrations") == detail::pg::schema_version);
+        CHECK(raw.number("SELECT count(*) FROM agentcore_schema_migrations") ==
+              detail::pg::schema_version);
         // And from separate processes.
         const std::string db2 = pgt::fresh_database();
         std::vector<pid_t> children;
@@ -239,12 +262,14 @@ TEST_CASE("two migrators at once both succeed and the schema is made once", "[po
             ::waitpid(child, &status, 0);
             CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
         }
-        CHECK(Raw(db2).number("SELECT count(*) FROM agentcore_schema_migrations") == detail::pg::schema_version);
+        CHECK(Raw(db2).number("SELECT count(*) FROM agentcore_schema_migrations") ==
+              detail::pg::schema_version);
     }
 }
 
-TEST_CASE("a payload row damaged by hand is invalid_entry naming session and position, never the text",
-          "[postgres][damage]") {
+TEST_CASE(
+    "a payload row damaged by hand is invalid_entry naming session and position, never the text",
+    "[postgres][damage]") {
     const std::string db = pgt::fresh_database();
     std::string a;
     {
@@ -253,7 +278,9 @@ TEST_CASE("a payload row damaged by hand is invalid_entry naming session and pos
         a = append_message(s, UserMessage{"one", 1, {}});
         append_message(s, UserMessage{"two", 2, {}});
     }
-    Raw(db).exec("UPDATE entries SET line = '{\"type\":\"message\",\"id\":\"zz\",\"message\":SECRET' WHERE seq = 2");
+    Raw(db).exec(
+        "UPDATE entries SET line = '{\"type\":\"message\",\"id\":\"zz\",\"message\":SECRET' WHERE "
+        "seq = 2");
     PostgresSessionRepo repo(db, fast());
     auto s = open(repo, "damaged");
     const std::string message = message_of_error([&] { (void)build_context(s); });
@@ -264,29 +291,37 @@ TEST_CASE("a payload row damaged by hand is invalid_entry naming session and pos
     CHECK(get_entry(s, a) != nullptr);  // the intact entries still read
     Raw(db).exec("UPDATE entries SET line = '{' WHERE seq = 1");
     auto r = open_read_only(repo, "damaged");
-    const std::string second = message_of_error([&] { (void)r.storage().get_entries(EntriesQuery{}); });
+    const std::string second =
+        message_of_error([&] { (void)r.storage().get_entries(EntriesQuery{}); });
     CHECK(second.find("[agentcore.invalid_entry]") == 0);
     CHECK(second.find("entry 1") != std::string::npos);
 }
 
-TEST_CASE("hostile strings are bound, never executed: stored verbatim, or refused when they hold a NUL",
-          "[postgres][security]") {
+TEST_CASE(
+    "hostile strings are bound, never executed: stored verbatim, or refused when they hold a NUL",
+    "[postgres][security]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
-    CHECK(error_of([&] { create(repo, named("x'; DROP TABLE sessions; --")); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { create(repo, named("x'; DROP TABLE sessions; --")); }) ==
+          ErrorCode::invalid_session);
     CHECK(error_of([&] { open(repo, "a\"b"); }) == ErrorCode::invalid_session);
     CHECK(error_of([&] { remove(repo, std::string("a\0b", 3)); }) == ErrorCode::invalid_session);
-    CHECK(error_of([&] { create(repo, named("nul", std::string("/a\0b", 4))); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { create(repo, named("nul", std::string("/a\0b", 4))); }) ==
+          ErrorCode::invalid_session);
     const std::string cwd = "/it's \"here\"; DROP TABLE entries; -- $1 \\ \\x00";
     const std::string big(1 << 20, 'q');
     std::string a;
     {
         auto s = create(repo, named("hostile", cwd));
-        a = append_message(s, UserMessage{"'); DELETE FROM entries; -- $1 $2 \\' " + big + std::string("\0nul", 4), 1, {}});
+        a = append_message(
+            s,
+            UserMessage{
+                "'); DELETE FROM entries; -- $1 $2 \\' " + big + std::string("\0nul", 4), 1, {}});
         append_label(s, a, std::string("label'\"; -- $1"));
         append_session_name(s, "name'); DROP TABLE sessions; --");
         append_custom_entry(s, "type'); --", Json{{"k", "v'\""}});
-        CHECK(error_of([&] { append_label(s, a, std::string("nul\0label", 9)); }) == ErrorCode::invalid_entry);
+        CHECK(error_of([&] { append_label(s, a, std::string("nul\0label", 9)); }) ==
+              ErrorCode::invalid_entry);
         CHECK(s.storage().entry_count() == 4);
     }
     ListOptions by_cwd;
@@ -298,7 +333,8 @@ TEST_CASE("hostile strings are bound, never executed: stored verbatim, or refuse
     CHECK(list(repo, by_cwd).sessions.empty());
     auto s = open_read_only(repo, "hostile");
     CHECK(s.storage().get_label(a) == std::optional<std::string>("label'\"; -- $1"));
-    CHECK(s.storage().get_session_name() == std::optional<std::string>("name'); DROP TABLE sessions; --"));
+    CHECK(s.storage().get_session_name() ==
+          std::optional<std::string>("name'); DROP TABLE sessions; --"));
     const auto* m = std::get_if<MessageEntry>(&*get_entry(s, a));
     REQUIRE(m != nullptr);
     CHECK(std::get<std::string>(std::get<UserMessage>(m->message).content) ==
@@ -308,12 +344,15 @@ TEST_CASE("hostile strings are bound, never executed: stored verbatim, or refuse
     CHECK(raw.number("SELECT count(*) FROM sessions") == 1);
 }
 
-TEST_CASE("list pages by keyset through every session of one cwd, newest or oldest first", "[postgres][list]") {
+TEST_CASE("list pages by keyset through every session of one cwd, newest or oldest first",
+          "[postgres][list]") {
     const std::string db = pgt::fresh_database();
     PostgresStorageOptions o = fast();
-    o.environment = Environment::deterministic(1'700'000'000'000, 7, 0);  // equal times: the id decides
+    o.environment =
+        Environment::deterministic(1'700'000'000'000, 7, 0);  // equal times: the id decides
     PostgresSessionRepo repo(db, o);
-    for (int i = 0; i < 30; ++i) create(repo, named("s" + std::to_string(100 + i), i % 3 == 0 ? "/a" : "/b"));
+    for (int i = 0; i < 30; ++i)
+        create(repo, named("s" + std::to_string(100 + i), i % 3 == 0 ? "/a" : "/b"));
     for (const bool newest : {true, false}) {
         ListOptions page;
         page.cwd = "/b";
@@ -347,7 +386,8 @@ TEST_CASE("list pages by keyset through every session of one cwd, newest or olde
     CHECK(plan.find("sessions_by_cwd") != std::string::npos);
 }
 
-TEST_CASE("a removed session refuses the appends of a writer that still has it open", "[postgres][repo]") {
+TEST_CASE("a removed session refuses the appends of a writer that still has it open",
+          "[postgres][repo]") {
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
     auto s = create(repo, named("gone"));
@@ -364,17 +404,22 @@ namespace {
 template <class S>
 std::string observe(const Session<S>& s) {
     const auto& st = s.storage();
-    std::string out = "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
+    std::string out =
+        "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
     const SessionStats stats = st.get_session_stats();
-    out += " stats=" + std::to_string(stats.message_count) + "," + std::to_string(stats.cached_tokens) + "," +
-           std::to_string(stats.uncached_tokens) + "," + std::to_string(stats.total_tokens) + "," +
-           dump_json(Json(stats.cost_total)) + "\n";
+    out += " stats=" + std::to_string(stats.message_count) + "," +
+           std::to_string(stats.cached_tokens) + "," + std::to_string(stats.uncached_tokens) + "," +
+           std::to_string(stats.total_tokens) + "," + dump_json(Json(stats.cost_total)) + "\n";
     const SessionContext ctx = build_context(s);
-    out += "thinking=" + ctx.thinking_level + " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
-    for (const auto& m : ctx.messages) out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
+    out += "thinking=" + ctx.thinking_level +
+           " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
+    for (const auto& m : ctx.messages)
+        out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
     for (const auto& e : st.get_entries(EntriesQuery{})) {
-        out += encode_entry(*e, Dialect::native) + " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
-        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e)))) out += id_of(*p) + " ";
+        out += encode_entry(*e, Dialect::native) +
+               " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
+        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e))))
+            out += id_of(*p) + " ";
         const SessionContext at = build_context_at(s, id_of(*e));
         out += "| " + at.thinking_level + " " + (at.model ? at.model->model_id : "-") + "\n";
     }
@@ -405,7 +450,8 @@ typename Repo::session_type branchy(Repo& repo, const std::string& id) {
     append_session_name(s, "branchy");
     set_leaf_id(s, c);
     const std::string e = append_message(s, UserMessage{"e", 5, {}});
-    append_compaction(s, "tail", std::nullopt, 5, {}, false, std::nullopt, std::vector<AgentMessage>{UserMessage{"kept", 1, {}}});
+    append_compaction(s, "tail", std::nullopt, 5, {}, false, std::nullopt,
+                      std::vector<AgentMessage>{UserMessage{"kept", 1, {}}});
     const std::string f = append_message(s, UserMessage{"f", 6, {}});
     append_label(s, a, std::string("again"));
     set_leaf_id(s, a);
@@ -455,7 +501,8 @@ TEST_CASE("the server-side fork equals a fork in memory of the same session, who
         const std::string exported = pf.storage().export_jsonl();
         CHECK(exported == jsonl_of(pf.storage(), Dialect::native));
         CHECK(exported.substr(exported.find('\n')) ==
-              jsonl_of(mf.storage(), Dialect::native).substr(jsonl_of(mf.storage(), Dialect::native).find('\n')));
+              jsonl_of(mf.storage(), Dialect::native)
+                  .substr(jsonl_of(mf.storage(), Dialect::native).find('\n')));
         CHECK(pf.storage().metadata().parent_session == std::optional<std::string>("src"));
         auto reopened = open_read_only(repo, *options.session_id);
         CHECK(observe(reopened) == observe(mf));

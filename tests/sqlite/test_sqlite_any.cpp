@@ -15,8 +15,10 @@
 
 using namespace agentcore;
 
-TEST_CASE("open_repository opens sqlite:PATH, and the type-erased SQLite repository passes the kit", "[sqlite][any]") {
-    CHECK(agentcore::testing::error_of([] { open_repository("sqlite:"); }) == ErrorCode::invalid_session);
+TEST_CASE("open_repository opens sqlite:PATH, and the type-erased SQLite repository passes the kit",
+          "[sqlite][any]") {
+    CHECK(agentcore::testing::error_of([] { open_repository("sqlite:"); }) ==
+          ErrorCode::invalid_session);
     CHECK(known_repository_schemes() == std::vector<std::string>{"jsonl", "memory", "sqlite"});
     std::vector<std::unique_ptr<agentcore::testing::ScratchDir>> dirs;
     agentcore::testing::ConformanceTarget<AnyRepository> target;
@@ -39,8 +41,10 @@ namespace {
 
 // Messages with usage, a label, a name, an unknown entry type and a leaf move.
 void write_rich_session(AnyRepository& repo, const std::string& id) {
-    auto s = create(repo, CreateOptions{id, "/home/ann/project", Json{{"team", "a"}}, std::nullopt});
-    const std::string a = append_message(s, UserMessage{"héllo \"quoted\" ; DROP TABLE entries;", 1, {}});
+    auto s =
+        create(repo, CreateOptions{id, "/home/ann/project", Json{{"team", "a"}}, std::nullopt});
+    const std::string a =
+        append_message(s, UserMessage{"héllo \"quoted\" ; DROP TABLE entries;", 1, {}});
     AssistantMessage m;
     m.content.push_back(ThinkingContent{"hmm", Json{{"signature", "sig"}}});
     m.content.push_back(ToolCallContent{"call_1", "read", Json{{"path", "/x"}}, {}});
@@ -53,16 +57,20 @@ void write_rich_session(AnyRepository& repo, const std::string& id) {
     append_message(s, std::move(m));
     append_label(s, a, std::string("mark"));
     append_session_name(s, "rich");
-    s.storage().append_entry(entry_from_json(Json{{"type", "future"}, {"id", "f1234567"}, {"parent_id", a},
-                                                  {"timestamp", "2026-01-01T00:00:00.000Z"}, {"x", {1}}},
+    s.storage().append_entry(entry_from_json(Json{{"type", "future"},
+                                                  {"id", "f1234567"},
+                                                  {"parent_id", a},
+                                                  {"timestamp", "2026-01-01T00:00:00.000Z"},
+                                                  {"x", {1}}},
                                              Dialect::native));
     set_leaf_id(s, a);
 }
 
 }  // namespace
 
-TEST_CASE("a session copied from a JSONL folder into SQLite and back is the same file, in both dialects",
-          "[sqlite][any][copy][lossless]") {
+TEST_CASE(
+    "a session copied from a JSONL folder into SQLite and back is the same file, in both dialects",
+    "[sqlite][any][copy][lossless]") {
     for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
         agentcore::testing::ScratchDir dir;
         JsonlStorageOptions jo;
@@ -84,7 +92,8 @@ TEST_CASE("a session copied from a JSONL folder into SQLite and back is the same
         const std::string copied = again.storage().target<JsonlSessionStorage>()->path();
         CHECK(copied.substr(dir.file("b").size()) == path.substr(dir.file("a").size()));
         CHECK(agentcore::testing::read_file(copied) == bytes);
-        CHECK(agentcore::testing::error_of([&] { copy_session(folder, db, "rich"); }) == ErrorCode::already_exists);
+        CHECK(agentcore::testing::error_of([&] { copy_session(folder, db, "rich"); }) ==
+              ErrorCode::already_exists);
     }
 }
 
@@ -108,11 +117,14 @@ TEST_CASE("set_leaf_id writes the lines a JSONL file holds, in both dialects", "
             append_message(s, UserMessage{"c", 3, {}});
             set_leaf_id(s, std::nullopt);
         };
-        auto file = create(folder, CreateOptions{std::string("same"), "/w", Json::object(), std::nullopt});
-        auto rows = create(db, CreateOptions{std::string("same"), "/w", Json::object(), std::nullopt});
+        auto file =
+            create(folder, CreateOptions{std::string("same"), "/w", Json::object(), std::nullopt});
+        auto rows =
+            create(db, CreateOptions{std::string("same"), "/w", Json::object(), std::nullopt});
         run(file);
         run(rows);
-        CHECK(rows.storage().export_jsonl() == agentcore::testing::read_file(file.storage().path()));
+        CHECK(rows.storage().export_jsonl() ==
+              agentcore::testing::read_file(file.storage().path()));
         CHECK(rows.storage().get_leaf_id() == file.storage().get_leaf_id());
     }
 }

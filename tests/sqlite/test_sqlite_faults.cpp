@@ -28,7 +28,8 @@ namespace {
 
 std::size_t env_count(const char* name, std::size_t fallback) {
     const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : fallback;
+    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
+                                      : fallback;
 }
 
 std::string integrity(const std::string& path) {
@@ -36,7 +37,8 @@ std::string integrity(const std::string& path) {
     sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
     sqlite3_stmt* s = nullptr;
     std::string out = "no answer";
-    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+    if (sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &s, nullptr) == SQLITE_OK &&
+        sqlite3_step(s) == SQLITE_ROW)
         out = reinterpret_cast<const char*>(sqlite3_column_text(s, 0));
     sqlite3_finalize(s);
     sqlite3_close_v2(db);
@@ -52,11 +54,15 @@ CreateOptions with_id(std::string id) {
 
 }  // namespace
 
-TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged entry", "[sqlite][reliability][crash]") {
+TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged entry",
+          "[sqlite][reliability][crash]") {
     const std::size_t rounds = env_count("AGENTCORE_SQLITE_KILL_ROUNDS", 500);
     ScratchDir dir;
     const std::string db = dir.file("kill.db");
-    { SqliteSessionRepo repo(db); create(repo, with_id("victim")); }
+    {
+        SqliteSessionRepo repo(db);
+        create(repo, with_id("victim"));
+    }
     std::mt19937 rng(12345);
     std::size_t acked_total = 0;
     std::size_t killed_mid_append = 0;
@@ -75,7 +81,9 @@ TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged en
                 o.lock_wait = std::chrono::milliseconds(2000);
                 auto s = Session<SqliteSessionStorage>(SqliteSessionStorage::open(db, "victim", o));
                 for (int i = 0;; ++i) {
-                    append_message(s, UserMessage{std::string(static_cast<std::size_t>(50 + i % 400), 'k'), i, {}});
+                    append_message(
+                        s, UserMessage{
+                               std::string(static_cast<std::size_t>(50 + i % 400), 'k'), i, {}});
                     const char ack = 'a';
                     if (::write(fds[1], &ack, 1) != 1) ::_exit(3);
                 }
@@ -94,7 +102,8 @@ TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged en
         }
         ::kill(child, SIGKILL);
         // Acknowledgements already in the pipe count too: the append returned before them.
-        for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) acked += static_cast<std::size_t>(n);
+        for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;)
+            acked += static_cast<std::size_t>(n);
         ::close(fds[0]);
         int status = 0;
         ::waitpid(child, &status, 0);
@@ -102,7 +111,9 @@ TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged en
         ++killed_mid_append;
         acked_total += acked;
         const auto s = SqliteSessionStorage::open_read_only(db, "victim");
-        if (s.entry_count() < acked_total) FAIL("round " << round << ": " << s.entry_count() << " entries, " << acked_total << " acknowledged");
+        if (s.entry_count() < acked_total)
+            FAIL("round " << round << ": " << s.entry_count() << " entries, " << acked_total
+                          << " acknowledged");
         acked_total = s.entry_count();  // an append may commit just before its acknowledgement
         if (round % 100 == 0) REQUIRE(integrity(db) == "ok");
         if (round + 1 == rounds) {
@@ -111,7 +122,8 @@ TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged en
         }
     }
     CHECK(killed_mid_append == rounds);
-    std::printf("sqlite kill loop: %zu rounds, %zu entries acknowledged and kept, integrity ok\n", rounds, acked_total);
+    std::printf("sqlite kill loop: %zu rounds, %zu entries acknowledged and kept, integrity ok\n",
+                rounds, acked_total);
 }
 
 TEST_CASE("a full disk fails the append with storage, changes nothing, and the next append works",
@@ -139,7 +151,8 @@ TEST_CASE("a full disk fails the append with storage, changes nothing, and the n
             } catch (const SessionError& e) {
                 if (e.code() != ErrorCode::storage) code = 11;
             }
-            if (code == 0 && (s.storage().entry_count() != 1 || s.storage().get_leaf_id() != a)) code = 12;
+            if (code == 0 && (s.storage().entry_count() != 1 || s.storage().get_leaf_id() != a))
+                code = 12;
             lim.rlim_cur = RLIM_INFINITY;
             ::setrlimit(RLIMIT_FSIZE, &lim);
             if (code == 0) append_message(s, UserMessage{"after", 3, {}});
@@ -170,43 +183,55 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
         const std::size_t op = ids.empty() ? 0 : pick(10);
         const std::string any = ids.empty() ? std::string() : ids[pick(ids.size())];
         switch (op) {
-        case 0:
-        case 1: ids.push_back(append_message(s, UserMessage{"u" + std::to_string(i), static_cast<std::int64_t>(i), {}})); break;
-        case 2: {
-            AssistantMessage m;
-            m.content.push_back(TextContent{"a" + std::to_string(i), {}});
-            m.provider = pick(2) ? "openai" : "anthropic";
-            m.model = "m" + std::to_string(pick(3));
-            m.usage.input = static_cast<std::int64_t>(pick(100));
-            m.usage.output = static_cast<std::int64_t>(pick(100));
-            m.usage.cache_read = static_cast<std::int64_t>(pick(100));
-            m.usage.cost.total = static_cast<double>(pick(1000)) / 997.0;
-            ids.push_back(append_message(s, std::move(m)));
-            break;
-        }
-        case 3: ids.push_back(append_label(s, any, pick(3) ? std::optional<std::string>(" l" + std::to_string(pick(5)) + " ") : std::nullopt)); break;
-        case 4: ids.push_back(append_session_name(s, pick(4) ? "name\n" + std::to_string(pick(9)) : std::string(" "))); break;
-        case 5: set_leaf_id(s, pick(5) ? std::optional<std::string>(any) : std::nullopt); break;
-        case 6: {
-            BranchSummaryInput in;
-            in.summary = pick(3) ? "went elsewhere" : "";
-            const auto id = move_to(s, any, in);
-            if (id) ids.push_back(*id);
-            break;
-        }
-        case 7: {
-            const auto branch = get_branch(s);
-            if (branch.empty()) break;
-            const std::string kept = id_of(*branch[pick(branch.size())]);
-            if (pick(3) == 0)
-                ids.push_back(append_compaction(s, "c", std::nullopt, 5, {}, false, std::nullopt,
-                                                std::vector<AgentMessage>{UserMessage{"kept", 1, {}}}));
-            else
-                ids.push_back(append_compaction(s, "c", kept, 5));
-            break;
-        }
-        case 8: ids.push_back(append_thinking_level_change(s, pick(2) ? "high" : "low")); break;
-        default: ids.push_back(append_custom_entry(s, "app", Json{{"n", i}})); break;
+            case 0:
+            case 1:
+                ids.push_back(append_message(
+                    s, UserMessage{"u" + std::to_string(i), static_cast<std::int64_t>(i), {}}));
+                break;
+            case 2: {
+                AssistantMessage m;
+                m.content.push_back(TextContent{"a" + std::to_string(i), {}});
+                m.provider = pick(2) ? "openai" : "anthropic";
+                m.model = "m" + std::to_string(pick(3));
+                m.usage.input = static_cast<std::int64_t>(pick(100));
+                m.usage.output = static_cast<std::int64_t>(pick(100));
+                m.usage.cache_read = static_cast<std::int64_t>(pick(100));
+                m.usage.cost.total = static_cast<double>(pick(1000)) / 997.0;
+                ids.push_back(append_message(s, std::move(m)));
+                break;
+            }
+            case 3:
+                ids.push_back(append_label(
+                    s, any,
+                    pick(3) ? std::optional<std::string>(" l" + std::to_string(pick(5)) + " ")
+                            : std::nullopt));
+                break;
+            case 4:
+                ids.push_back(append_session_name(
+                    s, pick(4) ? "name\n" + std::to_string(pick(9)) : std::string(" ")));
+                break;
+            case 5: set_leaf_id(s, pick(5) ? std::optional<std::string>(any) : std::nullopt); break;
+            case 6: {
+                BranchSummaryInput in;
+                in.summary = pick(3) ? "went elsewhere" : "";
+                const auto id = move_to(s, any, in);
+                if (id) ids.push_back(*id);
+                break;
+            }
+            case 7: {
+                const auto branch = get_branch(s);
+                if (branch.empty()) break;
+                const std::string kept = id_of(*branch[pick(branch.size())]);
+                if (pick(3) == 0)
+                    ids.push_back(
+                        append_compaction(s, "c", std::nullopt, 5, {}, false, std::nullopt,
+                                          std::vector<AgentMessage>{UserMessage{"kept", 1, {}}}));
+                else
+                    ids.push_back(append_compaction(s, "c", kept, 5));
+                break;
+            }
+            case 8: ids.push_back(append_thinking_level_change(s, pick(2) ? "high" : "low")); break;
+            default: ids.push_back(append_custom_entry(s, "app", Json{{"n", i}})); break;
         }
     }
 }
@@ -215,18 +240,23 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
 template <class S>
 std::string observe(const Session<S>& s, bool paths) {
     const auto& st = s.storage();
-    std::string out = "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
+    std::string out =
+        "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
     const SessionStats stats = st.get_session_stats();
-    out += " stats=" + std::to_string(stats.message_count) + "," + std::to_string(stats.cached_tokens) + "," +
-           std::to_string(stats.uncached_tokens) + "," + std::to_string(stats.total_tokens) + "," +
-           dump_json(Json(stats.cost_total)) + "\n";
+    out += " stats=" + std::to_string(stats.message_count) + "," +
+           std::to_string(stats.cached_tokens) + "," + std::to_string(stats.uncached_tokens) + "," +
+           std::to_string(stats.total_tokens) + "," + dump_json(Json(stats.cost_total)) + "\n";
     const SessionContext ctx = build_context(s);
-    out += "thinking=" + ctx.thinking_level + " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
-    for (const auto& m : ctx.messages) out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
+    out += "thinking=" + ctx.thinking_level +
+           " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
+    for (const auto& m : ctx.messages)
+        out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
     for (const auto& e : st.get_entries(EntriesQuery{})) {
-        out += encode_entry(*e, Dialect::native) + " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
+        out += encode_entry(*e, Dialect::native) +
+               " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
         if (!paths) continue;
-        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e)))) out += id_of(*p) + " ";
+        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e))))
+            out += id_of(*p) + " ";
         out += "\n";
     }
     return out;
@@ -275,7 +305,9 @@ TEST_CASE("seeded random operation sequences give the same sessions on memory, J
         REQUIRE(observe(q, paths) == expected);
         if (run % 10 == 0) {  // and the same after reopening from the stores
             const std::string jp = j.storage().path();
-            REQUIRE(observe(Session<JsonlSessionStorage>(JsonlSessionStorage::open_read_only(jp, jo)), paths) == expected);
+            REQUIRE(
+                observe(Session<JsonlSessionStorage>(JsonlSessionStorage::open_read_only(jp, jo)),
+                        paths) == expected);
             REQUIRE(observe(open_read_only(sqlite, id), paths) == expected);
         }
         ++compared;

@@ -54,7 +54,9 @@ struct Raw {
     ~Raw() { sqlite3_close_v2(db); }
     Raw(const Raw&) = delete;
     Raw& operator=(const Raw&) = delete;
-    int exec(const std::string& sql) { return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr); }
+    int exec(const std::string& sql) {
+        return sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr);
+    }
     std::string text(const std::string& sql) {
         sqlite3_stmt* s = nullptr;
         REQUIRE(sqlite3_prepare_v2(db, sql.c_str(), -1, &s, nullptr) == SQLITE_OK);
@@ -74,7 +76,8 @@ unsigned mode_of(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("the SQLite repository passes the conformance kit, reopened from its database", "[sqlite][conformance]") {
+TEST_CASE("the SQLite repository passes the conformance kit, reopened from its database",
+          "[sqlite][conformance]") {
     std::vector<std::unique_ptr<ScratchDir>> dirs;
     agentcore::testing::ConformanceTarget<SqliteSessionRepo> target;
     target.fresh = [&] {
@@ -88,7 +91,8 @@ TEST_CASE("the SQLite repository passes the conformance kit, reopened from its d
     CHECK(report.ok());
 }
 
-TEST_CASE("the database is in WAL mode with synchronous FULL by default and NORMAL on request", "[sqlite]") {
+TEST_CASE("the database is in WAL mode with synchronous FULL by default and NORMAL on request",
+          "[sqlite]") {
     ScratchDir dir;
     auto pragma = [](sqlite3* db, const char* sql) {
         sqlite3_stmt* s = nullptr;
@@ -110,8 +114,10 @@ TEST_CASE("the database is in WAL mode with synchronous FULL by default and NORM
     CHECK(pragma(f.storage().native_handle(), "PRAGMA synchronous") == "1");
 }
 
-TEST_CASE("database, WAL and lock files are 0600 in 0700 folders, descriptors close-on-exec, symlinks refused",
-          "[sqlite][security]") {
+TEST_CASE(
+    "database, WAL and lock files are 0600 in 0700 folders, descriptors close-on-exec, symlinks "
+    "refused",
+    "[sqlite][security]") {
     ScratchDir dir;
     const std::string db = dir.path() + "/new/folder/s.db";
     SqliteSessionRepo repo(db);
@@ -141,7 +147,8 @@ TEST_CASE("database, WAL and lock files are 0600 in 0700 folders, descriptors cl
     const std::string link = dir.file("link.db");
     REQUIRE(::symlink(db.c_str(), link.c_str()) == 0);
     CHECK(error_of([&] { SqliteSessionRepo bad(link); }) == ErrorCode::storage);
-    CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(link, "private"); }) == ErrorCode::storage);
+    CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(link, "private"); }) ==
+          ErrorCode::storage);
 }
 
 TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip, in both dialects",
@@ -155,7 +162,8 @@ TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip,
         std::string path;
         {
             auto s = create(jsonl, named("lossless"));
-            const std::string a = append_message(s, UserMessage{"héllo \"quoted\" ; DROP TABLE entries;", 1, {}});
+            const std::string a =
+                append_message(s, UserMessage{"héllo \"quoted\" ; DROP TABLE entries;", 1, {}});
             AssistantMessage m;
             m.content.push_back(ThinkingContent{"hmm", Json{{"signature", "sig"}}});
             m.content.push_back(ToolCallContent{"call_1", "read", Json{{"path", "/x"}}, {}});
@@ -166,12 +174,16 @@ TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip,
             m.stop_reason = "tool_use";
             m.extra = Json{{"responseId", "r1"}};
             append_message(s, std::move(m));
-            append_compaction(s, "sum", a, 10, Json{{"files", {"a"}}}, false, std::nullopt, std::vector<AgentMessage>{});
+            append_compaction(s, "sum", a, 10, Json{{"files", {"a"}}}, false, std::nullopt,
+                              std::vector<AgentMessage>{});
             append_label(s, a, std::string("mark"));
             append_session_name(s, "name");
-            s.storage().append_entry(entry_from_json(
-                Json{{"type", "future"}, {"id", "f1234567"}, {"parent_id", a}, {"timestamp", "2026-01-01T00:00:00.000Z"}, {"x", {1}}},
-                Dialect::native));
+            s.storage().append_entry(entry_from_json(Json{{"type", "future"},
+                                                          {"id", "f1234567"},
+                                                          {"parent_id", a},
+                                                          {"timestamp", "2026-01-01T00:00:00.000Z"},
+                                                          {"x", {1}}},
+                                                     Dialect::native));
             set_leaf_id(s, a);
             path = s.storage().path();
         }
@@ -182,10 +194,12 @@ TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip,
         SqliteStorageOptions so = fast();
         so.dialect = source.dialect();
         {
-            auto copy = SqliteSessionStorage::create(dir.file("s.db"), source.metadata(), so, entries);
+            auto copy =
+                SqliteSessionStorage::create(dir.file("s.db"), source.metadata(), so, entries);
             CHECK(copy.export_jsonl() == file_bytes);
         }
-        const auto reopened = SqliteSessionStorage::open_read_only(dir.file("s.db"), "lossless", so);
+        const auto reopened =
+            SqliteSessionStorage::open_read_only(dir.file("s.db"), "lossless", so);
         CHECK(reopened.export_jsonl() == file_bytes);
         CHECK(reopened.dialect() == dialect);
         CHECK(reopened.get_leaf_id() == source.get_leaf_id());
@@ -193,25 +207,31 @@ TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip,
     }
 }
 
-TEST_CASE("an older schema is migrated in one transaction; a newer one is refused, untouched", "[sqlite][schema]") {
+TEST_CASE("an older schema is migrated in one transaction; a newer one is refused, untouched",
+          "[sqlite][schema]") {
     ScratchDir dir;
     const std::string db = dir.file("old.db");
     {
         Raw raw(db, true);
         REQUIRE(raw.exec("PRAGMA journal_mode=WAL") == SQLITE_OK);
-        REQUIRE(raw.exec("CREATE TABLE agentcore_schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT") == SQLITE_OK);
+        REQUIRE(raw.exec("CREATE TABLE agentcore_schema_migrations (version INTEGER PRIMARY KEY, "
+                         "applied_at TEXT NOT NULL) STRICT") == SQLITE_OK);
         REQUIRE(raw.exec(detail::sqlite::migrations[0]) == SQLITE_OK);
-        REQUIRE(raw.exec("INSERT INTO agentcore_schema_migrations VALUES (1, 'then')") == SQLITE_OK);
+        REQUIRE(raw.exec("INSERT INTO agentcore_schema_migrations VALUES (1, 'then')") ==
+                SQLITE_OK);
     }
-    CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(db, "x"); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(db, "x"); }) ==
+          ErrorCode::invalid_session);
     {
         SqliteSessionRepo repo(db);
         auto s = create(repo, named("after-migration"));
         append_message(s, UserMessage{"a", 1, {}});
     }
     Raw raw(db);
-    CHECK(raw.text("SELECT max(version) FROM agentcore_schema_migrations") == std::to_string(detail::sqlite::schema_version));
-    CHECK(raw.text("SELECT name FROM sqlite_master WHERE name = 'entries_labels'") == "entries_labels");
+    CHECK(raw.text("SELECT max(version) FROM agentcore_schema_migrations") ==
+          std::to_string(detail::sqlite::schema_version));
+    CHECK(raw.text("SELECT name FROM sqlite_master WHERE name = 'entries_labels'") ==
+          "entries_labels");
 
     REQUIRE(raw.exec("INSERT INTO agentcore_schema_migrations VALUES (99, 'future')") == SQLITE_OK);
     REQUIRE(raw.exec("PRAGMA wal_checkpoint(TRUNCATE)") == SQLITE_OK);
@@ -219,12 +239,14 @@ TEST_CASE("an older schema is migrated in one transaction; a newer one is refuse
     const std::string message = message_of_error([&] { SqliteSessionRepo newer(db); });
     CHECK(message.find("[agentcore.invalid_session]") == 0);
     CHECK(message.find("99") != std::string::npos);
-    CHECK(error_of([&] { (void)SqliteSessionStorage::open(db, "after-migration"); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { (void)SqliteSessionStorage::open(db, "after-migration"); }) ==
+          ErrorCode::invalid_session);
     CHECK(read_file(db) == before);
 }
 
-TEST_CASE("a file that is not a database, or a truncated one, is invalid_session and stays untouched",
-          "[sqlite][damage]") {
+TEST_CASE(
+    "a file that is not a database, or a truncated one, is invalid_session and stays untouched",
+    "[sqlite][damage]") {
     ScratchDir dir;
     const std::string text = dir.file("notes.db");
     write_file(text, "this is a text file, not a database\n");
@@ -252,8 +274,9 @@ TEST_CASE("a file that is not a database, or a truncated one, is invalid_session
     CHECK(read_file(db) == cut);
 }
 
-TEST_CASE("a payload row damaged by hand is invalid_entry naming session and position, never the text",
-          "[sqlite][damage]") {
+TEST_CASE(
+    "a payload row damaged by hand is invalid_entry naming session and position, never the text",
+    "[sqlite][damage]") {
     ScratchDir dir;
     const std::string db = dir.file("d.db");
     std::string a;
@@ -265,7 +288,10 @@ TEST_CASE("a payload row damaged by hand is invalid_entry naming session and pos
     }
     {
         Raw raw(db);
-        REQUIRE(raw.exec("UPDATE entries SET line = '{\"type\":\"message\",\"id\":\"zz\",\"message\":SECRET' WHERE seq = 2") == SQLITE_OK);
+        REQUIRE(
+            raw.exec("UPDATE entries SET line = "
+                     "'{\"type\":\"message\",\"id\":\"zz\",\"message\":SECRET' WHERE seq = 2") ==
+            SQLITE_OK);
     }
     SqliteSessionRepo repo(db, fast());
     auto s = open(repo, "damaged");
@@ -277,8 +303,9 @@ TEST_CASE("a payload row damaged by hand is invalid_entry naming session and pos
     CHECK(get_entry(s, a) != nullptr);  // the intact entries still read
 }
 
-TEST_CASE("one writer per session: a second open is locked, a writer that bypassed the lock is caught",
-          "[sqlite][locks]") {
+TEST_CASE(
+    "one writer per session: a second open is locked, a writer that bypassed the lock is caught",
+    "[sqlite][locks]") {
     ScratchDir dir;
     const std::string db = dir.file("l.db");
     SqliteSessionRepo repo(db, fast());
@@ -288,13 +315,15 @@ TEST_CASE("one writer per session: a second open is locked, a writer that bypass
     SqliteStorageOptions waiting = fast();
     waiting.lock_wait = std::chrono::milliseconds(50);
     const auto start = std::chrono::steady_clock::now();
-    CHECK(error_of([&] { (void)SqliteSessionStorage::open(db, "one", waiting); }) == ErrorCode::locked);
+    CHECK(error_of([&] { (void)SqliteSessionStorage::open(db, "one", waiting); }) ==
+          ErrorCode::locked);
     CHECK(std::chrono::steady_clock::now() - start >= std::chrono::milliseconds(50));
     auto other = create(repo, named("two"));  // other sessions of the database are not locked
     append_message(other, UserMessage{"b", 1, {}});
     {
         Raw raw(db);  // writes behind the storage's back
-        REQUIRE(raw.exec("UPDATE sessions SET next_seq = next_seq + 1 WHERE id = 'one'") == SQLITE_OK);
+        REQUIRE(raw.exec("UPDATE sessions SET next_seq = next_seq + 1 WHERE id = 'one'") ==
+                SQLITE_OK);
     }
     CHECK(error_of([&] { append_message(s, UserMessage{"c", 2, {}}); }) == ErrorCode::locked);
     CHECK(s.storage().entry_count() == 1);
@@ -302,7 +331,8 @@ TEST_CASE("one writer per session: a second open is locked, a writer that bypass
     CHECK(raw.text("SELECT count(*) FROM entries WHERE session_id = 'one'") == "1");
 }
 
-TEST_CASE("a busy database is waited for within busy_wait, then locked, and the next append works", "[sqlite][locks]") {
+TEST_CASE("a busy database is waited for within busy_wait, then locked, and the next append works",
+          "[sqlite][locks]") {
     ScratchDir dir;
     const std::string db = dir.file("b.db");
     SqliteStorageOptions o = fast();
@@ -320,11 +350,13 @@ TEST_CASE("a busy database is waited for within busy_wait, then locked, and the 
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEST_CASE("hostile ids are refused and hostile strings stored verbatim, never executed", "[sqlite][security]") {
+TEST_CASE("hostile ids are refused and hostile strings stored verbatim, never executed",
+          "[sqlite][security]") {
     ScratchDir dir;
     const std::string db = dir.file("h.db");
     SqliteSessionRepo repo(db, fast());
-    CHECK(error_of([&] { create(repo, named("x'; DROP TABLE sessions; --")); }) == ErrorCode::invalid_session);
+    CHECK(error_of([&] { create(repo, named("x'; DROP TABLE sessions; --")); }) ==
+          ErrorCode::invalid_session);
     CHECK(error_of([&] { open(repo, "a\"b"); }) == ErrorCode::invalid_session);
     CHECK(error_of([&] { remove(repo, std::string("a\0b", 3)); }) == ErrorCode::invalid_session);
     const std::string cwd = std::string("/it's \"here\"; DROP TABLE entries; --\0tail", 41);
@@ -344,10 +376,12 @@ TEST_CASE("hostile ids are refused and hostile strings stored verbatim, never ex
     CHECK(l.sessions[0].header.cwd == cwd);
     auto s = open_read_only(repo, "hostile");
     CHECK(s.storage().get_label(a) == std::optional<std::string>("label'\"; --"));
-    CHECK(s.storage().get_session_name() == std::optional<std::string>("name'); DROP TABLE sessions; --"));
+    CHECK(s.storage().get_session_name() ==
+          std::optional<std::string>("name'); DROP TABLE sessions; --"));
     const auto* m = std::get_if<MessageEntry>(&*get_entry(s, a));
     REQUIRE(m != nullptr);
-    CHECK(std::get<std::string>(std::get<UserMessage>(m->message).content) == "'); DELETE FROM entries; --" + big);
+    CHECK(std::get<std::string>(std::get<UserMessage>(m->message).content) ==
+          "'); DELETE FROM entries; --" + big);
     CHECK(s.storage().find_entries(CustomEntry::type).size() == 1);
 }
 
@@ -360,14 +394,16 @@ TEST_CASE("a 5 MB image entry is stored and read back whole", "[sqlite][data]") 
     {
         auto s = create(repo, named("image"));
         UserMessage u;
-        u.content = std::vector<ContentBlock>{TextContent{"look", {}}, ImageContent{data, "image/png", {}}};
+        u.content =
+            std::vector<ContentBlock>{TextContent{"look", {}}, ImageContent{data, "image/png", {}}};
         u.timestamp = 1;
         id = append_message(s, std::move(u));
     }
     auto s = open_read_only(repo, "image");
     const auto* m = std::get_if<MessageEntry>(&*get_entry(s, id));
     REQUIRE(m != nullptr);
-    const auto& blocks = std::get<std::vector<ContentBlock>>(std::get<UserMessage>(m->message).content);
+    const auto& blocks =
+        std::get<std::vector<ContentBlock>>(std::get<UserMessage>(m->message).content);
     REQUIRE(blocks.size() == 2);
     CHECK(std::get<ImageContent>(blocks[1]).data == data);
 }
@@ -375,9 +411,11 @@ TEST_CASE("a 5 MB image entry is stored and read back whole", "[sqlite][data]") 
 TEST_CASE("list pages by keyset through every session of one cwd", "[sqlite][list]") {
     ScratchDir dir;
     SqliteStorageOptions o = fast();
-    o.environment = Environment::deterministic(1'700'000'000'000, 7, 0);  // equal times: the id decides
+    o.environment =
+        Environment::deterministic(1'700'000'000'000, 7, 0);  // equal times: the id decides
     SqliteSessionRepo repo(dir.file("p.db"), o);
-    for (int i = 0; i < 30; ++i) create(repo, named("s" + std::to_string(100 + i), i % 3 == 0 ? "/a" : "/b"));
+    for (int i = 0; i < 30; ++i)
+        create(repo, named("s" + std::to_string(100 + i), i % 3 == 0 ? "/a" : "/b"));
     for (const bool newest : {true, false}) {
         ListOptions page;
         page.cwd = "/b";
@@ -401,7 +439,8 @@ TEST_CASE("list pages by keyset through every session of one cwd", "[sqlite][lis
     }
 }
 
-TEST_CASE("a removed session refuses the appends of a writer that still has it open", "[sqlite][repo]") {
+TEST_CASE("a removed session refuses the appends of a writer that still has it open",
+          "[sqlite][repo]") {
     ScratchDir dir;
     SqliteSessionRepo repo(dir.file("r.db"), fast());
     auto s = create(repo, named("gone"));

@@ -36,11 +36,11 @@ enum class FaultKind {
 /// Counts I/O calls and fails the chosen one. fsync/fdatasync do not reach the disk: these
 /// runs test how failures are handled, not the disk (the power-cut model covers durability).
 struct CallInjector {
-    long calls = 0;        ///< counted calls so far (close, munmap and madvise are not counted)
-    long fail_at = -1;     ///< 1-based call to fail; -1: none
+    long calls = 0;           ///< counted calls so far (close, munmap and madvise are not counted)
+    long fail_at = -1;        ///< 1-based call to fail; -1: none
     bool persistent = false;  ///< every call after fail_at fails too
     FaultKind kind = FaultKind::eio;
-    long injected = 0;     ///< faults actually injected
+    long injected = 0;        ///< faults actually injected
     std::vector<char> kinds;  ///< 'w' for a write call, '-' for others, one per counted call
 
     static CallInjector& get() {
@@ -55,7 +55,8 @@ struct CallInjector {
         ++c.calls;
         c.kinds.push_back(write ? 'w' : '-');
         short_write = false;
-        const bool hit = c.fail_at > 0 && (c.calls == c.fail_at || (c.persistent && c.calls > c.fail_at));
+        const bool hit =
+            c.fail_at > 0 && (c.calls == c.fail_at || (c.persistent && c.calls > c.fail_at));
         if (!hit) return false;
         ++c.injected;
         if (c.kind == FaultKind::short_write && write) {
@@ -138,7 +139,8 @@ struct CallInjector {
             };
             o.mmap = [](void* a, std::size_t n, int prot, int flags, int fd, off_t off) -> void* {
                 bool s = false;
-                return fail_now(false, s) ? MAP_FAILED : FileOps::real().mmap(a, n, prot, flags, fd, off);
+                return fail_now(false, s) ? MAP_FAILED
+                                          : FileOps::real().mmap(a, n, prot, flags, fd, off);
             };
             return o;
         }();
@@ -148,9 +150,9 @@ struct CallInjector {
 
 /// What a power cut can do to bytes written since the last sync of their file.
 enum class CutDamage {
-    lost,   ///< none of them reached the disk
-    short_, ///< the first half reached it
-    zeros,  ///< the file's new size reached the disk, its data did not: the tail reads as NULs
+    lost,    ///< none of them reached the disk
+    short_,  ///< the first half reached it
+    zeros,   ///< the file's new size reached the disk, its data did not: the tail reads as NULs
 };
 
 /// A model of the page cache in front of the real file system (see the top of this file).
@@ -179,7 +181,8 @@ struct PageCacheModel {
     std::map<int, std::size_t> open_files;             ///< fd -> node
     std::map<int, std::string> open_folders;           ///< fd -> folder path
     long calls = 0;
-    std::vector<Snapshot> snapshots;  ///< one after each call that changed the durable state or a file
+    std::vector<Snapshot>
+        snapshots;  ///< one after each call that changed the durable state or a file
 
     static PageCacheModel& get() {
         static PageCacheModel m;
@@ -191,7 +194,8 @@ struct PageCacheModel {
     }
 
     [[nodiscard]] bool modelled(const std::string& path) const {
-        return path.size() > root.size() && path.compare(0, root.size(), root) == 0 && path[root.size()] == '/';
+        return path.size() > root.size() && path.compare(0, root.size(), root) == 0 &&
+               path[root.size()] == '/';
     }
 
     // The node of an existing modelled path, adopting a file made before the model started.
@@ -220,7 +224,8 @@ struct PageCacheModel {
         Snapshot s;
         s.call = calls;
         auto reachable = [&](const std::string& path) {
-            for (std::string p = detail::parent_folder(path); p != root && modelled(p); p = detail::parent_folder(p)) {
+            for (std::string p = detail::parent_folder(path); p != root && modelled(p);
+                 p = detail::parent_folder(p)) {
                 auto it = durable_names.find(p);
                 if (it == durable_names.end() || !nodes[it->second].folder) return false;
             }
@@ -236,7 +241,8 @@ struct PageCacheModel {
             }
         }
         // The same state as the last snapshot: it now lasts until this call.
-        if (!snapshots.empty() && snapshots.back().files == s.files && snapshots.back().folders == s.folders) {
+        if (!snapshots.empty() && snapshots.back().files == s.files &&
+            snapshots.back().folders == s.folders) {
             snapshots.back().call = calls;
             return;
         }
@@ -306,7 +312,8 @@ struct PageCacheModel {
             o.pwrite = [](int fd, const void* b, std::size_t n, off_t off) -> ssize_t {
                 ++get().calls;
                 const ssize_t r = FileOps::real().pwrite(fd, b, n, off);
-                if (r > 0) write_at(fd, b, static_cast<std::size_t>(r), static_cast<std::uint64_t>(off));
+                if (r > 0)
+                    write_at(fd, b, static_cast<std::size_t>(r), static_cast<std::uint64_t>(off));
                 get().snapshot();
                 return r;
             };
@@ -314,7 +321,8 @@ struct PageCacheModel {
                 ++get().calls;
                 const off_t off = ::lseek(fd, 0, SEEK_CUR);
                 const ssize_t r = FileOps::real().write(fd, b, n);
-                if (r > 0) write_at(fd, b, static_cast<std::size_t>(r), static_cast<std::uint64_t>(off));
+                if (r > 0)
+                    write_at(fd, b, static_cast<std::size_t>(r), static_cast<std::uint64_t>(off));
                 get().snapshot();
                 return r;
             };
@@ -323,7 +331,8 @@ struct PageCacheModel {
                 ++m.calls;
                 if (auto it = m.open_files.find(fd); it != m.open_files.end())
                     m.nodes[it->second].durable_bytes = m.nodes[it->second].volatile_bytes;
-                if (auto it = m.open_folders.find(fd); it != m.open_folders.end()) sync_folder_now(it->second);
+                if (auto it = m.open_folders.find(fd); it != m.open_folders.end())
+                    sync_folder_now(it->second);
                 m.snapshot();
                 return 0;  // the model is the disk: nothing real needs to be flushed
             };
@@ -335,7 +344,8 @@ struct PageCacheModel {
                 const int r = FileOps::real().ftruncate(fd, n);
                 if (r == 0)
                     if (auto it = m.open_files.find(fd); it != m.open_files.end())
-                        m.nodes[it->second].volatile_bytes.resize(static_cast<std::size_t>(n), '\0');
+                        m.nodes[it->second].volatile_bytes.resize(static_cast<std::size_t>(n),
+                                                                  '\0');
                 m.snapshot();
                 return r;
             };
@@ -389,9 +399,9 @@ struct PageCacheModel {
         if (v.size() <= d.size() || v.compare(0, d.size(), d) != 0) return d;
         const std::size_t extra = v.size() - d.size();
         switch (damage) {
-        case CutDamage::lost: return d;
-        case CutDamage::short_: return v.substr(0, d.size() + extra / 2);
-        case CutDamage::zeros: return d + std::string(extra, '\0');
+            case CutDamage::lost: return d;
+            case CutDamage::short_: return v.substr(0, d.size() + extra / 2);
+            case CutDamage::zeros: return d + std::string(extra, '\0');
         }
         return d;
     }

@@ -131,7 +131,8 @@ inline CrashFigures kill_appends(const std::string& folder, long loops, std::uin
             JsonlSessionStorage::create(path, test_header(), jsonl_options(seed));
             acked.clear();
         }
-        const auto delay = std::chrono::microseconds(std::uniform_int_distribution<long>(0, 30000)(rng));
+        const auto delay =
+            std::chrono::microseconds(std::uniform_int_distribution<long>(0, 30000)(rng));
         const std::uint64_t child_seed = seed * 1000003U + static_cast<std::uint64_t>(loop);
         const auto records = run_and_kill(
             [&](int out) {
@@ -139,8 +140,10 @@ inline CrashFigures kill_appends(const std::string& folder, long loops, std::uin
                 options.lock_wait = std::chrono::milliseconds(5000);
                 auto s = Session<JsonlSessionStorage>(JsonlSessionStorage::open(path, options));
                 for (int i = 0;; ++i) {
-                    const auto size = static_cast<std::size_t>((child_seed + static_cast<std::uint64_t>(i) * 7919U) % 3000U);
-                    const std::string id = append_message(s, user("entry " + std::to_string(i) + std::string(size, 'k')));
+                    const auto size = static_cast<std::size_t>(
+                        (child_seed + static_cast<std::uint64_t>(i) * 7919U) % 3000U);
+                    const std::string id = append_message(
+                        s, user("entry " + std::to_string(i) + std::string(size, 'k')));
                     write_record(out, id);  // acknowledged
                 }
             },
@@ -170,7 +173,8 @@ inline CrashFigures kill_appends(const std::string& folder, long loops, std::uin
 
 /// A child forks a session of `entries` entries in a repository and is killed at a random
 /// moment; the source must be unchanged and list must show no half-written session.
-inline CrashFigures kill_forks(const std::string& folder, long loops, std::uint64_t seed, int entries = 300) {
+inline CrashFigures kill_forks(const std::string& folder, long loops, std::uint64_t seed,
+                               int entries = 300) {
     using namespace detail_loops;
     CrashFigures f;
     std::mt19937_64 rng(seed);
@@ -197,15 +201,17 @@ inline CrashFigures kill_forks(const std::string& folder, long loops, std::uint6
             write_record(out, "forked!!");
         },
         std::chrono::microseconds(-1));
-    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
     remove(repo, "timing");
     for (long loop = 0; loop < loops; ++loop) {
         const std::string id = "copy-" + std::to_string(loop);
-        const auto delay =
-            std::chrono::microseconds(std::uniform_int_distribution<long>(0, took.count() + took.count() / 4)(rng));
+        const auto delay = std::chrono::microseconds(
+            std::uniform_int_distribution<long>(0, took.count() + took.count() / 4)(rng));
         const auto records = run_and_kill(
             [&](int out) {
-                JsonlSessionRepo r(root, jsonl_options(seed + static_cast<std::uint64_t>(loop), Durability::durable));
+                JsonlSessionRepo r(root, jsonl_options(seed + static_cast<std::uint64_t>(loop),
+                                                       Durability::durable));
                 ForkOptions fo;
                 fo.session_id = id;
                 fork(r, "src", fo);
@@ -238,7 +244,8 @@ inline CrashFigures kill_forks(const std::string& folder, long loops, std::uint6
 
 /// A child repairs a damaged session and is killed at a random moment; the file must be the
 /// damaged original or the clean copy, the backup the original.
-inline CrashFigures kill_repairs(const std::string& folder, long loops, std::uint64_t seed, int entries = 300) {
+inline CrashFigures kill_repairs(const std::string& folder, long loops, std::uint64_t seed,
+                                 int entries = 300) {
     using namespace detail_loops;
     CrashFigures f;
     std::mt19937_64 rng(seed);
@@ -247,29 +254,36 @@ inline CrashFigures kill_repairs(const std::string& folder, long loops, std::uin
     const std::string path = sub + "/s.jsonl";
     std::string clean;
     {
-        auto s = Session<JsonlSessionStorage>(JsonlSessionStorage::create(path, test_header(), jsonl_options(seed)));
+        auto s = Session<JsonlSessionStorage>(
+            JsonlSessionStorage::create(path, test_header(), jsonl_options(seed)));
         for (int i = 0; i < entries; ++i) append_message(s, user("entry " + std::to_string(i)));
     }
     clean = read_file(path);
     const std::size_t cut = clean.find('\n', clean.size() / 2) + 1;
-    const std::string damaged = clean.substr(0, cut) + "{\"type\":\"message\",\"id\":\"bad\n" + clean.substr(cut);
+    const std::string damaged =
+        clean.substr(0, cut) + "{\"type\":\"message\",\"id\":\"bad\n" + clean.substr(cut);
     auto reset = [&] {
-        for (const auto& e : std::filesystem::directory_iterator(sub)) std::filesystem::remove(e.path());
+        for (const auto& e : std::filesystem::directory_iterator(sub))
+            std::filesystem::remove(e.path());
         write_file(path, damaged);
     };
     reset();
     const auto start = std::chrono::steady_clock::now();
-    run_and_kill([&](int) { JsonlSessionStorage::repair(path, jsonl_options(seed, Durability::durable)); },
-                 std::chrono::microseconds(-1));
-    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start);
+    run_and_kill(
+        [&](int) { JsonlSessionStorage::repair(path, jsonl_options(seed, Durability::durable)); },
+        std::chrono::microseconds(-1));
+    const auto took = std::chrono::duration_cast<std::chrono::microseconds>(
+        std::chrono::steady_clock::now() - start);
     if (read_file(path) != clean) ++f.damaged;  // the repair itself must give the clean copy
     for (long loop = 0; loop < loops; ++loop) {
         reset();
-        const auto delay =
-            std::chrono::microseconds(std::uniform_int_distribution<long>(0, took.count() + took.count() / 4)(rng));
+        const auto delay = std::chrono::microseconds(
+            std::uniform_int_distribution<long>(0, took.count() + took.count() / 4)(rng));
         const auto records = run_and_kill(
             [&](int out) {
-                JsonlSessionStorage::repair(path, jsonl_options(seed + static_cast<std::uint64_t>(loop), Durability::durable));
+                JsonlSessionStorage::repair(
+                    path,
+                    jsonl_options(seed + static_cast<std::uint64_t>(loop), Durability::durable));
                 write_record(out, "repaired");
             },
             delay);
@@ -286,12 +300,14 @@ inline CrashFigures kill_repairs(const std::string& folder, long loops, std::uin
         }
         for (const auto& e : std::filesystem::directory_iterator(sub)) {
             const std::string name = e.path().filename().string();
-            if (name.find(".bak-") != std::string::npos && read_file(e.path().string()) != damaged) ++f.damaged;
+            if (name.find(".bak-") != std::string::npos && read_file(e.path().string()) != damaged)
+                ++f.damaged;
         }
         try {
             auto options = jsonl_options();
             options.lenient = true;
-            if (JsonlSessionStorage::open_read_only(path, options).entry_count() != static_cast<std::size_t>(entries))
+            if (JsonlSessionStorage::open_read_only(path, options).entry_count() !=
+                static_cast<std::size_t>(entries))
                 ++f.lost;
         } catch (const SessionError&) {
             ++f.unopenable;

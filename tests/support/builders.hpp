@@ -45,7 +45,8 @@ inline AgentMessage assistant(std::string text, std::string provider = "anthropi
 
 inline AgentMessage assistant_tool_call(std::string call_id, std::string tool) {
     AssistantMessage m;
-    m.content.push_back(ToolCallContent{std::move(call_id), std::move(tool), Json{{"path", "a.txt"}}, {}});
+    m.content.push_back(
+        ToolCallContent{std::move(call_id), std::move(tool), Json{{"path", "a.txt"}}, {}});
     m.api = "messages";
     m.provider = "anthropic";
     m.model = "claude";
@@ -71,7 +72,8 @@ inline MemorySession memory_session(std::uint64_t seed = 1) {
     header.id = "test-session";
     header.timestamp = "2026-12-02T07:43:23.123Z";
     header.cwd = "/work";
-    return MemorySession(InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, seed)));
+    return MemorySession(
+        InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, seed)));
 }
 
 /// The text of a message, for compact assertions (the library's text_of).
@@ -80,7 +82,8 @@ using agentcore::text_of;
 /// "role:text" of every message of a context, for one-line assertions.
 inline std::vector<std::string> describe(const SessionContext& context) {
     std::vector<std::string> out;
-    for (const auto& m : context.messages) out.push_back(std::string(role_of(*m)) + ":" + text_of(*m));
+    for (const auto& m : context.messages)
+        out.push_back(std::string(role_of(*m)) + ":" + text_of(*m));
     return out;
 }
 

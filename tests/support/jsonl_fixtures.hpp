@@ -22,7 +22,8 @@ using FileSession = Session<JsonlSessionStorage>;
 inline constexpr std::int64_t t0 = 1796197403123;  // 2026-12-02T07:43:23.123Z
 
 /// Deterministic options; os_buffered unless a test is about durability (fdatasync is slow).
-inline JsonlStorageOptions jsonl_options(std::uint64_t seed = 1, Durability durability = Durability::os_buffered) {
+inline JsonlStorageOptions jsonl_options(std::uint64_t seed = 1,
+                                         Durability durability = Durability::os_buffered) {
     JsonlStorageOptions o;
     o.durability = durability;
     o.environment = Environment::deterministic(t0, seed);
@@ -37,19 +38,23 @@ inline SessionHeader test_header(std::string id = "test-session") {
     return h;
 }
 
-inline FileSession create_file_session(const std::string& path, JsonlStorageOptions options = jsonl_options(),
+inline FileSession create_file_session(const std::string& path,
+                                       JsonlStorageOptions options = jsonl_options(),
                                        SessionHeader header = test_header()) {
     return FileSession(std::make_shared<JsonlSessionStorage>(
         JsonlSessionStorage::create(path, std::move(header), std::move(options))));
 }
 
-inline FileSession open_file_session(const std::string& path, JsonlStorageOptions options = jsonl_options()) {
-    return FileSession(std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::open(path, std::move(options))));
+inline FileSession open_file_session(const std::string& path,
+                                     JsonlStorageOptions options = jsonl_options()) {
+    return FileSession(
+        std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::open(path, std::move(options))));
 }
 
-inline FileSession open_file_read_only(const std::string& path, JsonlStorageOptions options = jsonl_options()) {
-    return FileSession(
-        std::make_shared<JsonlSessionStorage>(JsonlSessionStorage::open_read_only(path, std::move(options))));
+inline FileSession open_file_read_only(const std::string& path,
+                                       JsonlStorageOptions options = jsonl_options()) {
+    return FileSession(std::make_shared<JsonlSessionStorage>(
+        JsonlSessionStorage::open_read_only(path, std::move(options))));
 }
 
 /// Appends a session that uses every kind of entry: messages with usage, tool calls, settings,
@@ -59,7 +64,8 @@ void fill_session(Session<S>& s) {
     const auto u1 = append_message(s, user("hello"));
     append_thinking_level_change(s, "high");
     append_model_change(s, "anthropic", "claude");
-    const auto a1 = append_message(s, assistant("hi there", "anthropic", "claude", usage(10, 20, 30, 40, 1)));
+    const auto a1 =
+        append_message(s, assistant("hi there", "anthropic", "claude", usage(10, 20, 30, 40, 1)));
     append_label(s, u1, std::string("start"));
     append_message(s, assistant_tool_call("call-1", "read"));
     append_message(s, tool_result("call-1", "read", "file text"));
@@ -68,7 +74,8 @@ void fill_session(Session<S>& s) {
     append_custom_message_entry(s, "hint", std::string("a hint"));
     append_session_name(s, "  My\r\nsession ");
     append_message(s, user("second question"));
-    move_to(s, a1, BranchSummaryInput{"went back", Json{{"why", "test"}}, usage(5, 6, 7, 8, 0.26), false});
+    move_to(s, a1,
+            BranchSummaryInput{"went back", Json{{"why", "test"}}, usage(5, 6, 7, 8, 0.26), false});
     const auto u3 = append_message(s, user("after the branch"));
     append_compaction(s, "summary so far", u3, 1234, Json(), false, usage(1, 2, 3, 4, 0.1));
     append_message(s, assistant("after compaction"));
@@ -82,7 +89,8 @@ inline std::string context_json(const SessionContext& c) {
     for (const auto& m : c.messages) messages.push_back(message_to_json(*m, Dialect::native));
     out["messages"] = std::move(messages);
     out["thinking_level"] = c.thinking_level;
-    out["model"] = c.model ? Json{{"provider", c.model->provider}, {"model_id", c.model->model_id}} : Json();
+    out["model"] =
+        c.model ? Json{{"provider", c.model->provider}, {"model_id", c.model->model_id}} : Json();
     out["tools"] = c.active_tool_names ? Json(*c.active_tool_names) : Json();
     return dump_json(out);
 }
@@ -191,7 +199,8 @@ struct Faults {
 };
 
 /// Options that route every file operation through Faults.
-inline JsonlStorageOptions faulty_options(std::uint64_t seed = 1, Durability durability = Durability::durable) {
+inline JsonlStorageOptions faulty_options(std::uint64_t seed = 1,
+                                          Durability durability = Durability::durable) {
     JsonlStorageOptions o = jsonl_options(seed, durability);
     o.file_ops = &Faults::ops();
     return o;

@@ -23,7 +23,9 @@ public:
         const char* base = std::getenv("AGENTCORE_TEST_TMP");
         std::filesystem::path root = (base != nullptr && *base != '\0') ? base : "/tmp";
         std::filesystem::create_directories(root);
-        path_ = (root / ("agentcore-" + std::to_string(::getpid()) + "-" + std::to_string(counter++))).string();
+        path_ =
+            (root / ("agentcore-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)))
+                .string();
         std::filesystem::remove_all(path_);
         std::filesystem::create_directories(path_);
     }
@@ -37,7 +39,9 @@ public:
     }
 
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
-    [[nodiscard]] std::string file(std::string_view name) const { return path_ + "/" + std::string(name); }
+    [[nodiscard]] std::string file(std::string_view name) const {
+        return path_ + "/" + std::string(name);
+    }
 
 private:
     std::string path_;

@@ -85,7 +85,8 @@ inline bool is_temp_file_name(std::string_view name, std::string_view target = {
 /// many files it removed; never throws (what it cannot look at, it leaves).
 ///
 /// Complexity: one pass over the folder's names; a few calls per temporary file.
-inline std::size_t sweep_temp_files(const FileOps& ops, const std::string& folder, std::string_view target = {},
+inline std::size_t sweep_temp_files(const FileOps& ops, const std::string& folder,
+                                    std::string_view target = {},
                                     std::chrono::seconds older_than = temp_file_grace) noexcept {
     std::size_t removed = 0;
     try {
@@ -110,7 +111,8 @@ inline std::size_t sweep_temp_files(const FileOps& ops, const std::string& folde
             if (ops.fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
             const auto changed = std::chrono::system_clock::time_point(
                 std::chrono::duration_cast<std::chrono::system_clock::duration>(
-                    std::chrono::seconds(st.st_mtim.tv_sec) + std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
+                    std::chrono::seconds(st.st_mtim.tv_sec) +
+                    std::chrono::nanoseconds(st.st_mtim.tv_nsec)));
             if (changed > cutoff) continue;
             if (file_at_path(ops, fd.get(), path) != FileAtPath::same) continue;
             if (ops.unlink(path.c_str()) == 0) ++removed;
@@ -131,9 +133,11 @@ public:
     TempFile(const FileOps& ops, std::string target) : ops_(&ops), target_(std::move(target)) {
         static std::atomic<std::uint64_t> counter{0};
         for (int attempt = 0; attempt < 100; ++attempt) {
-            const auto tick = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-            std::string name = parent_folder(target_) + "/." + std::string(file_name(target_)) + ".tmp-" +
-                               std::to_string(::getpid()) + "-" + std::to_string(counter++) + "-";
+            const auto tick = static_cast<std::uint64_t>(
+                std::chrono::steady_clock::now().time_since_epoch().count());
+            std::string name = parent_folder(target_) + "/." + std::string(file_name(target_)) +
+                               ".tmp-" + std::to_string(::getpid()) + "-" +
+                               std::to_string(counter++) + "-";
             append_hex(name, tick & 0xFFFFFFFFULL, 8);
             fd_ = open_file(ops, name, O_RDWR | O_CREAT | O_EXCL, 0600);
             if (fd_) {
@@ -147,7 +151,8 @@ public:
             }
             if (errno != EEXIST) throw io_error("creating", name, errno);
         }
-        throw SessionError(ErrorCode::storage, "could not create a temporary file beside '" + target_ + "'");
+        throw SessionError(ErrorCode::storage,
+                           "could not create a temporary file beside '" + target_ + "'");
     }
     TempFile(const TempFile&) = delete;
     TempFile& operator=(const TempFile&) = delete;
@@ -161,13 +166,15 @@ public:
 
     /// Appends bytes.
     void write(std::string_view data) {
-        if (const int err = pwrite_all(*ops_, fd_.get(), data, size_)) throw io_error("writing", path_, err);
+        if (const int err = pwrite_all(*ops_, fd_.get(), data, size_))
+            throw io_error("writing", path_, err);
         size_ += data.size();
     }
 
     /// Flushes the content to stable storage.
     void sync() {
-        if (const int err = sync_file(*ops_, fd_.get(), false)) throw io_error("syncing", path_, err);
+        if (const int err = sync_file(*ops_, fd_.get(), false))
+            throw io_error("syncing", path_, err);
     }
 
     /// Gives the file its final name. `replace`: an existing file is replaced (rename);
@@ -175,12 +182,14 @@ public:
     /// temporary name). Syncs the folder. Returns the descriptor, still open.
     FileHandle publish(bool replace) {
         if (replace) {
-            if (ops_->rename(path_.c_str(), target_.c_str()) != 0) throw io_error("renaming into", target_, errno);
+            if (ops_->rename(path_.c_str(), target_.c_str()) != 0)
+                throw io_error("renaming into", target_, errno);
         } else {
             if (ops_->link(path_.c_str(), target_.c_str()) != 0) {
                 const int err = errno;
                 if (err == EEXIST)
-                    throw SessionError(ErrorCode::already_exists, "file '" + target_ + "' already exists");
+                    throw SessionError(ErrorCode::already_exists,
+                                       "file '" + target_ + "' already exists");
                 throw io_error("publishing", target_, err);
             }
             ops_->unlink(path_.c_str());
@@ -201,8 +210,9 @@ private:
 
 /// Writes `bytes` to a new file `<path>.<kind>-<stamp>` (a counter added when taken), synced,
 /// mode 0600. Returns its path.
-inline std::string write_side_file(const FileOps& ops, const std::string& path, std::string_view kind,
-                                   std::int64_t now_ms, std::string_view bytes) {
+inline std::string write_side_file(const FileOps& ops, const std::string& path,
+                                   std::string_view kind, std::int64_t now_ms,
+                                   std::string_view bytes) {
     const std::string base = path + "." + std::string(kind) + "-" + file_stamp(now_ms);
     for (int n = 0; n < 1000; ++n) {
         std::string name = n == 0 ? base : base + "-" + std::to_string(n);
@@ -222,7 +232,8 @@ inline std::string write_side_file(const FileOps& ops, const std::string& path, 
         sync_folder(ops, parent_folder(name));
         return name;
     }
-    throw SessionError(ErrorCode::storage, "could not create a " + std::string(kind) + " file beside '" + path + "'");
+    throw SessionError(ErrorCode::storage,
+                       "could not create a " + std::string(kind) + " file beside '" + path + "'");
 }
 
 }  // namespace agentcore::detail

@@ -47,7 +47,8 @@ inline const char* raw_type_name(RawValue v) noexcept {
 /// Fills `values` with the raw values of `keys` in `object` (a valid JSON object): the last
 /// member of each name wins, as in the DOM parser; a key with escapes is decoded first.
 template <std::size_t N>
-void collect_members(RawValue object, const std::array<std::string_view, N>& keys, std::array<RawValue, N>& values) {
+void collect_members(RawValue object, const std::array<std::string_view, N>& keys,
+                     std::array<RawValue, N>& values) {
     values.fill({});
     std::string decoded;
     JsonScanner::for_each_member(object, [&](std::string_view raw_key, std::string_view value) {
@@ -108,7 +109,8 @@ public:
         if (v.front() != 't' && v.front() != 'f') expected(path, "a boolean", v);
     }
     void optional_boolean(RawValue v, const FieldPath& path) const {
-        if (!absent(v) && v.front() != 't' && v.front() != 'f') expected(path, "a boolean or null", v);
+        if (!absent(v) && v.front() != 't' && v.front() != 'f')
+            expected(path, "a boolean or null", v);
     }
     void object(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
@@ -125,8 +127,9 @@ public:
     void block(RawValue v, const FieldPath& path) const {
         if (v.front() != '{') expected(path, "an object", v);
         std::array<RawValue, 8> s{};
-        collect_members(v, std::array<std::string_view, 8>{"type", "text", "data", keys::mime_type(d_), "thinking",
-                                                           "id", "name", "arguments"},
+        collect_members(v,
+                        std::array<std::string_view, 8>{"type", "text", "data", keys::mime_type(d_),
+                                                        "thinking", "id", "name", "arguments"},
                         s);
         if (s[0].empty()) ctx_.missing(path / "type");
         if (s[0].front() != '"') expected(path / "type", "a string", s[0]);
@@ -163,9 +166,11 @@ public:
     void usage(RawValue v, const FieldPath& path) const {
         if (v.front() != '{') expected(path, "an object", v);
         std::array<RawValue, 6> s{};
-        collect_members(v, std::array<std::string_view, 6>{"input", "output", keys::cache_read(d_), keys::cache_write(d_),
-                                                           keys::total_tokens(d_), "cost"},
-                        s);
+        collect_members(
+            v,
+            std::array<std::string_view, 6>{"input", "output", keys::cache_read(d_),
+                                            keys::cache_write(d_), keys::total_tokens(d_), "cost"},
+            s);
         integer(s[0], path / "input");
         integer(s[1], path / "output");
         integer(s[2], path / keys::cache_read(d_));
@@ -175,9 +180,10 @@ public:
         const FieldPath cost = path / "cost";
         if (s[5].front() != '{') expected(cost, "an object", s[5]);
         std::array<RawValue, 5> c{};
-        collect_members(
-            s[5], std::array<std::string_view, 5>{"input", "output", keys::cache_read(d_), keys::cache_write(d_), "total"},
-            c);
+        collect_members(s[5],
+                        std::array<std::string_view, 5>{"input", "output", keys::cache_read(d_),
+                                                        keys::cache_write(d_), "total"},
+                        c);
         number(c[0], cost / "input");
         number(c[1], cost / "output");
         number(c[2], cost / keys::cache_read(d_));
@@ -188,18 +194,58 @@ public:
     void message(RawValue v, const FieldPath& path) const {
         if (v.front() != '{') expected(path, "an object", v);
         enum : std::size_t {
-            role, content_key, timestamp, api, provider, model, usage_key, stop_reason, error_message, tool_call_id,
-            tool_name, is_error, command, output, exit_code, cancelled, truncated, full_output_path,
-            exclude_from_context, custom_type, display, summary, from_id, tokens_before, count
+            role,
+            content_key,
+            timestamp,
+            api,
+            provider,
+            model,
+            usage_key,
+            stop_reason,
+            error_message,
+            tool_call_id,
+            tool_name,
+            is_error,
+            command,
+            output,
+            exit_code,
+            cancelled,
+            truncated,
+            full_output_path,
+            exclude_from_context,
+            custom_type,
+            display,
+            summary,
+            from_id,
+            tokens_before,
+            count
         };
         std::array<RawValue, count> s{};
         collect_members(v,
-                        std::array<std::string_view, count>{
-                            "role", "content", "timestamp", "api", "provider", "model", "usage",
-                            keys::stop_reason(d_), keys::error_message(d_), keys::tool_call_id(d_),
-                            keys::tool_name(d_), keys::is_error(d_), "command", "output", keys::exit_code(d_),
-                            "cancelled", "truncated", keys::full_output_path(d_), keys::exclude_from_context(d_),
-                            keys::custom_type(d_), "display", "summary", keys::from_id(d_), keys::tokens_before(d_)},
+                        std::array<std::string_view, count>{"role",
+                                                            "content",
+                                                            "timestamp",
+                                                            "api",
+                                                            "provider",
+                                                            "model",
+                                                            "usage",
+                                                            keys::stop_reason(d_),
+                                                            keys::error_message(d_),
+                                                            keys::tool_call_id(d_),
+                                                            keys::tool_name(d_),
+                                                            keys::is_error(d_),
+                                                            "command",
+                                                            "output",
+                                                            keys::exit_code(d_),
+                                                            "cancelled",
+                                                            "truncated",
+                                                            keys::full_output_path(d_),
+                                                            keys::exclude_from_context(d_),
+                                                            keys::custom_type(d_),
+                                                            "display",
+                                                            "summary",
+                                                            keys::from_id(d_),
+                                                            keys::tokens_before(d_)},
                         s);
         if (s[role].empty()) ctx_.missing(path / "role");
         if (s[role].front() != '"') expected(path / "role", "a string", s[role]);
@@ -217,7 +263,8 @@ public:
             usage(s[usage_key], path / "usage");
             string(s[stop_reason], path / keys::stop_reason(d_));
             if (stop_reason_from_wire(std::string(text_of(s[stop_reason], scratch)), d_).empty())
-                ctx_.fail(path / keys::stop_reason(d_), "not one of " + std::string(stop_reasons_spelled(d_)));
+                ctx_.fail(path / keys::stop_reason(d_),
+                          "not one of " + std::string(stop_reasons_spelled(d_)));
             optional_string(s[error_message], path / keys::error_message(d_));
             integer(s[timestamp], path / "timestamp");
         } else if (r == roles::tool_result(d_)) {
@@ -278,7 +325,8 @@ public:
                     ++p;
                 } while (depth > 0);
             } else {
-                while (p != end && *p != ',' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r') ++p;
+                while (p != end && *p != ',' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
+                    ++p;
             }
             visit(RawValue(begin, static_cast<std::size_t>(p - begin)));
             ws();
@@ -308,17 +356,50 @@ inline CheckedEntry check_entry_fields(std::string_view line, std::string_view t
     const FieldPath root{};
     FieldCheck check(d, ctx);
     enum : std::size_t {
-        id, parent, timestamp, message, thinking_level, provider, model_id, active_tool_names, summary,
-        first_kept_entry_id, tokens_before, retained_tail, details, usage, from_hook, from_id, custom_type,
-        content, display, other_parent, count
+        id,
+        parent,
+        timestamp,
+        message,
+        thinking_level,
+        provider,
+        model_id,
+        active_tool_names,
+        summary,
+        first_kept_entry_id,
+        tokens_before,
+        retained_tail,
+        details,
+        usage,
+        from_hook,
+        from_id,
+        custom_type,
+        content,
+        display,
+        other_parent,
+        count
     };
     std::array<RawValue, count> s{};
     collect_members(line,
                     std::array<std::string_view, count>{
-                        "id", keys::parent_id(d), "timestamp", "message", keys::thinking_level(d), "provider",
-                        keys::model_id(d), keys::active_tool_names(d), "summary", keys::first_kept_entry_id(d),
-                        keys::tokens_before(d), keys::retained_tail(d), "details", "usage", keys::from_hook(d),
-                        keys::from_id(d), keys::custom_type(d), "content", "display",
+                        "id",
+                        keys::parent_id(d),
+                        "timestamp",
+                        "message",
+                        keys::thinking_level(d),
+                        "provider",
+                        keys::model_id(d),
+                        keys::active_tool_names(d),
+                        "summary",
+                        keys::first_kept_entry_id(d),
+                        keys::tokens_before(d),
+                        keys::retained_tail(d),
+                        "details",
+                        "usage",
+                        keys::from_hook(d),
+                        keys::from_id(d),
+                        keys::custom_type(d),
+                        "content",
+                        "display",
                         keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi)},
                     s);
     CheckedEntry out;
@@ -331,8 +412,9 @@ inline CheckedEntry check_entry_fields(std::string_view line, std::string_view t
     const bool known = type == MessageEntry::type || type == ThinkingLevelChangeEntry::type ||
                        type == ModelChangeEntry::type || type == ActiveToolsChangeEntry::type ||
                        type == CompactionEntry::type || type == BranchSummaryEntry::type ||
-                       type == CustomEntry::type || type == CustomMessageEntry::type || type == LabelEntry::type ||
-                       type == SessionInfoEntry::type || type == LeafEntry::type;
+                       type == CustomEntry::type || type == CustomMessageEntry::type ||
+                       type == LabelEntry::type || type == SessionInfoEntry::type ||
+                       type == LeafEntry::type;
     if (!known) {
         RawValue p = s[parent];
         std::string_view key = keys::parent_id(d);
@@ -340,7 +422,8 @@ inline CheckedEntry check_entry_fields(std::string_view line, std::string_view t
             p = s[other_parent];
             key = keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi);
         }
-        if (!FieldCheck::absent(p) && p.front() != '"') check.expected(root / key, "a string or null", p);
+        if (!FieldCheck::absent(p) && p.front() != '"')
+            check.expected(root / key, "a string or null", p);
         out.unknown_parent = p;
         if (!FieldCheck::absent(s[timestamp]) && s[timestamp].front() != '"')
             check.expected(root / "timestamp", "a string", s[timestamp]);
@@ -369,9 +452,11 @@ inline CheckedEntry check_entry_fields(std::string_view line, std::string_view t
         check.integer(s[tokens_before], root / keys::tokens_before(d));
         if (!FieldCheck::absent(s[retained_tail])) {
             const FieldPath path = root / keys::retained_tail(d);
-            if (s[retained_tail].front() != '[') check.expected(path, "an array of messages or null", s[retained_tail]);
+            if (s[retained_tail].front() != '[')
+                check.expected(path, "an array of messages or null", s[retained_tail]);
             std::size_t i = 0;
-            FieldCheck::for_each_element(s[retained_tail], [&](RawValue m) { check.message(m, path[i++]); });
+            FieldCheck::for_each_element(s[retained_tail],
+                                         [&](RawValue m) { check.message(m, path[i++]); });
         }
         if (!FieldCheck::absent(s[usage])) check.usage(s[usage], root / "usage");
         check.optional_boolean(s[from_hook], root / keys::from_hook(d));

@@ -31,7 +31,8 @@ inline constexpr Key target_id{"target_id", "targetId"};
 
 /// The four base keys followed by the payload keys of an entry type.
 template <std::size_t N>
-std::array<std::string_view, N + 4> entry_keys(Dialect d, const std::array<std::string_view, N>& payload) {
+std::array<std::string_view, N + 4> entry_keys(Dialect d,
+                                               const std::array<std::string_view, N>& payload) {
     std::array<std::string_view, N + 4> all{"type", "id", keys::parent_id(d), "timestamp"};
     for (std::size_t i = 0; i < N; ++i) all[i + 4] = payload[i];
     return all;
@@ -52,8 +53,8 @@ void read_base(EntryBase& base, std::array<Json*, M>& s, Json&& extra, Dialect d
 /// Splits `j` by the keys of an entry type and reads its base; returns the payload slots.
 template <std::size_t N>
 std::array<Json*, N + 4> open_entry(EntryBase& base, Json& j, Dialect d,
-                                    const std::array<std::string_view, N>& payload, ReadContext& ctx,
-                                    const FieldPath& root) {
+                                    const std::array<std::string_view, N>& payload,
+                                    ReadContext& ctx, const FieldPath& root) {
     std::array<Json*, N + 4> s{};
     Json extra = split_fields(j, entry_keys(d, payload), s);
     read_base(base, s, std::move(extra), d, ctx, root);
@@ -66,13 +67,15 @@ inline std::optional<Usage> read_optional_usage(Json* v, Dialect d, const ReadCo
     return read_usage(*v, d, ctx, path);
 }
 
-inline std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx, const FieldPath& path) {
+inline std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx,
+                                                 const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_array()) ctx.expected(path, "an array of strings", *v);
     auto& items = v->get_ref<Json::array_t&>();
     std::vector<std::string> out;
     out.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i) out.push_back(take_string(&items[i], ctx, path[i]));
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out.push_back(take_string(&items[i], ctx, path[i]));
     return out;
 }
 
@@ -84,7 +87,8 @@ inline std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, 
     auto& items = v->get_ref<Json::array_t&>();
     std::vector<AgentMessage> out;
     out.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i) out.push_back(read_message(items[i], d, ctx, path[i]));
+    for (std::size_t i = 0; i < items.size(); ++i)
+        out.push_back(read_message(items[i], d, ctx, path[i]));
     return out;
 }
 
@@ -128,12 +132,14 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     }
     if (type == CompactionEntry::type) {
         CompactionEntry e;
-        auto s = open_entry(e, j, d,
-                            std::array<P, 7>{"summary", keys::first_kept_entry_id(d), keys::tokens_before(d),
-                                             keys::retained_tail(d), "details", "usage", keys::from_hook(d)},
-                            ctx, root);
+        auto s = open_entry(
+            e, j, d,
+            std::array<P, 7>{"summary", keys::first_kept_entry_id(d), keys::tokens_before(d),
+                             keys::retained_tail(d), "details", "usage", keys::from_hook(d)},
+            ctx, root);
         e.summary = take_string(s[4], ctx, root / "summary");
-        e.first_kept_entry_id = take_optional_string(s[5], ctx, root / keys::first_kept_entry_id(d));
+        e.first_kept_entry_id =
+            take_optional_string(s[5], ctx, root / keys::first_kept_entry_id(d));
         e.tokens_before = read_int(s[6], ctx, root / keys::tokens_before(d));
         e.retained_tail = read_optional_messages(s[7], d, ctx, root / keys::retained_tail(d));
         e.details = take_json(s[8]);
@@ -144,9 +150,10 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     }
     if (type == BranchSummaryEntry::type) {
         BranchSummaryEntry e;
-        auto s = open_entry(e, j, d,
-                            std::array<P, 5>{keys::from_id(d), "summary", "details", "usage", keys::from_hook(d)},
-                            ctx, root);
+        auto s = open_entry(
+            e, j, d,
+            std::array<P, 5>{keys::from_id(d), "summary", "details", "usage", keys::from_hook(d)},
+            ctx, root);
         e.from_id = take_string(s[4], ctx, root / keys::from_id(d));
         e.summary = take_string(s[5], ctx, root / "summary");
         e.details = take_json(s[6]);
@@ -164,7 +171,8 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     }
     if (type == CustomMessageEntry::type) {
         CustomMessageEntry e;
-        auto s = open_entry(e, j, d, std::array<P, 4>{keys::custom_type(d), "content", "details", "display"},
+        auto s = open_entry(e, j, d,
+                            std::array<P, 4>{keys::custom_type(d), "content", "details", "display"},
                             ctx, root);
         e.custom_type = take_string(s[4], ctx, root / keys::custom_type(d));
         e.content = read_content(s[5], d, ctx, root / "content");
@@ -207,7 +215,8 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
     ctx.entry_id = &e.id;
     // The other dialect's spelling too: an unknown entry is written back as read, so a file
     // converted to the other dialect still carries its original parent key.
-    const std::string_view other_parent_key = keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi);
+    const std::string_view other_parent_key =
+        keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi);
     Json* parent = field(keys::parent_id(d));
     std::string_view parent_key = keys::parent_id(d);
     if (parent == nullptr) {
@@ -248,8 +257,10 @@ inline Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
     Json out = e.raw;
     auto sync = [&out](std::string_view key, const Json& value) {
         auto it = out.find(key);
-        if (it == out.end()) out[std::string(key)] = value;
-        else if (*it != value) *it = value;
+        if (it == out.end())
+            out[std::string(key)] = value;
+        else if (*it != value)
+            *it = value;
     };
     sync("type", e.type);
     sync("id", e.id);
@@ -311,22 +322,26 @@ inline Json write_entry(const SessionTreeEntry& entry, Dialect d) {
                         o.add(keys::active_tool_names(d), std::move(names));
                     } else if constexpr (std::is_same_v<T, CompactionEntry>) {
                         o.add("summary", e.summary);
-                        if (e.first_kept_entry_id) o.add(keys::first_kept_entry_id(d), *e.first_kept_entry_id);
+                        if (e.first_kept_entry_id)
+                            o.add(keys::first_kept_entry_id(d), *e.first_kept_entry_id);
                         o.add(keys::tokens_before(d), e.tokens_before);
                         if (e.retained_tail) {
                             Json tail = Json::array();
-                            for (const auto& m : *e.retained_tail) tail.push_back(write_message(m, d));
+                            for (const auto& m : *e.retained_tail)
+                                tail.push_back(write_message(m, d));
                             o.add(keys::retained_tail(d), std::move(tail));
                         }
                         if (!e.details.is_null()) o.add("details", e.details);
                         if (e.usage) o.add("usage", write_usage(*e.usage, d));
-                        if (e.from_hook || !e.from_hook_omitted) o.add(keys::from_hook(d), e.from_hook);
+                        if (e.from_hook || !e.from_hook_omitted)
+                            o.add(keys::from_hook(d), e.from_hook);
                     } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
                         o.add(keys::from_id(d), e.from_id);
                         o.add("summary", e.summary);
                         if (!e.details.is_null()) o.add("details", e.details);
                         if (e.usage) o.add("usage", write_usage(*e.usage, d));
-                        if (e.from_hook || !e.from_hook_omitted) o.add(keys::from_hook(d), e.from_hook);
+                        if (e.from_hook || !e.from_hook_omitted)
+                            o.add(keys::from_hook(d), e.from_hook);
                     } else if constexpr (std::is_same_v<T, LabelEntry>) {
                         o.add(keys::target_id(d), e.target_id);
                         if (e.label) o.add("label", *e.label);

@@ -63,16 +63,18 @@ public:
     ObjectBuilder() : json_(Json::object()) {}
 
     /// Appends a modelled field (its key is not yet present).
-    void add(std::string_view key, Json value) { fields().emplace_back(std::string(key), std::move(value)); }
+    void add(std::string_view key, Json value) {
+        fields().emplace_back(std::string(key), std::move(value));
+    }
 
     /// Appends the fields of `extra` (an object or null); a key already written is skipped, so
     /// that an extra can never shadow a modelled field.
     void add_extra(const Json& extra) {
         if (extra.is_null()) return;
         if (!extra.is_object())
-            throw SessionError(ErrorCode::invalid_entry,
-                               std::string("'extra' must be a JSON object or null, not ") +
-                                   extra.type_name());
+            throw SessionError(
+                ErrorCode::invalid_entry,
+                std::string("'extra' must be a JSON object or null, not ") + extra.type_name());
         auto& out = fields();
         for (const auto& field : extra.get_ref<const Json::object_t&>()) {
             bool taken = false;
@@ -95,7 +97,8 @@ private:
 
 /// The stop reasons as the dialect spells them, for messages.
 inline std::string_view stop_reasons_spelled(Dialect d) noexcept {
-    return d == Dialect::pi ? "stop, length, toolUse, error, aborted" : "stop, length, tool_use, error, aborted";
+    return d == Dialect::pi ? "stop, length, toolUse, error, aborted"
+                            : "stop, length, tool_use, error, aborted";
 }
 
 /// The stop reason as the model keeps it (native spelling) from the dialect's spelling; a value
@@ -110,7 +113,8 @@ inline std::string stop_reason_from_wire(std::string value, Dialect d) {
 inline std::string_view stop_reason_to_wire(std::string_view value, Dialect d) {
     if (!is_known_stop_reason(value))
         throw SessionError(ErrorCode::invalid_entry,
-                           "assistant message: stop_reason must be one of " + std::string(stop_reasons_spelled(Dialect::native)));
+                           "assistant message: stop_reason must be one of " +
+                               std::string(stop_reasons_spelled(Dialect::native)));
     if (d == Dialect::pi && value == "tool_use") return "toolUse";
     return value;
 }
@@ -136,7 +140,8 @@ inline ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const
     }
     if (type == "image") {
         std::array<Json*, 3> s{};
-        Json extra = split_fields(j, std::array<std::string_view, 3>{"type", "data", keys::mime_type(d)}, s);
+        Json extra =
+            split_fields(j, std::array<std::string_view, 3>{"type", "data", keys::mime_type(d)}, s);
         ImageContent b;
         b.data = take_string(s[1], ctx, path / "data");
         b.mime_type = take_string(s[2], ctx, path / keys::mime_type(d));
@@ -170,7 +175,8 @@ inline std::vector<ContentBlock> read_blocks(Json* v, Dialect d, const ReadConte
     auto& items = v->get_ref<Json::array_t&>();
     std::vector<ContentBlock> blocks;
     blocks.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i) blocks.push_back(read_block(items[i], d, ctx, path[i]));
+    for (std::size_t i = 0; i < items.size(); ++i)
+        blocks.push_back(read_block(items[i], d, ctx, path[i]));
     return blocks;
 }
 
@@ -185,10 +191,11 @@ inline Content read_content(Json* v, Dialect d, const ReadContext& ctx, const Fi
 inline Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     std::array<Json*, 5> s{};
-    Json extra = split_fields(
-        j,
-        std::array<std::string_view, 5>{"input", "output", keys::cache_read(d), keys::cache_write(d), "total"},
-        s);
+    Json extra =
+        split_fields(j,
+                     std::array<std::string_view, 5>{"input", "output", keys::cache_read(d),
+                                                     keys::cache_write(d), "total"},
+                     s);
     Cost c;
     c.input = read_number(s[0], ctx, path / "input");
     c.output = read_number(s[1], ctx, path / "output");
@@ -202,11 +209,11 @@ inline Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPat
 inline Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     std::array<Json*, 6> s{};
-    Json extra = split_fields(j,
-                              std::array<std::string_view, 6>{"input", "output", keys::cache_read(d),
-                                                              keys::cache_write(d),
-                                                              keys::total_tokens(d), "cost"},
-                              s);
+    Json extra = split_fields(
+        j,
+        std::array<std::string_view, 6>{"input", "output", keys::cache_read(d),
+                                        keys::cache_write(d), keys::total_tokens(d), "cost"},
+        s);
     Usage u;
     u.input = read_int(s[0], ctx, path / "input");
     u.output = read_int(s[1], ctx, path / "output");
@@ -219,7 +226,8 @@ inline Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldP
     return u;
 }
 
-inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx,
+                                 const FieldPath& path) {
     require_object(j, ctx, path);
     auto role_it = j.find("role");
     if (role_it == j.end()) ctx.missing(path / "role");
@@ -228,7 +236,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
 
     if (role == "user") {
         std::array<Json*, 3> s{};
-        Json extra = split_fields(j, std::array<std::string_view, 3>{"role", "content", "timestamp"}, s);
+        Json extra =
+            split_fields(j, std::array<std::string_view, 3>{"role", "content", "timestamp"}, s);
         UserMessage m;
         m.content = read_content(s[1], d, ctx, path / "content");
         m.timestamp = read_int(s[2], ctx, path / "timestamp");
@@ -237,11 +246,11 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
     }
     if (role == "assistant") {
         std::array<Json*, 9> s{};
-        Json extra = split_fields(
-            j,
-            std::array<std::string_view, 9>{"role", "content", "api", "provider", "model", "usage",
-                                            keys::stop_reason(d), keys::error_message(d), "timestamp"},
-            s);
+        Json extra = split_fields(j,
+                                  std::array<std::string_view, 9>{
+                                      "role", "content", "api", "provider", "model", "usage",
+                                      keys::stop_reason(d), keys::error_message(d), "timestamp"},
+                                  s);
         AssistantMessage m;
         m.content = read_blocks(s[1], d, ctx, path / "content");
         m.api = take_optional_string(s[2], ctx, path / "api").value_or(std::string());
@@ -249,9 +258,11 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
         m.model = take_string(s[4], ctx, path / "model");
         if (s[5] == nullptr) ctx.missing(path / "usage");
         m.usage = read_usage(*s[5], d, ctx, path / "usage");
-        m.stop_reason = stop_reason_from_wire(take_string(s[6], ctx, path / keys::stop_reason(d)), d);
+        m.stop_reason =
+            stop_reason_from_wire(take_string(s[6], ctx, path / keys::stop_reason(d)), d);
         if (m.stop_reason.empty())
-            ctx.fail(path / keys::stop_reason(d), "not one of " + std::string(stop_reasons_spelled(d)));
+            ctx.fail(path / keys::stop_reason(d),
+                     "not one of " + std::string(stop_reasons_spelled(d)));
         m.error_message = take_optional_string(s[7], ctx, path / keys::error_message(d));
         m.timestamp = read_int(s[8], ctx, path / "timestamp");
         m.extra = std::move(extra);
@@ -261,8 +272,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
         std::array<Json*, 7> s{};
         Json extra = split_fields(
             j,
-            std::array<std::string_view, 7>{"role", keys::tool_call_id(d), keys::tool_name(d), "content",
-                                            "details", keys::is_error(d), "timestamp"},
+            std::array<std::string_view, 7>{"role", keys::tool_call_id(d), keys::tool_name(d),
+                                            "content", "details", keys::is_error(d), "timestamp"},
             s);
         ToolResultMessage m;
         m.tool_call_id = take_string(s[1], ctx, path / keys::tool_call_id(d));
@@ -279,8 +290,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
         std::array<Json*, 9> s{};
         Json extra = split_fields(
             j,
-            std::array<std::string_view, 9>{"role", "command", "output", keys::exit_code(d), "cancelled",
-                                            "truncated", keys::full_output_path(d),
+            std::array<std::string_view, 9>{"role", "command", "output", keys::exit_code(d),
+                                            "cancelled", "truncated", keys::full_output_path(d),
                                             keys::exclude_from_context(d), "timestamp"},
             s);
         BashExecutionMessage m;
@@ -290,17 +301,19 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
         m.cancelled = read_bool(s[4], ctx, path / "cancelled");
         m.truncated = read_bool(s[5], ctx, path / "truncated");
         m.full_output_path = take_optional_string(s[6], ctx, path / keys::full_output_path(d));
-        m.exclude_from_context = read_optional_bool(s[7], ctx, path / keys::exclude_from_context(d));
+        m.exclude_from_context =
+            read_optional_bool(s[7], ctx, path / keys::exclude_from_context(d));
         m.timestamp = read_int(s[8], ctx, path / "timestamp");
         m.extra = std::move(extra);
         return m;
     }
     if (role == "custom") {
         std::array<Json*, 6> s{};
-        Json extra = split_fields(j,
-                                  std::array<std::string_view, 6>{"role", keys::custom_type(d), "content",
-                                                                  "display", "details", "timestamp"},
-                                  s);
+        Json extra =
+            split_fields(j,
+                         std::array<std::string_view, 6>{"role", keys::custom_type(d), "content",
+                                                         "display", "details", "timestamp"},
+                         s);
         CustomMessage m;
         m.custom_type = take_string(s[1], ctx, path / keys::custom_type(d));
         m.content = read_content(s[2], d, ctx, path / "content");
@@ -314,7 +327,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
     if (role == roles::branch_summary(d)) {
         std::array<Json*, 4> s{};
         Json extra = split_fields(
-            j, std::array<std::string_view, 4>{"role", "summary", keys::from_id(d), "timestamp"}, s);
+            j, std::array<std::string_view, 4>{"role", "summary", keys::from_id(d), "timestamp"},
+            s);
         BranchSummaryMessage m;
         m.summary = take_string(s[1], ctx, path / "summary");
         m.from_id = take_string(s[2], ctx, path / keys::from_id(d));
@@ -325,7 +339,9 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, con
     if (role == roles::compaction_summary(d)) {
         std::array<Json*, 4> s{};
         Json extra = split_fields(
-            j, std::array<std::string_view, 4>{"role", "summary", keys::tokens_before(d), "timestamp"}, s);
+            j,
+            std::array<std::string_view, 4>{"role", "summary", keys::tokens_before(d), "timestamp"},
+            s);
         CompactionSummaryMessage m;
         m.summary = take_string(s[1], ctx, path / "summary");
         m.tokens_before = read_int(s[2], ctx, path / keys::tokens_before(d));
@@ -473,12 +489,14 @@ inline Json write_message(const AgentMessage& message, Dialect d) {
                     o.add("truncated", m.truncated);
                     if (m.full_output_path) o.add(keys::full_output_path(d), *m.full_output_path);
                     if (d == Dialect::native) {
-                        if (m.exclude_from_context) o.add("exclude_from_context", *m.exclude_from_context);
+                        if (m.exclude_from_context)
+                            o.add("exclude_from_context", *m.exclude_from_context);
                         o.add("timestamp", m.timestamp);
                     } else {
                         // pi's bash message literal puts excludeFromContext after the timestamp.
                         o.add("timestamp", m.timestamp);
-                        if (m.exclude_from_context) o.add("excludeFromContext", *m.exclude_from_context);
+                        if (m.exclude_from_context)
+                            o.add("excludeFromContext", *m.exclude_from_context);
                     }
                 } else if constexpr (std::is_same_v<T, CustomMessage>) {
                     o.add("role", "custom");

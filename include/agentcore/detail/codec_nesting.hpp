@@ -71,7 +71,8 @@ public:
     /// An `extra` object whose members are written into an object at `level`.
     void extra(const Json& extra, int level, const FieldPath& path) const {
         if (!extra.is_object()) return;  // null, or refused by the writer as it is
-        for (const auto& field : extra.get_ref<const Json::object_t&>()) member(field.second, level, path / field.first);
+        for (const auto& field : extra.get_ref<const Json::object_t&>())
+            member(field.second, level, path / field.first);
     }
 
     /// A value written as the object at `level` itself (opaque blocks, messages, entries).
@@ -91,7 +92,8 @@ public:
                 if constexpr (std::is_same_v<T, OpaqueContent>) {
                     whole(b.raw, level, path);
                 } else {
-                    if constexpr (std::is_same_v<T, ToolCallContent>) member(b.arguments, level, path / "arguments");
+                    if constexpr (std::is_same_v<T, ToolCallContent>)
+                        member(b.arguments, level, path / "arguments");
                     extra(b.extra, level, path);
                 }
             },
@@ -103,7 +105,8 @@ public:
     }
 
     void content(const Content& c, int level, const FieldPath& path) const {
-        if (const auto* list = std::get_if<std::vector<ContentBlock>>(&c)) blocks(*list, level, path);
+        if (const auto* list = std::get_if<std::vector<ContentBlock>>(&c))
+            blocks(*list, level, path);
     }
 
     void message(const AgentMessage& message, int level, const FieldPath& path) const {
@@ -113,12 +116,16 @@ public:
                 if constexpr (std::is_same_v<T, OpaqueMessage>) {
                     whole(m.raw, level, path);
                 } else {
-                    if constexpr (std::is_same_v<T, UserMessage> || std::is_same_v<T, CustomMessage>)
+                    if constexpr (std::is_same_v<T, UserMessage> ||
+                                  std::is_same_v<T, CustomMessage>)
                         content(m.content, level, path / "content");
-                    if constexpr (std::is_same_v<T, AssistantMessage> || std::is_same_v<T, ToolResultMessage>)
+                    if constexpr (std::is_same_v<T, AssistantMessage> ||
+                                  std::is_same_v<T, ToolResultMessage>)
                         blocks(m.content, level, path / "content");
-                    if constexpr (std::is_same_v<T, AssistantMessage>) usage(m.usage, level + 1, path / "usage");
-                    if constexpr (std::is_same_v<T, ToolResultMessage> || std::is_same_v<T, CustomMessage>)
+                    if constexpr (std::is_same_v<T, AssistantMessage>)
+                        usage(m.usage, level + 1, path / "usage");
+                    if constexpr (std::is_same_v<T, ToolResultMessage> ||
+                                  std::is_same_v<T, CustomMessage>)
                         member(m.details, level, path / "details");
                     extra(m.extra, level, path);
                 }
@@ -173,7 +180,8 @@ private:
 inline void check_entry_nesting(const SessionTreeEntry& entry) {
     ReadContext ctx;
     ctx.subject = "entry";
-    const std::string& id = std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
+    const std::string& id =
+        std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
     ctx.entry_id = &id;
     NestingCheck(ctx).entry(entry);
 }

@@ -28,7 +28,9 @@ struct FieldPath {
     std::string_view key;
     std::size_t index = no_index;
 
-    [[nodiscard]] FieldPath operator/(std::string_view child) const { return {this, child, no_index}; }
+    [[nodiscard]] FieldPath operator/(std::string_view child) const {
+        return {this, child, no_index};
+    }
     [[nodiscard]] FieldPath operator[](std::size_t i) const { return {this, {}, i}; }
 };
 
@@ -55,7 +57,7 @@ inline std::string printable_id(std::string_view id) {
 /// What a reader is reading: sets the error code and the prefix of its messages.
 struct ReadContext {
     ErrorCode code = ErrorCode::invalid_entry;
-    std::string_view subject;              ///< e.g. "session header"; empty for entries
+    std::string_view subject;               ///< e.g. "session header"; empty for entries
     const std::string* entry_id = nullptr;  ///< set once the entry's id is known
 
     [[noreturn]] void fail(const FieldPath& path, std::string_view problem) const {
@@ -81,7 +83,8 @@ struct ReadContext {
         throw SessionError(code, msg, std::move(where));
     }
 
-    [[noreturn]] void expected(const FieldPath& path, std::string_view what, const Json& got) const {
+    [[noreturn]] void expected(const FieldPath& path, std::string_view what,
+                               const Json& got) const {
         std::string problem = "expected ";
         problem += what;
         problem += ", got ";
@@ -89,7 +92,9 @@ struct ReadContext {
         fail(path, problem);
     }
 
-    [[noreturn]] void missing(const FieldPath& path) const { fail(path, "required field is missing"); }
+    [[noreturn]] void missing(const FieldPath& path) const {
+        fail(path, "required field is missing");
+    }
 };
 
 /// True when a slot holds no value or JSON null: an absent optional.
@@ -99,7 +104,8 @@ inline bool absent(const Json* v) noexcept { return v == nullptr || v->is_null()
 /// and the remaining fields, moved out in their original order into the returned `extra`
 /// (null when there are none).
 template <std::size_t N>
-Json split_fields(Json& obj, const std::array<std::string_view, N>& keys, std::array<Json*, N>& slots) {
+Json split_fields(Json& obj, const std::array<std::string_view, N>& keys,
+                  std::array<Json*, N>& slots) {
     slots.fill(nullptr);
     Json extra;
     for (auto& field : obj.get_ref<Json::object_t&>()) {

@@ -90,7 +90,8 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexc
     const unsigned char c = byte(i);
     if (c >= 0xC2 && c <= 0xDF) return cont(i + 1) ? 2 : 0;
     if (c == 0xE0) return cont(i + 1, 0xA0) && cont(i + 2) ? 3 : 0;
-    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) return cont(i + 1) && cont(i + 2) ? 3 : 0;
+    if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+        return cont(i + 1) && cont(i + 2) ? 3 : 0;
     if (c == 0xED) return cont(i + 1, 0x80, 0x9F) && cont(i + 2) ? 3 : 0;  // no surrogates
     if (c == 0xF0) return cont(i + 1, 0x90) && cont(i + 2) && cont(i + 3) ? 4 : 0;
     if (c >= 0xF1 && c <= 0xF3) return cont(i + 1) && cont(i + 2) && cont(i + 3) ? 4 : 0;
@@ -132,8 +133,9 @@ inline void append_json_string(std::string& out, std::string_view s, const ReadC
             const bool pair_in_halves =
                 surrogate >= 0xD800 && surrogate <= 0xDBFF && wtf8_surrogate_at(s, i + 3) >= 0xDC00;
             if (surrogate == 0 || pair_in_halves)
-                ctx.fail(path, std::string(key ? "a key" : "a string") + " is not valid UTF-8 (byte " +
-                                   std::to_string(i) + " of the " + (key ? "key" : "string") + ")");
+                ctx.fail(path, std::string(key ? "a key" : "a string") +
+                                   " is not valid UTF-8 (byte " + std::to_string(i) + " of the " +
+                                   (key ? "key" : "string") + ")");
             out.append(s.data() + run, i - run);
             out += "\\u";
             for (int shift = 12; shift >= 0; shift -= 4) out += hex[(surrogate >> shift) & 0xFU];
@@ -164,8 +166,8 @@ inline void append_json_string(std::string& out, std::string_view s, const ReadC
 
 /// Appends `value` as compact JSON. `level` is how many containers enclose it; a container
 /// deeper than max_json_depth is refused (invalid_entry naming `path`).
-inline void append_json(std::string& out, const Json& value, int level = 0, const ReadContext& ctx = {},
-                        const FieldPath& path = {}) {
+inline void append_json(std::string& out, const Json& value, int level = 0,
+                        const ReadContext& ctx = {}, const FieldPath& path = {}) {
     if ((value.is_object() || value.is_array()) && level + 1 > max_json_depth)
         ctx.fail(path, "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
     char buf[32];
@@ -183,7 +185,9 @@ inline void append_json(std::string& out, const Json& value, int level = 0, cons
             return;
         }
         case Json::value_t::number_float: append_js_number(out, value.get<double>()); return;
-        case Json::value_t::string: append_json_string(out, value.get_ref<const std::string&>(), ctx, path); return;
+        case Json::value_t::string:
+            append_json_string(out, value.get_ref<const std::string&>(), ctx, path);
+            return;
         case Json::value_t::array: {
             out += '[';
             const auto& items = value.get_ref<const Json::array_t&>();
@@ -211,9 +215,9 @@ inline void append_json(std::string& out, const Json& value, int level = 0, cons
         case Json::value_t::binary:
         case Json::value_t::discarded: break;
     }
-    throw SessionError(ErrorCode::invalid_entry, "a JSON value of type " +
-                                                     std::string(value.type_name()) +
-                                                     " cannot be written");
+    throw SessionError(
+        ErrorCode::invalid_entry,
+        "a JSON value of type " + std::string(value.type_name()) + " cannot be written");
 }
 
 }  // namespace agentcore::detail

@@ -21,7 +21,8 @@ namespace agentcore::detail {
 
 /// Takes the exclusive lock on `fd`, polling for up to `wait` (zero: one try). Throws `locked`
 /// when another writer keeps it, `storage` for any other failure.
-inline void lock_exclusive(const FileOps& ops, int fd, std::chrono::milliseconds wait, std::string_view path) {
+inline void lock_exclusive(const FileOps& ops, int fd, std::chrono::milliseconds wait,
+                           std::string_view path) {
     const auto deadline = std::chrono::steady_clock::now() + wait;
     auto pause = std::chrono::milliseconds(1);
     for (;;) {
@@ -33,7 +34,8 @@ inline void lock_exclusive(const FileOps& ops, int fd, std::chrono::milliseconds
         if (now >= deadline)
             throw SessionError(ErrorCode::locked, "session file '" + std::string(path) +
                                                       "' is open for writing elsewhere");
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+        std::this_thread::sleep_for(
+            std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
         if (pause < std::chrono::milliseconds(50)) pause *= 2;
     }
 }

@@ -82,7 +82,9 @@ struct FileOps {
 };
 
 /// The table to use: `ops`, or the real system calls when null.
-inline const FileOps& ops_or_real(const FileOps* ops) noexcept { return ops ? *ops : FileOps::real(); }
+inline const FileOps& ops_or_real(const FileOps* ops) noexcept {
+    return ops ? *ops : FileOps::real();
+}
 
 /// A storage error for a failed operation on `path`, with errno's text.
 inline SessionError io_error(std::string_view what, std::string_view path, int err) {
@@ -109,8 +111,7 @@ class FileHandle {
 public:
     FileHandle() = default;
     FileHandle(const FileOps& ops, int fd) noexcept : ops_(&ops), fd_(fd) {}
-    FileHandle(FileHandle&& other) noexcept
-        : ops_(other.ops_), fd_(std::exchange(other.fd_, -1)) {}
+    FileHandle(FileHandle&& other) noexcept : ops_(other.ops_), fd_(std::exchange(other.fd_, -1)) {}
     FileHandle& operator=(FileHandle&& other) noexcept {
         if (this != &other) {
             reset();
@@ -140,7 +141,8 @@ private:
 
 /// open(2) with O_CLOEXEC and O_NOFOLLOW always added; retries EINTR. Returns an invalid
 /// handle and sets errno on failure.
-inline FileHandle open_file(const FileOps& ops, const std::string& path, int flags, mode_t mode = 0600) {
+inline FileHandle open_file(const FileOps& ops, const std::string& path, int flags,
+                            mode_t mode = 0600) {
     for (;;) {
         const int fd = ops.open(path.c_str(), flags | O_CLOEXEC | O_NOFOLLOW, mode);
         if (fd >= 0) return FileHandle(ops, fd);
@@ -169,16 +171,19 @@ inline FileHandle open_regular_file(const FileOps& ops, const std::string& path,
     struct stat st {};
     if (ops.fstat(fd.get(), &st) != 0) throw io_error("stat of", path, errno);
     if (!S_ISREG(st.st_mode))
-        throw SessionError(ErrorCode::storage, std::string(what) + " '" + path + "' is not a regular file (" +
+        throw SessionError(ErrorCode::storage, std::string(what) + " '" + path +
+                                                   "' is not a regular file (" +
                                                    special_file_kind(st.st_mode) + "); refused");
     const int fl = ::fcntl(fd.get(), F_GETFL);
-    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0) throw io_error("opening", path, errno);
+    if (fl < 0 || ::fcntl(fd.get(), F_SETFL, fl & ~O_NONBLOCK) != 0)
+        throw io_error("opening", path, errno);
     return fd;
 }
 
 /// Writes all of `data` at `offset` in one loop of pwrite calls. Returns 0, or the errno of the
 /// failure (a write that makes no progress counts as ENOSPC).
-inline int pwrite_all(const FileOps& ops, int fd, std::string_view data, std::uint64_t offset) noexcept {
+inline int pwrite_all(const FileOps& ops, int fd, std::string_view data,
+                      std::uint64_t offset) noexcept {
     std::size_t done = 0;
     while (done < data.size()) {
         const ssize_t n = ops.pwrite(fd, data.data() + done, data.size() - done,
@@ -195,10 +200,12 @@ inline int pwrite_all(const FileOps& ops, int fd, std::string_view data, std::ui
 
 /// Reads exactly `count` bytes at `offset`. Returns 0, or the errno of the failure (EIO when the
 /// file ends early).
-inline int pread_all(const FileOps& ops, int fd, char* out, std::size_t count, std::uint64_t offset) noexcept {
+inline int pread_all(const FileOps& ops, int fd, char* out, std::size_t count,
+                     std::uint64_t offset) noexcept {
     std::size_t done = 0;
     while (done < count) {
-        const ssize_t n = ops.pread(fd, out + done, count - done, static_cast<off_t>(offset + done));
+        const ssize_t n =
+            ops.pread(fd, out + done, count - done, static_cast<off_t>(offset + done));
         if (n < 0) {
             if (errno == EINTR) continue;
             return errno;
@@ -236,7 +243,8 @@ inline void sync_folder(const FileOps& ops, const std::string& folder) {
     } while (fd < 0 && errno == EINTR);
     if (fd < 0) throw io_error("opening folder", folder, errno);
     FileHandle dir(ops, fd);
-    if (const int err = sync_file(ops, dir.get(), false)) throw io_error("syncing folder", folder, err);
+    if (const int err = sync_file(ops, dir.get(), false))
+        throw io_error("syncing folder", folder, err);
 }
 
 /// The size of an open file.
@@ -259,7 +267,8 @@ inline FileAtPath file_at_path(const FileOps& ops, int fd, const std::string& pa
         if (errno == ENOENT) return FileAtPath::gone;
         throw io_error("stat of", path, errno);
     }
-    return mine.st_dev == there.st_dev && mine.st_ino == there.st_ino ? FileAtPath::same : FileAtPath::replaced;
+    return mine.st_dev == there.st_dev && mine.st_ino == there.st_ino ? FileAtPath::same
+                                                                      : FileAtPath::replaced;
 }
 
 /// Creates a folder with mode 0700; an existing folder is fine (a symlink or file in its place
@@ -269,9 +278,10 @@ inline void make_folders(const FileOps& ops, const std::string& path) {
     struct stat st {};
     auto refuse = [&] {
         if (S_ISLNK(st.st_mode))
-            throw SessionError(ErrorCode::storage, "'" + path +
-                                                       "' is a symbolic link; refused: session folders are used "
-                                                       "without following links");
+            throw SessionError(ErrorCode::storage,
+                               "'" + path +
+                                   "' is a symbolic link; refused: session folders are used "
+                                   "without following links");
         throw SessionError(ErrorCode::storage, "'" + path + "' exists and is not a folder");
     };
     if (ops.lstat(path.c_str(), &st) == 0) {
@@ -302,7 +312,8 @@ public:
     FileMapping() = default;
     FileMapping(const FileOps& ops, int fd, std::size_t size, std::string_view path)
         : FileMapping(ops, fd, size, size, path) {}
-    FileMapping(const FileOps& ops, int fd, std::size_t size, std::size_t mapped, std::string_view path)
+    FileMapping(const FileOps& ops, int fd, std::size_t size, std::size_t mapped,
+                std::string_view path)
         : ops_(&ops) {
         if (size == 0) return;
         const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -317,7 +328,8 @@ public:
             return;
         }
         const std::size_t length = (size + page - 1) / page * page;
-        void* p = ops.mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        void* p =
+            ops.mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED) throw io_error("mapping", path, errno);
         data_ = static_cast<char*>(p);
         length_ = length;

@@ -57,7 +57,8 @@ public:
     /// Checks that `line` is one JSON object (whitespace around it allowed) with valid UTF-8,
     /// and fills `out`. On failure returns false and sets `error` to a reason that names a
     /// column, never the text.
-    static bool scan_entry(std::string_view line, Dialect dialect, ScannedEntry& out, std::string& error) {
+    static bool scan_entry(std::string_view line, Dialect dialect, ScannedEntry& out,
+                           std::string& error) {
         JsonScanner s(line, dialect);
         out = {};
         s.skip_ws();
@@ -65,7 +66,8 @@ public:
         if (!s.parse_object(1, Level::top, &out)) {
             s.fail(error, s.reason_);
             // The entry, when its id came before the fault (it usually comes second).
-            if (out.id.size() >= 2 && out.id.front() == '"' && out.id.find('\\') == std::string_view::npos)
+            if (out.id.size() >= 2 && out.id.front() == '"' &&
+                out.id.find('\\') == std::string_view::npos)
                 error = "entry '" + shown(out.id.substr(1, out.id.size() - 2)) + "': " + error;
             return false;
         }
@@ -88,7 +90,10 @@ private:
     enum class Level { top, message, other };
 
     JsonScanner(std::string_view text, Dialect dialect) noexcept
-        : begin_(text.data()), p_(text.data()), end_(text.data() + text.size()), dialect_(dialect) {}
+        : begin_(text.data()),
+          p_(text.data()),
+          end_(text.data() + text.size()),
+          dialect_(dialect) {}
 
     // Text from the line shown in a message: printable ASCII only, at most 64 characters.
     static std::string shown(std::string_view text) {
@@ -108,7 +113,8 @@ private:
             std::string path;
             for (int i = 1; i <= path_depth_; ++i) {
                 if (i == first_steps + 1 && path_depth_ > first_steps + last_steps + 1) {
-                    path += "...(" + std::to_string(path_depth_ - first_steps - last_steps) + " levels)...";
+                    path += "...(" + std::to_string(path_depth_ - first_steps - last_steps) +
+                            " levels)...";
                     i = path_depth_ - last_steps;
                     continue;
                 }
@@ -149,7 +155,8 @@ private:
     }
 
     bool parse_literal(std::string_view word) noexcept {
-        if (static_cast<std::size_t>(end_ - p_) < word.size() || std::memcmp(p_, word.data(), word.size()) != 0)
+        if (static_cast<std::size_t>(end_ - p_) < word.size() ||
+            std::memcmp(p_, word.data(), word.size()) != 0)
             return bad("invalid literal");
         p_ += word.size();
         return true;
@@ -264,15 +271,21 @@ private:
             std::string_view* target = nullptr;
             bool nested_message = false;
             if (level == Level::top) {
-                if (key_is(key, escaped, "type")) target = &out->type;
-                else if (key_is(key, escaped, "id")) target = &out->id;
+                if (key_is(key, escaped, "type"))
+                    target = &out->type;
+                else if (key_is(key, escaped, "id"))
+                    target = &out->id;
                 else if (key_is(key, escaped, dialect_ == Dialect::pi ? "parentId" : "parent_id"))
                     target = &out->parent_id;
-                else if (key_is(key, escaped, "usage")) target = &out->usage;
-                else if (key_is(key, escaped, "message")) nested_message = true;
+                else if (key_is(key, escaped, "usage"))
+                    target = &out->usage;
+                else if (key_is(key, escaped, "message"))
+                    nested_message = true;
             } else if (level == Level::message) {
-                if (key_is(key, escaped, "role")) target = &out->message_role;
-                else if (key_is(key, escaped, "usage")) target = &out->message_usage;
+                if (key_is(key, escaped, "role"))
+                    target = &out->message_role;
+                else if (key_is(key, escaped, "usage"))
+                    target = &out->message_usage;
             }
             if (nested_message && p_ != end_ && *p_ == '{') {
                 // A repeated key replaces what an earlier one said, as in the DOM parser.
@@ -282,7 +295,8 @@ private:
             } else if (!parse_value(depth)) {
                 return false;
             }
-            if (target != nullptr) *target = std::string_view(value_begin, static_cast<std::size_t>(p_ - value_begin));
+            if (target != nullptr)
+                *target = std::string_view(value_begin, static_cast<std::size_t>(p_ - value_begin));
             path_depth_ = depth - 1;
             skip_ws();
             if (p_ == end_) return bad("unexpected end of line");
@@ -336,12 +350,20 @@ private:
         if (p_ == end_) return bad("unexpected end of line");
         const char c = *p_++;
         switch (c) {
-            case '"': case '\\': case '/': case 'b': case 'f': case 'n': case 'r': case 't': return true;
+            case '"':
+            case '\\':
+            case '/':
+            case 'b':
+            case 'f':
+            case 'n':
+            case 'r':
+            case 't': return true;
             case 'u': {
                 unsigned cp = 0;
                 if (!read_hex4(cp)) return false;
                 // A lone surrogate (high without a low after it, or a low alone) is accepted, as
-                // JavaScript accepts it; the escape that follows a lone high one is read on its own.
+                // JavaScript accepts it; the escape that follows a lone high one is read on its
+                // own.
                 (void)cp;
                 return true;
             }
@@ -520,8 +542,8 @@ public:
                 } while (p != end && depth > 0);
                 return;
             }
-            while (p != end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' && *p != '\n' &&
-                   *p != '\r')
+            while (p != end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
+                   *p != '\n' && *p != '\r')
                 ++p;
         };
         ws();
@@ -561,7 +583,8 @@ private:
     const char* end_;
     Dialect dialect_;
     const char* reason_ = nullptr;
-    std::array<PathStep, static_cast<std::size_t>(max_json_depth) + 1> path_;  // [1, path_depth_] are set
+    std::array<PathStep, static_cast<std::size_t>(max_json_depth) + 1>
+        path_;  // [1, path_depth_] are set
     int path_depth_ = 0;
 };
 
@@ -659,9 +682,18 @@ inline bool parse_json(std::string_view text, Json& out, std::string& error) {
                     }
                 }
                 case '"': v = string(); return;
-                case 't': p += 4; v = true; return;
-                case 'f': p += 5; v = false; return;
-                case 'n': p += 4; v = nullptr; return;
+                case 't':
+                    p += 4;
+                    v = true;
+                    return;
+                case 'f':
+                    p += 5;
+                    v = false;
+                    return;
+                case 'n':
+                    p += 4;
+                    v = nullptr;
+                    return;
                 default: {
                     const char* begin = p;
                     while (p != end && (is_number_char(*p))) ++p;
@@ -670,7 +702,8 @@ inline bool parse_json(std::string_view text, Json& out, std::string& error) {
             }
         }
         static bool is_number_char(char c) noexcept {
-            return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E';
+            return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' ||
+                   c == 'E';
         }
     };
     Builder b{text.data(), text.data() + text.size(), {}};

@@ -36,7 +36,8 @@ public:
         if (pos_ >= buffer_.size()) return false;
         const char* base = buffer_.data();
         std::size_t begin = pos_;
-        if (number_ == 0 && buffer_.size() - begin >= 3 && std::memcmp(base + begin, "\xEF\xBB\xBF", 3) == 0)
+        if (number_ == 0 && buffer_.size() - begin >= 3 &&
+            std::memcmp(base + begin, "\xEF\xBB\xBF", 3) == 0)
             begin += 3;
         const void* nl = std::memchr(base + begin, '\n', buffer_.size() - begin);
         line.number = ++number_;

@@ -11,7 +11,8 @@ namespace agentcore::detail {
 constexpr std::int64_t saturating_add(std::int64_t a, std::int64_t b) noexcept {
     std::int64_t sum = 0;
     if (!__builtin_add_overflow(a, b, &sum)) return sum;
-    return b > 0 ? std::numeric_limits<std::int64_t>::max() : std::numeric_limits<std::int64_t>::min();
+    return b > 0 ? std::numeric_limits<std::int64_t>::max()
+                 : std::numeric_limits<std::int64_t>::min();
 }
 
 }  // namespace agentcore::detail

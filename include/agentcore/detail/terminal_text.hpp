@@ -27,10 +27,14 @@ inline CodePoint decode(std::string_view text) noexcept {
     std::size_t length = 0;
     std::uint32_t value = 0;
     std::uint32_t min = 0;
-    if (lead >= 0xC2 && lead <= 0xDF) length = 2, value = lead & 0x1Fu, min = 0x80;
-    else if (lead >= 0xE0 && lead <= 0xEF) length = 3, value = lead & 0x0Fu, min = 0x800;
-    else if (lead >= 0xF0 && lead <= 0xF4) length = 4, value = lead & 0x07u, min = 0x10000;
-    else return {};
+    if (lead >= 0xC2 && lead <= 0xDF)
+        length = 2, value = lead & 0x1Fu, min = 0x80;
+    else if (lead >= 0xE0 && lead <= 0xEF)
+        length = 3, value = lead & 0x0Fu, min = 0x800;
+    else if (lead >= 0xF0 && lead <= 0xF4)
+        length = 4, value = lead & 0x07u, min = 0x10000;
+    else
+        return {};
     if (text.size() < length) return {};
     for (std::size_t k = 1; k < length; ++k) {
         const auto c = static_cast<unsigned char>(text[k]);
@@ -45,20 +49,26 @@ inline CodePoint decode(std::string_view text) noexcept {
 // paragraph separators, and the bidirectional marks, embeddings, overrides and isolates (which
 // reorder what follows them on the line).
 inline bool needs_escape(std::uint32_t c) noexcept {
-    return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x200E || c == 0x200F || (c >= 0x2028 && c <= 0x202E) ||
-           (c >= 0x2066 && c <= 0x2069);
+    return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x200E || c == 0x200F ||
+           (c >= 0x2028 && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
 // The visible escape of one code point or byte: \n, \t, \r, \x1b, \u0085, \u202e; \xNN for a
 // byte that is not UTF-8.
 inline std::string escape(std::optional<std::uint32_t> c, unsigned char byte) {
     char buf[16];
-    if (!c) std::snprintf(buf, sizeof buf, "\\x%02x", byte);
-    else if (*c == '\n') return "\\n";
-    else if (*c == '\t') return "\\t";
-    else if (*c == '\r') return "\\r";
-    else if (*c < 0x80) std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(*c));
-    else std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(*c));
+    if (!c)
+        std::snprintf(buf, sizeof buf, "\\x%02x", byte);
+    else if (*c == '\n')
+        return "\\n";
+    else if (*c == '\t')
+        return "\\t";
+    else if (*c == '\r')
+        return "\\r";
+    else if (*c < 0x80)
+        std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(*c));
+    else
+        std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned>(*c));
     return buf;
 }
 
@@ -105,7 +115,8 @@ inline std::string one_line_text(std::string_view text, std::size_t max_chars) {
 }
 
 inline std::string printable_text(std::string_view text) {
-    return visible(text, std::string_view::npos, [](std::uint32_t c) { return c == '\n' || c == '\t'; });
+    return visible(text, std::string_view::npos,
+                   [](std::uint32_t c) { return c == '\n' || c == '\t'; });
 }
 
 inline std::string escaped_text(std::string_view text, std::size_t max_chars) {

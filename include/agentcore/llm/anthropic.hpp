@@ -23,20 +23,23 @@ namespace agentcore::llm {
 
 namespace detail {
 
-inline std::string anthropic_tool_call_id(const std::string& id, const ModelSpec&, const AssistantMessage&) {
+inline std::string anthropic_tool_call_id(const std::string& id, const ModelSpec&,
+                                          const AssistantMessage&) {
     return sanitize_id(id, 64);
 }
 
 // Models that take adaptive thinking with an effort instead of a token budget.
 inline bool anthropic_adaptive_thinking(std::string_view id) {
-    for (std::string_view s : {"opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6"})
+    for (std::string_view s :
+         {"opus-4-6", "opus-4.6", "opus-4-7", "opus-4.7", "sonnet-4-6", "sonnet-4.6"})
         if (id.find(s) != std::string_view::npos) return true;
     return false;
 }
 
 inline Json anthropic_image(const ImageContent& i) {
-    return Json{{"type", "image"},
-                {"source", Json{{"type", "base64"}, {"media_type", i.mime_type}, {"data", i.data}}}};
+    return Json{
+        {"type", "image"},
+        {"source", Json{{"type", "base64"}, {"media_type", i.mime_type}, {"data", i.data}}}};
 }
 
 inline Json anthropic_result_content(const std::vector<ContentBlock>& content) {
@@ -51,7 +54,8 @@ inline Json anthropic_result_content(const std::vector<ContentBlock>& content) {
             blocks.push_back(anthropic_image(*i));
         }
     }
-    if (!text) blocks.insert(blocks.begin(), Json{{"type", "text"}, {"text", "(see attached image)"}});
+    if (!text)
+        blocks.insert(blocks.begin(), Json{{"type", "text"}, {"text", "(see attached image)"}});
     return blocks;
 }
 
@@ -61,43 +65,55 @@ inline Json anthropic_messages(const Prepared& messages, const Json& cache) {
         const AgentMessage& message = messages[i];
         if (const auto* u = std::get_if<UserMessage>(&message)) {
             if (const auto* s = std::get_if<std::string>(&u->content)) {
-                if (!is_blank(*s)) out.push_back(Json{{"role", "user"}, {"content", wire_text(*s)}});
+                if (!is_blank(*s))
+                    out.push_back(Json{{"role", "user"}, {"content", wire_text(*s)}});
                 continue;
             }
             Json blocks = Json::array();
             for (const auto& b : std::get<std::vector<ContentBlock>>(u->content)) {
                 if (const auto* t = std::get_if<TextContent>(&b)) {
-                    if (!is_blank(t->text)) blocks.push_back(Json{{"type", "text"}, {"text", wire_text(t->text)}});
+                    if (!is_blank(t->text))
+                        blocks.push_back(Json{{"type", "text"}, {"text", wire_text(t->text)}});
                 } else if (const auto* img = std::get_if<ImageContent>(&b)) {
                     blocks.push_back(anthropic_image(*img));
                 }
             }
-            if (!blocks.empty()) out.push_back(Json{{"role", "user"}, {"content", std::move(blocks)}});
+            if (!blocks.empty())
+                out.push_back(Json{{"role", "user"}, {"content", std::move(blocks)}});
         } else if (const auto* a = std::get_if<AssistantMessage>(&message)) {
             Json blocks = Json::array();
             for (const auto& b : a->content) {
                 if (const auto* t = std::get_if<TextContent>(&b)) {
-                    if (!is_blank(t->text)) blocks.push_back(Json{{"type", "text"}, {"text", wire_text(t->text)}});
+                    if (!is_blank(t->text))
+                        blocks.push_back(Json{{"type", "text"}, {"text", wire_text(t->text)}});
                 } else if (const auto* th = std::get_if<ThinkingContent>(&b)) {
                     const std::string* sig = extra_string(th->extra, thinking_signature_key);
                     if (extra_flag(th->extra, redacted_key)) {
-                        blocks.push_back(Json{{"type", "redacted_thinking"}, {"data", sig ? *sig : std::string()}});
+                        blocks.push_back(Json{{"type", "redacted_thinking"},
+                                              {"data", sig ? *sig : std::string()}});
                         continue;
                     }
                     if (is_blank(th->thinking)) continue;
                     if (!sig || is_blank(*sig))
                         blocks.push_back(Json{{"type", "text"}, {"text", wire_text(th->thinking)}});
                     else
-                        blocks.push_back(Json{{"type", "thinking"}, {"thinking", wire_text(th->thinking)}, {"signature", *sig}});
+                        blocks.push_back(Json{{"type", "thinking"},
+                                              {"thinking", wire_text(th->thinking)},
+                                              {"signature", *sig}});
                 } else if (const auto* c = std::get_if<ToolCallContent>(&b)) {
-                    blocks.push_back(Json{{"type", "tool_use"}, {"id", c->id}, {"name", c->name}, {"input", c->arguments}});
+                    blocks.push_back(Json{{"type", "tool_use"},
+                                          {"id", c->id},
+                                          {"name", c->name},
+                                          {"input", c->arguments}});
                 }
             }
-            if (!blocks.empty()) out.push_back(Json{{"role", "assistant"}, {"content", std::move(blocks)}});
+            if (!blocks.empty())
+                out.push_back(Json{{"role", "assistant"}, {"content", std::move(blocks)}});
         } else if (std::holds_alternative<ToolResultMessage>(message)) {
             Json results = Json::array();
             std::size_t j = i;
-            for (; j < messages.size() && std::holds_alternative<ToolResultMessage>(messages[j]); ++j) {
+            for (; j < messages.size() && std::holds_alternative<ToolResultMessage>(messages[j]);
+                 ++j) {
                 const auto& r = std::get<ToolResultMessage>(messages[j]);
                 results.push_back(Json{{"type", "tool_result"},
                                        {"tool_use_id", r.tool_call_id},
@@ -112,23 +128,29 @@ inline Json anthropic_messages(const Prepared& messages, const Json& cache) {
     if (!cache.is_null() && !out.empty() && out.back()["role"] == "user") {
         Json& content = out.back()["content"];
         if (content.is_string()) {
-            content = Json::array({Json{{"type", "text"}, {"text", content.get<std::string>()}, {"cache_control", cache}}});
+            content = Json::array({Json{
+                {"type", "text"}, {"text", content.get<std::string>()}, {"cache_control", cache}}});
         } else if (content.is_array() && !content.empty()) {
             Json& last = content.back();
             const std::string type = string_or(&last, "type");
-            if (type == "text" || type == "image" || type == "tool_result") last["cache_control"] = cache;
+            if (type == "text" || type == "image" || type == "tool_result")
+                last["cache_control"] = cache;
         }
     }
     return out;
 }
 
-inline std::string anthropic_stop_reason(std::string_view reason, std::optional<std::string>& error) {
+inline std::string anthropic_stop_reason(std::string_view reason,
+                                         std::optional<std::string>& error) {
     if (reason == "end_turn" || reason == "pause_turn" || reason == "stop_sequence") return "stop";
     if (reason == "max_tokens") return "length";
     if (reason == "tool_use") return "tool_use";
-    if (reason == "refusal") error = "the model refused to answer (stop_reason refusal)";
-    else if (reason == "sensitive") error = "the reply was flagged by safety filters (stop_reason sensitive)";
-    else error = "unknown stop_reason '" + std::string(reason) + "'";
+    if (reason == "refusal")
+        error = "the model refused to answer (stop_reason refusal)";
+    else if (reason == "sensitive")
+        error = "the reply was flagged by safety filters (stop_reason sensitive)";
+    else
+        error = "unknown stop_reason '" + std::string(reason) + "'";
     return "error";
 }
 
@@ -149,18 +171,21 @@ inline ContentBlock anthropic_block(AssistantMessage& m, const Json& b, bool& kn
     known = true;
     if (type == "text") return TextContent{string_or(&b, "text"), {}};
     if (type == "thinking")
-        return ThinkingContent{string_or(&b, "thinking"),
-                               Json{{std::string(thinking_signature_key), string_or(&b, "signature")}}};
+        return ThinkingContent{string_or(&b, "thinking"), Json{{std::string(thinking_signature_key),
+                                                                string_or(&b, "signature")}}};
     if (type == "redacted_thinking")
-        return ThinkingContent{"[Reasoning redacted]", Json{{std::string(thinking_signature_key), string_or(&b, "data")},
-                                                            {std::string(redacted_key), true}}};
+        return ThinkingContent{"[Reasoning redacted]",
+                               Json{{std::string(thinking_signature_key), string_or(&b, "data")},
+                                    {std::string(redacted_key), true}}};
     if (type == "tool_use") {
         ToolCallContent call;
         call.id = string_or(&b, "id");
         call.name = string_or(&b, "name");
         const Json* input = member(b, "input");
-        if (input && input->is_object()) call.arguments = *input;
-        else if (input && !input->is_null()) set_tool_arguments(m, call, input->dump());
+        if (input && input->is_object())
+            call.arguments = *input;
+        else if (input && !input->is_null())
+            set_tool_arguments(m, call, input->dump());
         return call;
     }
     known = false;
@@ -185,10 +210,11 @@ inline ContentBlock anthropic_block(AssistantMessage& m, const Json& b, bool& kn
 /// model limit it is 4096.
 ///
 /// Throws nothing but for memory exhaustion. Complexity: linear in the size of the messages.
-inline Json to_anthropic_messages(const std::vector<MessageHandle>& messages, const ModelSpec& model,
-                                  const RequestOptions& options = {}) {
+inline Json to_anthropic_messages(const std::vector<MessageHandle>& messages,
+                                  const ModelSpec& model, const RequestOptions& options = {}) {
     const ModelSpec m = detail::with_api(model, anthropic_messages_api);
-    const detail::Prepared prepared = detail::prepare_messages(messages, m, detail::anthropic_tool_call_id);
+    const detail::Prepared prepared =
+        detail::prepare_messages(messages, m, detail::anthropic_tool_call_id);
     Json cache;
     if (options.cache_retention != CacheRetention::none) {
         cache = Json{{"type", "ephemeral"}};
@@ -204,14 +230,20 @@ inline Json to_anthropic_messages(const std::vector<MessageHandle>& messages, co
         thinking = Json{{"type", "adaptive"}, {"display", "summarized"}};
         output_config = Json{{"effort", level == "minimal" ? std::string("low") : level}};
     } else if (m.reasoning) {
-        std::int64_t budget = level == "minimal" ? 1024 : level == "low" ? 2048 : level == "medium" ? 8192 : 16384;
-        const std::int64_t limit = m.max_output_tokens > 0 ? m.max_output_tokens : max_tokens + budget;
+        std::int64_t budget = level == "minimal"  ? 1024
+                              : level == "low"    ? 2048
+                              : level == "medium" ? 8192
+                                                  : 16384;
+        const std::int64_t limit =
+            m.max_output_tokens > 0 ? m.max_output_tokens : max_tokens + budget;
         max_tokens = std::min(max_tokens + budget, limit);
         if (max_tokens <= budget) budget = std::max<std::int64_t>(0, max_tokens - 1024);
         thinking = Json{{"type", "enabled"}, {"budget_tokens", budget}, {"display", "summarized"}};
     }
 
-    Json body{{"model", m.id}, {"messages", detail::anthropic_messages(prepared, cache)}, {"max_tokens", max_tokens},
+    Json body{{"model", m.id},
+              {"messages", detail::anthropic_messages(prepared, cache)},
+              {"max_tokens", max_tokens},
               {"stream", options.stream}};
     if (!options.system_prompt.empty()) {
         Json block{{"type", "text"}, {"text", detail::wire_text(options.system_prompt)}};
@@ -226,12 +258,13 @@ inline Json to_anthropic_messages(const std::vector<MessageHandle>& messages, co
             const auto& t = options.tools[i];
             const Json* properties = detail::member(t.parameters, "properties");
             const Json* required = detail::member(t.parameters, "required");
-            Json tool{{"name", t.name},
-                      {"description", t.description},
-                      {"eager_input_streaming", true},
-                      {"input_schema", Json{{"type", "object"},
-                                            {"properties", properties ? *properties : Json::object()},
-                                            {"required", required ? *required : Json::array()}}}};
+            Json tool{
+                {"name", t.name},
+                {"description", t.description},
+                {"eager_input_streaming", true},
+                {"input_schema", Json{{"type", "object"},
+                                      {"properties", properties ? *properties : Json::object()},
+                                      {"required", required ? *required : Json::array()}}}};
             if (!cache.is_null() && i + 1 == options.tools.size()) tool["cache_control"] = cache;
             tools.push_back(std::move(tool));
         }
@@ -265,7 +298,8 @@ inline AssistantMessage parse_anthropic_response(std::string_view body, const Mo
     }
     if (const Json* usage = detail::member(*json, "usage"); usage && usage->is_object())
         detail::anthropic_usage(m.usage, usage, prices);
-    else detail::add_diagnostic(m, "missing_usage", "the response has no usage");
+    else
+        detail::add_diagnostic(m, "missing_usage", "the response has no usage");
     if (const std::string* reason = detail::string_at(&*json, "stop_reason"))
         m.stop_reason = detail::anthropic_stop_reason(*reason, m.error_message);
     return m;
@@ -310,7 +344,8 @@ private:
             bool known = false;
             ContentBlock block = b ? detail::anthropic_block(message_, *b, known) : ContentBlock{};
             if (!known) {
-                diagnostic("unknown_block", "a content block of type '" + detail::string_or(b, "type") + "' was ignored");
+                diagnostic("unknown_block", "a content block of type '" +
+                                                detail::string_or(b, "type") + "' was ignored");
                 return;
             }
             StreamEventType start = StreamEventType::text_start;
@@ -337,15 +372,20 @@ private:
                 const std::string d = detail::string_or(delta, "thinking");
                 std::get<ThinkingContent>(block).thinking += d;
                 emit(StreamEventType::thinking_delta, o->block, d);
-            } else if (kind == "signature_delta" && std::holds_alternative<ThinkingContent>(block)) {
-                Json& sig = std::get<ThinkingContent>(block).extra[std::string(detail::thinking_signature_key)];
-                sig = (sig.is_string() ? sig.get<std::string>() : std::string()) + detail::string_or(delta, "signature");
-            } else if (kind == "input_json_delta" && std::holds_alternative<ToolCallContent>(block)) {
+            } else if (kind == "signature_delta" &&
+                       std::holds_alternative<ThinkingContent>(block)) {
+                Json& sig = std::get<ThinkingContent>(block)
+                                .extra[std::string(detail::thinking_signature_key)];
+                sig = (sig.is_string() ? sig.get<std::string>() : std::string()) +
+                      detail::string_or(delta, "signature");
+            } else if (kind == "input_json_delta" &&
+                       std::holds_alternative<ToolCallContent>(block)) {
                 const std::string d = detail::string_or(delta, "partial_json");
                 o->args += d;
                 emit(StreamEventType::toolcall_delta, o->block, d);
             } else {
-                diagnostic("out_of_order_event", "a '" + kind + "' delta for a block of another kind");
+                diagnostic("out_of_order_event",
+                           "a '" + kind + "' delta for a block of another kind");
             }
         } else if (type == "content_block_stop") {
             const std::int64_t index = index_of(*j);
@@ -354,8 +394,10 @@ private:
             close(*o);
             open_.erase(open_.begin() + (o - open_.data()));
         } else if (type == "message_delta") {
-            if (const std::string* reason = detail::string_at(detail::member(*j, "delta"), "stop_reason"))
-                message_.stop_reason = detail::anthropic_stop_reason(*reason, message_.error_message);
+            if (const std::string* reason =
+                    detail::string_at(detail::member(*j, "delta"), "stop_reason"))
+                message_.stop_reason =
+                    detail::anthropic_stop_reason(*reason, message_.error_message);
             if (const Json* usage = detail::member(*j, "usage"); usage && usage->is_object()) {
                 detail::anthropic_usage(message_.usage, usage, prices_);
                 usage_seen_ = true;
@@ -373,15 +415,17 @@ private:
     Open* find(std::int64_t index, std::string_view event) {
         for (auto& o : open_)
             if (o.index == index) return &o;
-        diagnostic("out_of_order_event", "'" + std::string(event) + "' for block " + std::to_string(index) +
-                                             ", which is not open");
+        diagnostic("out_of_order_event", "'" + std::string(event) + "' for block " +
+                                             std::to_string(index) + ", which is not open");
         return nullptr;
     }
 
     void close(Open& o) {
         auto& block = message_.content[o.block];
-        if (auto* t = std::get_if<TextContent>(&block)) emit(StreamEventType::text_end, o.block, t->text);
-        else if (auto* th = std::get_if<ThinkingContent>(&block)) emit(StreamEventType::thinking_end, o.block, th->thinking);
+        if (auto* t = std::get_if<TextContent>(&block))
+            emit(StreamEventType::text_end, o.block, t->text);
+        else if (auto* th = std::get_if<ThinkingContent>(&block))
+            emit(StreamEventType::thinking_end, o.block, th->thinking);
         else if (auto* c = std::get_if<ToolCallContent>(&block)) {
             detail::set_tool_arguments(message_, *c, o.args);
             emit(StreamEventType::toolcall_end, o.block, o.args);

@@ -30,9 +30,12 @@ inline constexpr std::string_view branch_summary_suffix = "</summary>";
 /// output is when it was truncated.
 inline std::string bash_execution_to_text(const BashExecutionMessage& m) {
     std::string text = "Ran `" + m.command + "`\n";
-    if (!m.output.empty()) text += "```\n" + m.output + "\n```";
-    else text += "(no output)";
-    if (m.cancelled) text += "\n\n(command cancelled)";
+    if (!m.output.empty())
+        text += "```\n" + m.output + "\n```";
+    else
+        text += "(no output)";
+    if (m.cancelled)
+        text += "\n\n(command cancelled)";
     else if (m.exit_code && *m.exit_code != 0)
         text += "\n\nCommand exited with code " + std::to_string(*m.exit_code);
     if (m.truncated && m.full_output_path)
@@ -65,7 +68,8 @@ inline std::vector<MessageHandle> convert_to_llm(const std::vector<MessageHandle
         std::visit(
             [&](const auto& m) {
                 using T = std::decay_t<decltype(m)>;
-                if constexpr (std::is_same_v<T, UserMessage> || std::is_same_v<T, AssistantMessage> ||
+                if constexpr (std::is_same_v<T, UserMessage> ||
+                              std::is_same_v<T, AssistantMessage> ||
                               std::is_same_v<T, ToolResultMessage>) {
                     out.push_back(handle);
                 } else if constexpr (std::is_same_v<T, BashExecutionMessage>) {
@@ -74,7 +78,8 @@ inline std::vector<MessageHandle> convert_to_llm(const std::vector<MessageHandle
                 } else if constexpr (std::is_same_v<T, CustomMessage>) {
                     if (const auto* s = std::get_if<std::string>(&m.content))
                         user({TextContent{*s, {}}}, m.timestamp);
-                    else user(std::get<std::vector<ContentBlock>>(m.content), m.timestamp);
+                    else
+                        user(std::get<std::vector<ContentBlock>>(m.content), m.timestamp);
                 } else if constexpr (std::is_same_v<T, BranchSummaryMessage>) {
                     user({TextContent{std::string(branch_summary_prefix) + m.summary +
                                           std::string(branch_summary_suffix),

@@ -28,7 +28,8 @@ inline std::string chat_tool_call_id(const std::string& id, const ModelSpec& mod
 }
 
 inline Json chat_user_part(const ContentBlock& block) {
-    if (const auto* t = std::get_if<TextContent>(&block)) return Json{{"type", "text"}, {"text", wire_text(t->text)}};
+    if (const auto* t = std::get_if<TextContent>(&block))
+        return Json{{"type", "text"}, {"text", wire_text(t->text)}};
     if (const auto* i = std::get_if<ImageContent>(&block))
         return Json{{"type", "image_url"}, {"image_url", Json{{"url", data_url(*i)}}}};
     return nullptr;
@@ -44,7 +45,8 @@ inline bool chat_has_tool_history(const Prepared& messages) {
     return false;
 }
 
-inline Json chat_messages(const Prepared& messages, const ModelSpec& model, const RequestOptions& options) {
+inline Json chat_messages(const Prepared& messages, const ModelSpec& model,
+                          const RequestOptions& options) {
     Json out = Json::array();
     if (!options.system_prompt.empty())
         out.push_back(Json{{"role", model.reasoning ? "developer" : "system"},
@@ -74,16 +76,19 @@ inline Json chat_messages(const Prepared& messages, const ModelSpec& model, cons
                 } else if (const auto* th = std::get_if<ThinkingContent>(&b)) {
                     if (!is_blank(th->thinking)) thinking.push_back(th);
                 } else if (const auto* c = std::get_if<ToolCallContent>(&b)) {
-                    calls.push_back(Json{{"id", c->id},
-                                         {"type", "function"},
-                                         {"function", Json{{"name", c->name},
-                                                           {"arguments", js_stringify(c->arguments)}}}});
+                    calls.push_back(
+                        Json{{"id", c->id},
+                             {"type", "function"},
+                             {"function",
+                              Json{{"name", c->name}, {"arguments", js_stringify(c->arguments)}}}});
                 }
             }
             if (!text.empty()) msg["content"] = text;
             if (!thinking.empty()) {
-                // llama.cpp and others name the field their reasoning came in; it is sent back there.
-                const std::string* field = extra_string(thinking.front()->extra, thinking_signature_key);
+                // llama.cpp and others name the field their reasoning came in; it is sent back
+                // there.
+                const std::string* field =
+                    extra_string(thinking.front()->extra, thinking_signature_key);
                 if (field && !field->empty()) {
                     std::string joined;
                     for (std::size_t k = 0; k < thinking.size(); ++k)
@@ -96,7 +101,8 @@ inline Json chat_messages(const Prepared& messages, const ModelSpec& model, cons
                 for (const auto& b : a->content)
                     if (const auto* c = std::get_if<ToolCallContent>(&b))
                         if (const std::string* sig = extra_string(c->extra, thought_signature_key))
-                            if (auto parsed = parse_untrusted(*sig)) details.push_back(std::move(*parsed));
+                            if (auto parsed = parse_untrusted(*sig))
+                                details.push_back(std::move(*parsed));
                 msg["tool_calls"] = std::move(calls);
                 if (!details.empty()) msg["reasoning_details"] = std::move(details);
             }
@@ -105,20 +111,24 @@ inline Json chat_messages(const Prepared& messages, const ModelSpec& model, cons
         } else if (std::holds_alternative<ToolResultMessage>(message)) {
             Json images = Json::array();
             std::size_t j = i;
-            for (; j < messages.size() && std::holds_alternative<ToolResultMessage>(messages[j]); ++j) {
+            for (; j < messages.size() && std::holds_alternative<ToolResultMessage>(messages[j]);
+                 ++j) {
                 const auto& r = std::get<ToolResultMessage>(messages[j]);
                 const std::string text = joined_text(r.content, "\n");
-                out.push_back(Json{{"role", "tool"},
-                                   {"content", wire_text(text.empty() ? "(see attached image)" : text)},
-                                   {"tool_call_id", r.tool_call_id}});
+                out.push_back(
+                    Json{{"role", "tool"},
+                         {"content", wire_text(text.empty() ? "(see attached image)" : text)},
+                         {"tool_call_id", r.tool_call_id}});
                 if (model.images)
                     for (const auto& b : r.content)
                         if (const auto* img = std::get_if<ImageContent>(&b))
-                            images.push_back(Json{{"type", "image_url"}, {"image_url", Json{{"url", data_url(*img)}}}});
+                            images.push_back(Json{{"type", "image_url"},
+                                                  {"image_url", Json{{"url", data_url(*img)}}}});
             }
             i = j - 1;
             if (!images.empty()) {
-                Json content = Json::array({Json{{"type", "text"}, {"text", "Attached image(s) from tool result:"}}});
+                Json content = Json::array(
+                    {Json{{"type", "text"}, {"text", "Attached image(s) from tool result:"}}});
                 for (auto& img : images) content.push_back(std::move(img));
                 out.push_back(Json{{"role", "user"}, {"content", std::move(content)}});
             }
@@ -140,7 +150,8 @@ inline Usage chat_usage(const Json* raw, const Prices& prices) {
     const Json* details = member(raw, "prompt_tokens_details");
     const std::int64_t prompt = count_at(raw, "prompt_tokens");
     std::int64_t cached = count_at(details, "cached_tokens");
-    if (member(details, "cached_tokens") == nullptr) cached = count_at(raw, "prompt_cache_hit_tokens");
+    if (member(details, "cached_tokens") == nullptr)
+        cached = count_at(raw, "prompt_cache_hit_tokens");
     const std::int64_t write = count_at(details, "cache_write_tokens");
     u.cache_read = write > 0 ? std::max<std::int64_t>(0, cached - write) : cached;
     u.cache_write = write;
@@ -172,12 +183,16 @@ inline Usage chat_usage(const Json* raw, const Prices& prices) {
 inline Json to_openai_chat(const std::vector<MessageHandle>& messages, const ModelSpec& model,
                            const RequestOptions& options = {}) {
     const ModelSpec m = detail::with_api(model, openai_chat_api);
-    const detail::Prepared prepared = detail::prepare_messages(messages, m, detail::chat_tool_call_id);
-    Json body{{"model", m.id}, {"messages", detail::chat_messages(prepared, m, options)}, {"stream", options.stream}};
+    const detail::Prepared prepared =
+        detail::prepare_messages(messages, m, detail::chat_tool_call_id);
+    Json body{{"model", m.id},
+              {"messages", detail::chat_messages(prepared, m, options)},
+              {"stream", options.stream}};
     detail::add_prompt_cache_fields(body, options);
     if (options.stream) body["stream_options"] = Json{{"include_usage", true}};
     body["store"] = false;
-    if (const auto max = detail::default_max_tokens(m, options); max > 0) body["max_completion_tokens"] = max;
+    if (const auto max = detail::default_max_tokens(m, options); max > 0)
+        body["max_completion_tokens"] = max;
     if (options.temperature) body["temperature"] = *options.temperature;
     if (!options.tools.empty()) {
         Json tools = Json::array();
@@ -210,14 +225,17 @@ inline Json to_openai_chat(const std::vector<MessageHandle>& messages, const Mod
 /// Tool arguments that are not a JSON object are kept as text (see detail::set_tool_arguments).
 /// Complexity: linear in the size of the body.
 inline AssistantMessage parse_openai_chat_response(std::string_view body, const ModelSpec& model,
-                                                   const Prices& prices = {}, int http_status = 200) {
+                                                   const Prices& prices = {},
+                                                   int http_status = 200) {
     AssistantMessage m = detail::empty_reply(model, openai_chat_api);
     std::optional<Json> json = detail::response_json(m, body, http_status);
     if (!json) return m;
     detail::set_response_id(m, &*json);
     const Json* usage = detail::member(*json, "usage");
-    if (usage && usage->is_object()) m.usage = detail::chat_usage(usage, prices);
-    else detail::add_diagnostic(m, "missing_usage", "the response has no usage");
+    if (usage && usage->is_object())
+        m.usage = detail::chat_usage(usage, prices);
+    else
+        detail::add_diagnostic(m, "missing_usage", "the response has no usage");
     const Json* choices = detail::member(*json, "choices");
     if (!choices || !choices->is_array() || choices->empty()) {
         detail::fail(m, "the response has no choices");
@@ -246,7 +264,8 @@ inline AssistantMessage parse_openai_chat_response(std::string_view body, const 
     }
     if (const std::string* reason = detail::string_at(&choice, "finish_reason"))
         m.stop_reason = detail::chat_stop_reason(*reason, m.error_message);
-    if (const std::string* refusal = detail::string_at(message, "refusal"); refusal && !refusal->empty()) {
+    if (const std::string* refusal = detail::string_at(message, "refusal");
+        refusal && !refusal->empty()) {
         m.content.emplace_back(TextContent{*refusal, {}});
         detail::fail(m, "refusal: " + *refusal);
     }
@@ -283,11 +302,13 @@ private:
             fail(std::move(*e));
             return;
         }
-        if (detail::string_at(&*j, "id") && !(message_.extra.is_object() && message_.extra.contains("responseId")))
+        if (detail::string_at(&*j, "id") &&
+            !(message_.extra.is_object() && message_.extra.contains("responseId")))
             detail::set_response_id(message_, &*j);
         const Json* usage = detail::member(*j, "usage");
         const Json* choices = detail::member(*j, "choices");
-        const Json* choice = choices && choices->is_array() && !choices->empty() ? &choices->front() : nullptr;
+        const Json* choice =
+            choices && choices->is_array() && !choices->empty() ? &choices->front() : nullptr;
         if (!(usage && usage->is_object()) && choice) usage = detail::member(choice, "usage");
         if (usage && usage->is_object()) {
             message_.usage = detail::chat_usage(usage, prices_);
@@ -311,7 +332,9 @@ private:
             const std::string* r = detail::string_at(delta, field);
             if (!r || r->empty()) continue;
             if (!thinking_)
-                thinking_ = open(ThinkingContent{{}, Json{{std::string(detail::thinking_signature_key), std::string(field)}}},
+                thinking_ = open(ThinkingContent{{},
+                                                 Json{{std::string(detail::thinking_signature_key),
+                                                       std::string(field)}}},
                                  StreamEventType::thinking_start);
             std::get<ThinkingContent>(message_.content[*thinking_]).thinking += *r;
             emit(StreamEventType::thinking_delta, *thinking_, *r);
@@ -320,7 +343,8 @@ private:
         if (const Json* calls = detail::member(delta, "tool_calls"); calls && calls->is_array()) {
             for (const auto& c : *calls) tool_call_delta(c);
         }
-        if (const std::string* refusal = detail::string_at(delta, "refusal"); refusal && !refusal->empty())
+        if (const std::string* refusal = detail::string_at(delta, "refusal");
+            refusal && !refusal->empty())
             refusal_ += *refusal;
     }
 
@@ -334,7 +358,8 @@ private:
         }
         if (!call && !id.empty())
             for (auto& known : calls_) {
-                if (std::get<ToolCallContent>(message_.content[known.block]).id == id) call = &known;
+                if (std::get<ToolCallContent>(message_.content[known.block]).id == id)
+                    call = &known;
             }
         const Json* fn = detail::member(c, "function");
         if (!call) {
@@ -343,7 +368,8 @@ private:
             block.name = detail::string_or(fn, "name");
             calls_.push_back(Call{open(std::move(block), StreamEventType::toolcall_start), {}});
             call = &calls_.back();
-            if (index && index->is_number_integer()) by_index_[index->get<std::int64_t>()] = calls_.size() - 1;
+            if (index && index->is_number_integer())
+                by_index_[index->get<std::int64_t>()] = calls_.size() - 1;
         }
         auto& block = std::get<ToolCallContent>(message_.content[call->block]);
         if (block.id.empty()) block.id = id;
@@ -366,8 +392,10 @@ private:
         for (const auto& c : calls_) call_at[c.block] = &c;
         for (std::size_t i = 0; i < message_.content.size(); ++i) {
             auto& b = message_.content[i];
-            if (auto* t = std::get_if<TextContent>(&b)) emit(StreamEventType::text_end, i, t->text);
-            else if (auto* th = std::get_if<ThinkingContent>(&b)) emit(StreamEventType::thinking_end, i, th->thinking);
+            if (auto* t = std::get_if<TextContent>(&b))
+                emit(StreamEventType::text_end, i, t->text);
+            else if (auto* th = std::get_if<ThinkingContent>(&b))
+                emit(StreamEventType::thinking_end, i, th->thinking);
             else if (auto* c = std::get_if<ToolCallContent>(&b)) {
                 detail::set_tool_arguments(message_, *c, call_at[i]->args);
                 emit(StreamEventType::toolcall_end, i, call_at[i]->args);

@@ -61,7 +61,8 @@ inline std::string responses_tool_call_id(const std::string& id, const ModelSpec
     std::string item = id.substr(bar + 1);
     item = item.substr(0, item.find('|'));
     const bool foreign = source.provider != model.provider || source.api != model.api;
-    std::string item_id = foreign ? ("fc_" + short_hash(item)).substr(0, 64) : responses_id_part(item);
+    std::string item_id =
+        foreign ? ("fc_" + short_hash(item)).substr(0, 64) : responses_id_part(item);
     if (item_id.rfind("fc_", 0) != 0) item_id = responses_id_part("fc_" + item_id);
     return call_id + "|" + item_id;
 }
@@ -70,7 +71,8 @@ inline Json responses_image(const ImageContent& image) {
     return Json{{"type", "input_image"}, {"detail", "auto"}, {"image_url", data_url(image)}};
 }
 
-inline Json responses_input(const Prepared& messages, const ModelSpec& model, const RequestOptions& options) {
+inline Json responses_input(const Prepared& messages, const ModelSpec& model,
+                            const RequestOptions& options) {
     Json out = Json::array();
     if (!options.system_prompt.empty())
         out.push_back(Json{{"role", model.reasoning ? "developer" : "system"},
@@ -85,33 +87,40 @@ inline Json responses_input(const Prepared& messages, const ModelSpec& model, co
                 for (const auto& b : std::get<std::vector<ContentBlock>>(u->content)) {
                     if (const auto* t = std::get_if<TextContent>(&b))
                         parts.push_back(Json{{"type", "input_text"}, {"text", wire_text(t->text)}});
-                    else if (const auto* i = std::get_if<ImageContent>(&b)) parts.push_back(responses_image(*i));
+                    else if (const auto* i = std::get_if<ImageContent>(&b))
+                        parts.push_back(responses_image(*i));
                 }
                 if (parts.empty()) continue;
             }
             out.push_back(Json{{"role", "user"}, {"content", std::move(parts)}});
         } else if (const auto* a = std::get_if<AssistantMessage>(&message)) {
-            const bool other_model = a->model != model.id && a->provider == model.provider && a->api == model.api;
+            const bool other_model =
+                a->model != model.id && a->provider == model.provider && a->api == model.api;
             Json items = Json::array();
             for (const auto& b : a->content) {
                 if (const auto* th = std::get_if<ThinkingContent>(&b)) {
-                    if (const std::string* sig = extra_string(th->extra, thinking_signature_key); sig && !sig->empty())
+                    if (const std::string* sig = extra_string(th->extra, thinking_signature_key);
+                        sig && !sig->empty())
                         if (auto item = parse_untrusted(*sig)) items.push_back(std::move(*item));
                 } else if (const auto* t = std::get_if<TextContent>(&b)) {
                     std::string id;
                     std::optional<std::string> phase;
-                    if (const std::string* sig = extra_string(t->extra, text_signature_key); sig && !sig->empty()) {
+                    if (const std::string* sig = extra_string(t->extra, text_signature_key);
+                        sig && !sig->empty()) {
                         id = *sig;
                         if (sig->front() == '{')
-                            if (auto parsed = parse_untrusted(*sig); parsed && parsed->value("v", 0) == 1)
+                            if (auto parsed = parse_untrusted(*sig);
+                                parsed && parsed->value("v", 0) == 1)
                                 if (const std::string* pid = string_at(&*parsed, "id")) {
                                     id = *pid;
                                     const std::string p = string_or(&*parsed, "phase");
                                     if (p == "commentary" || p == "final_answer") phase = p;
                                 }
                     }
-                    if (id.empty()) id = "msg_" + std::to_string(index);
-                    else if (id.size() > 64) id = "msg_" + short_hash(id);
+                    if (id.empty())
+                        id = "msg_" + std::to_string(index);
+                    else if (id.size() > 64)
+                        id = "msg_" + short_hash(id);
                     Json item{{"type", "message"},
                               {"role", "assistant"},
                               {"content", Json::array({Json{{"type", "output_text"},
@@ -145,9 +154,11 @@ inline Json responses_input(const Prepared& messages, const ModelSpec& model, co
             Json output;
             if (has_image(r->content) && model.images) {
                 output = Json::array();
-                if (!text.empty()) output.push_back(Json{{"type", "input_text"}, {"text", wire_text(text)}});
+                if (!text.empty())
+                    output.push_back(Json{{"type", "input_text"}, {"text", wire_text(text)}});
                 for (const auto& b : r->content)
-                    if (const auto* i = std::get_if<ImageContent>(&b)) output.push_back(responses_image(*i));
+                    if (const auto* i = std::get_if<ImageContent>(&b))
+                        output.push_back(responses_image(*i));
             } else {
                 output = wire_text(text.empty() ? "(see attached image)" : text);
             }
@@ -211,7 +222,8 @@ inline std::string text_signature(const Json& item) {
 
 // Applies a terminal response object (whole response, or response.completed / incomplete /
 // failed): usage, stop reason, error.
-inline void responses_finish(AssistantMessage& m, const Json& response, const Prices& prices, bool& usage_seen) {
+inline void responses_finish(AssistantMessage& m, const Json& response, const Prices& prices,
+                             bool& usage_seen) {
     set_response_id(m, &response);
     if (const Json* usage = member(response, "usage"); usage && usage->is_object()) {
         m.usage = responses_usage(usage, prices);
@@ -224,9 +236,9 @@ inline void responses_finish(AssistantMessage& m, const Json& response, const Pr
         if (!reason.empty() && reason != "max_output_tokens") fail(m, "incomplete: " + reason);
     } else if (status == "failed" || status == "cancelled") {
         const Json* error = member(response, "error");
-        fail(m, error && error->is_object()
-                    ? string_or(error, "code", "unknown") + ": " + string_or(error, "message", "no message")
-                    : "response " + status);
+        fail(m, error && error->is_object() ? string_or(error, "code", "unknown") + ": " +
+                                                  string_or(error, "message", "no message")
+                                            : "response " + status);
     } else {
         m.stop_reason = "stop";
         for (const auto& b : m.content)
@@ -250,11 +262,15 @@ inline void responses_finish(AssistantMessage& m, const Json& response, const Pr
 inline Json to_openai_responses(const std::vector<MessageHandle>& messages, const ModelSpec& model,
                                 const RequestOptions& options = {}) {
     const ModelSpec m = detail::with_api(model, openai_responses_api);
-    const detail::Prepared prepared = detail::prepare_messages(messages, m, detail::responses_tool_call_id);
-    Json body{{"model", m.id}, {"input", detail::responses_input(prepared, m, options)}, {"stream", options.stream}};
+    const detail::Prepared prepared =
+        detail::prepare_messages(messages, m, detail::responses_tool_call_id);
+    Json body{{"model", m.id},
+              {"input", detail::responses_input(prepared, m, options)},
+              {"stream", options.stream}};
     detail::add_prompt_cache_fields(body, options);
     body["store"] = false;
-    if (const auto max = detail::default_max_tokens(m, options); max > 0) body["max_output_tokens"] = max;
+    if (const auto max = detail::default_max_tokens(m, options); max > 0)
+        body["max_output_tokens"] = max;
     if (options.temperature) body["temperature"] = *options.temperature;
     if (!options.tools.empty()) {
         Json tools = Json::array();
@@ -288,8 +304,10 @@ inline Json to_openai_responses(const std::vector<MessageHandle>& messages, cons
 /// `input_tokens_details.cached_tokens`, cost from `prices`.
 ///
 /// Never throws (but for memory exhaustion); see parse_openai_chat_response for error bodies.
-inline AssistantMessage parse_openai_responses_response(std::string_view body, const ModelSpec& model,
-                                                        const Prices& prices = {}, int http_status = 200) {
+inline AssistantMessage parse_openai_responses_response(std::string_view body,
+                                                        const ModelSpec& model,
+                                                        const Prices& prices = {},
+                                                        int http_status = 200) {
     AssistantMessage m = detail::empty_reply(model, openai_responses_api);
     std::optional<Json> json = detail::response_json(m, body, http_status);
     if (!json) return m;
@@ -308,7 +326,8 @@ inline AssistantMessage parse_openai_responses_response(std::string_view body, c
                     Json{{std::string(detail::text_signature_key), detail::text_signature(item)}}});
             } else if (type == "function_call") {
                 ToolCallContent call;
-                call.id = detail::string_or(&item, "call_id") + "|" + detail::string_or(&item, "id");
+                call.id =
+                    detail::string_or(&item, "call_id") + "|" + detail::string_or(&item, "id");
                 call.name = detail::string_or(&item, "name");
                 detail::set_tool_arguments(m, call, detail::string_or(&item, "arguments", "{}"));
                 m.content.emplace_back(std::move(call));
@@ -340,12 +359,15 @@ private:
         if (!j) return;
         const std::string type = detail::string_or(&*j, "type", event.event);
         if (type == "response.created") {
-            if (const Json* r = detail::member(*j, "response")) detail::set_response_id(message_, r);
+            if (const Json* r = detail::member(*j, "response"))
+                detail::set_response_id(message_, r);
         } else if (type == "response.output_item.added") {
             const Json* item = detail::member(*j, "item");
             const std::string kind = detail::string_or(item, "type");
-            if (kind == "reasoning") open(ThinkingContent{}, StreamEventType::thinking_start, kind);
-            else if (kind == "message") open(TextContent{}, StreamEventType::text_start, kind);
+            if (kind == "reasoning")
+                open(ThinkingContent{}, StreamEventType::thinking_start, kind);
+            else if (kind == "message")
+                open(TextContent{}, StreamEventType::text_start, kind);
             else if (kind == "function_call") {
                 ToolCallContent call;
                 call.id = detail::string_or(item, "call_id") + "|" + detail::string_or(item, "id");
@@ -353,7 +375,8 @@ private:
                 args_ = detail::string_or(item, "arguments");
                 open(std::move(call), StreamEventType::toolcall_start, kind);
             }
-        } else if (type == "response.reasoning_summary_text.delta" || type == "response.reasoning_text.delta") {
+        } else if (type == "response.reasoning_summary_text.delta" ||
+                   type == "response.reasoning_text.delta") {
             if (auto* th = current<ThinkingContent>(type)) {
                 const std::string d = detail::string_or(&*j, "delta");
                 th->thinking += d;
@@ -387,17 +410,22 @@ private:
             bool usage_seen = false;
             if (r && r->is_object()) detail::responses_finish(message_, *r, prices_, usage_seen);
             if (!usage_seen) diagnostic("missing_usage", "the stream carried no usage");
-            if (type == "response.incomplete" && message_.stop_reason == "stop") message_.stop_reason = "length";
+            if (type == "response.incomplete" && message_.stop_reason == "stop")
+                message_.stop_reason = "length";
             completed_ = true;
         } else if (type == "response.failed") {
             const Json* r = detail::member(*j, "response");
             const Json* error = detail::member(r, "error");
-            const std::string reason = detail::string_or(detail::member(r, "incomplete_details"), "reason");
+            const std::string reason =
+                detail::string_or(detail::member(r, "incomplete_details"), "reason");
             fail(error && error->is_object()
-                     ? detail::string_or(error, "code", "unknown") + ": " + detail::string_or(error, "message", "no message")
-                     : (!reason.empty() ? "incomplete: " + reason : "Unknown error (no error details in response)"));
+                     ? detail::string_or(error, "code", "unknown") + ": " +
+                           detail::string_or(error, "message", "no message")
+                     : (!reason.empty() ? "incomplete: " + reason
+                                        : "Unknown error (no error details in response)"));
         } else if (type == "error") {
-            fail("Error Code " + detail::string_or(&*j, "code", "unknown") + ": " + detail::string_or(&*j, "message"));
+            fail("Error Code " + detail::string_or(&*j, "code", "unknown") + ": " +
+                 detail::string_or(&*j, "message"));
         }
     }
 
@@ -406,7 +434,8 @@ private:
         if (open_) {
             if (auto* b = std::get_if<Block>(&message_.content[*open_])) return b;
         }
-        diagnostic("out_of_order_event", "'" + std::string(event) + "' without an open item of its kind");
+        diagnostic("out_of_order_event",
+                   "'" + std::string(event) + "' without an open item of its kind");
         return nullptr;
     }
 
@@ -428,21 +457,24 @@ private:
         if (auto* th = std::get_if<ThinkingContent>(&block); th && kind == "reasoning") {
             const std::string text = detail::reasoning_text(*item);
             if (!text.empty()) th->thinking = text;
-            th->extra = Json{{std::string(detail::thinking_signature_key), detail::js_stringify(*item)}};
+            th->extra =
+                Json{{std::string(detail::thinking_signature_key), detail::js_stringify(*item)}};
             emit(StreamEventType::thinking_end, index, th->thinking);
         } else if (auto* t = std::get_if<TextContent>(&block); t && kind == "message") {
             bool refused = false;
             std::string refusal;
             t->text = detail::message_item_text(*item, refused, refusal);
             if (refused) refusal_ = refusal;
-            t->extra = Json{{std::string(detail::text_signature_key), detail::text_signature(*item)}};
+            t->extra =
+                Json{{std::string(detail::text_signature_key), detail::text_signature(*item)}};
             emit(StreamEventType::text_end, index, t->text);
         } else if (auto* c = std::get_if<ToolCallContent>(&block); c && kind == "function_call") {
             if (args_.empty()) args_ = detail::string_or(item, "arguments", "{}");
             detail::set_tool_arguments(message_, *c, args_);
             emit(StreamEventType::toolcall_end, index, args_);
         } else {
-            diagnostic("out_of_order_event", "'response.output_item.done' for another kind of item");
+            diagnostic("out_of_order_event",
+                       "'response.output_item.done' for another kind of item");
             return;
         }
         open_.reset();
@@ -453,8 +485,10 @@ private:
         if (!open_) return;
         const std::size_t index = *open_;
         auto& block = message_.content[index];
-        if (auto* t = std::get_if<TextContent>(&block)) emit(StreamEventType::text_end, index, t->text);
-        else if (auto* th = std::get_if<ThinkingContent>(&block)) emit(StreamEventType::thinking_end, index, th->thinking);
+        if (auto* t = std::get_if<TextContent>(&block))
+            emit(StreamEventType::text_end, index, t->text);
+        else if (auto* th = std::get_if<ThinkingContent>(&block))
+            emit(StreamEventType::thinking_end, index, th->thinking);
         else if (auto* c = std::get_if<ToolCallContent>(&block)) {
             detail::set_tool_arguments(message_, *c, args_);
             emit(StreamEventType::toolcall_end, index, args_);
@@ -469,7 +503,8 @@ private:
             detail::fail(message_, "the stream ended before response.completed");
             return;
         }
-        if (!refusal_.empty() && message_.stop_reason != "error") detail::fail(message_, "refusal: " + refusal_);
+        if (!refusal_.empty() && message_.stop_reason != "error")
+            detail::fail(message_, "refusal: " + refusal_);
     }
 
     std::optional<std::size_t> open_;

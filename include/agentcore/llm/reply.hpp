@@ -69,8 +69,9 @@ inline void set_tool_arguments(AssistantMessage& m, ToolCallContent& call, std::
     call.arguments = Json::object();
     if (!call.extra.is_object()) call.extra = Json::object();
     call.extra["rawArguments"] = wire_text(text);
-    add_diagnostic(m, "invalid_tool_arguments",
-                   "arguments of tool call '" + call.id + "' (" + call.name + ") are not a JSON object");
+    add_diagnostic(
+        m, "invalid_tool_arguments",
+        "arguments of tool call '" + call.id + "' (" + call.name + ") are not a JSON object");
 }
 
 inline void set_response_id(AssistantMessage& m, const Json* body) {
@@ -89,15 +90,18 @@ inline std::optional<std::string> error_body_message(const Json& body) {
     std::string message = string_or(error, "message", "unknown error");
     std::string kind = string_or(error, "type");
     if (kind.empty()) {
-        if (const Json* code = member(error, "code"); code && code->is_string()) kind = code->get<std::string>();
-        else if (code && code->is_number_integer()) kind = std::to_string(code->get<std::int64_t>());
+        if (const Json* code = member(error, "code"); code && code->is_string())
+            kind = code->get<std::string>();
+        else if (code && code->is_number_integer())
+            kind = std::to_string(code->get<std::int64_t>());
     }
     return kind.empty() ? message : kind + ": " + message;
 }
 
 // A whole response: its JSON, or the error message for a body that is not a JSON object or an
 // HTTP status that is not 2xx.
-inline std::optional<Json> response_json(AssistantMessage& m, std::string_view body, int http_status) {
+inline std::optional<Json> response_json(AssistantMessage& m, std::string_view body,
+                                         int http_status) {
     std::optional<Json> json = parse_untrusted(body);
     if (json && !json->is_object()) json.reset();
     if (http_status < 200 || http_status > 299) {
@@ -154,7 +158,8 @@ public:
                 closed_ = true;
                 if (message_.stop_reason == "error")
                     emit(StreamEventType::error, 0, message_.error_message.value_or(""));
-                else emit(StreamEventType::done, 0, {});
+                else
+                    emit(StreamEventType::done, 0, {});
             }
         }
         return message_;

@@ -28,9 +28,9 @@ inline constexpr std::string_view anthropic_messages_api = "anthropic-messages";
 
 /// The model a request is for.
 struct ModelSpec {
-    std::string provider;  ///< e.g. "openai", "anthropic", "llama.cpp"
-    std::string id;        ///< the model id sent in the request
-    std::string api;       ///< one of the API names above; the builders fill it when empty
+    std::string provider;    ///< e.g. "openai", "anthropic", "llama.cpp"
+    std::string id;          ///< the model id sent in the request
+    std::string api;         ///< one of the API names above; the builders fill it when empty
     bool reasoning = false;  ///< the model thinks (takes a reasoning or thinking setting)
     bool images = true;      ///< the model takes image input
     std::int64_t max_output_tokens = 0;  ///< the model's output limit; 0 when unknown
@@ -48,7 +48,7 @@ enum class CacheRetention { none, short_term, long_term };
 
 /// The parts of a request beside the messages.
 struct RequestOptions {
-    std::string system_prompt;           ///< none when empty
+    std::string system_prompt;  ///< none when empty
     std::vector<ToolDefinition> tools;
     /// The session's thinking level: off, minimal, low, medium, high or xhigh.
     std::string thinking_level = "off";
@@ -89,7 +89,8 @@ inline ModelSpec with_api(const ModelSpec& model, std::string_view api) {
 inline void add_prompt_cache_fields(Json& body, const RequestOptions& options) {
     if (options.session_id && options.cache_retention != CacheRetention::none)
         body["prompt_cache_key"] = *options.session_id;
-    if (options.cache_retention == CacheRetention::long_term) body["prompt_cache_retention"] = "24h";
+    if (options.cache_retention == CacheRetention::long_term)
+        body["prompt_cache_retention"] = "24h";
 }
 
 inline bool is_blank(std::string_view s) noexcept {
@@ -154,17 +155,20 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
             UserMessage copy = *u;
             if (!model.images)
                 if (auto* blocks = std::get_if<std::vector<ContentBlock>>(&copy.content))
-                    *blocks = downgrade_images(*blocks, "(image omitted: model does not support images)");
+                    *blocks =
+                        downgrade_images(*blocks, "(image omitted: model does not support images)");
             first.emplace_back(std::move(copy));
         } else if (const auto* r = std::get_if<ToolResultMessage>(handle.get())) {
             ToolResultMessage copy = *r;
             auto it = id_map.find(copy.tool_call_id);
             if (it != id_map.end()) copy.tool_call_id = it->second;
             if (!model.images)
-                copy.content = downgrade_images(copy.content, "(tool image omitted: model does not support images)");
+                copy.content = downgrade_images(
+                    copy.content, "(tool image omitted: model does not support images)");
             first.emplace_back(std::move(copy));
         } else if (const auto* a = std::get_if<AssistantMessage>(handle.get())) {
-            const bool same = a->provider == model.provider && a->api == model.api && a->model == model.id;
+            const bool same =
+                a->provider == model.provider && a->api == model.api && a->model == model.id;
             AssistantMessage copy = *a;
             copy.content.clear();
             for (const auto& block : a->content) {
@@ -179,16 +183,19 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
                         continue;
                     }
                     if (is_blank(th->thinking)) continue;
-                    if (same) copy.content.push_back(block);
+                    if (same)
+                        copy.content.push_back(block);
                     else
                         copy.content.emplace_back(TextContent{th->thinking, {}});
                 } else if (const auto* t = std::get_if<TextContent>(&block)) {
-                    if (same) copy.content.push_back(block);
+                    if (same)
+                        copy.content.push_back(block);
                     else
                         copy.content.emplace_back(TextContent{t->text, {}});
                 } else if (const auto* call = std::get_if<ToolCallContent>(&block)) {
                     ToolCallContent c = *call;
-                    if (!same && c.extra.is_object()) c.extra.erase(std::string(thought_signature_key));
+                    if (!same && c.extra.is_object())
+                        c.extra.erase(std::string(thought_signature_key));
                     if (!same && normalize) {
                         std::string id = normalize(c.id, model, *a);
                         if (id != c.id) {
@@ -228,11 +235,13 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
             answer_pending();
             if (a->stop_reason == "error" || a->stop_reason == "aborted") {
                 for (const auto& block : a->content)
-                    if (const auto* c = std::get_if<ToolCallContent>(&block)) skipped_calls.insert(c->id);
+                    if (const auto* c = std::get_if<ToolCallContent>(&block))
+                        skipped_calls.insert(c->id);
                 continue;
             }
             for (const auto& block : a->content)
-                if (const auto* c = std::get_if<ToolCallContent>(&block)) pending.emplace_back(c->id, c->name);
+                if (const auto* c = std::get_if<ToolCallContent>(&block))
+                    pending.emplace_back(c->id, c->name);
             out.push_back(std::move(message));
         } else if (auto* r = std::get_if<ToolResultMessage>(&message)) {
             if (skipped_calls.count(r->tool_call_id) != 0) continue;
@@ -251,8 +260,8 @@ inline Prepared prepare_messages(const std::vector<MessageHandle>& input, const 
 inline std::string sanitize_id(std::string_view id, std::size_t limit) {
     std::string out;
     for (char c : id) {
-        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                        c == '_' || c == '-';
+        const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                        (c >= '0' && c <= '9') || c == '_' || c == '-';
         out.push_back(ok ? c : '_');
     }
     if (out.size() > limit) out.resize(limit);
@@ -263,7 +272,8 @@ inline std::string data_url(const ImageContent& image) {
     return "data:" + image.mime_type + ";base64," + image.data;
 }
 
-inline std::string joined_text(const std::vector<ContentBlock>& content, std::string_view separator) {
+inline std::string joined_text(const std::vector<ContentBlock>& content,
+                               std::string_view separator) {
     std::string out;
     bool first = true;
     for (const auto& block : content) {
@@ -277,8 +287,9 @@ inline std::string joined_text(const std::vector<ContentBlock>& content, std::st
 }
 
 inline bool has_image(const std::vector<ContentBlock>& content) {
-    return std::any_of(content.begin(), content.end(),
-                       [](const ContentBlock& b) { return std::holds_alternative<ImageContent>(b); });
+    return std::any_of(content.begin(), content.end(), [](const ContentBlock& b) {
+        return std::holds_alternative<ImageContent>(b);
+    });
 }
 
 // JSON text as JavaScript's JSON.stringify writes it (tool arguments, kept reasoning items).

@@ -131,13 +131,20 @@ inline std::string sanitize_utf8(std::string_view in) {
         }
         std::size_t len = 0;
         unsigned char lo = 0x80, hi = 0xBF;
-        if (c >= 0xC2 && c <= 0xDF) len = 2;
-        else if (c == 0xE0) len = 3, lo = 0xA0;
-        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF) len = 3;
-        else if (c == 0xED) len = 3, hi = 0x9F;
-        else if (c == 0xF0) len = 4, lo = 0x90;
-        else if (c >= 0xF1 && c <= 0xF3) len = 4;
-        else if (c == 0xF4) len = 4, hi = 0x8F;
+        if (c >= 0xC2 && c <= 0xDF)
+            len = 2;
+        else if (c == 0xE0)
+            len = 3, lo = 0xA0;
+        else if ((c >= 0xE1 && c <= 0xEC) || c == 0xEE || c == 0xEF)
+            len = 3;
+        else if (c == 0xED)
+            len = 3, hi = 0x9F;
+        else if (c == 0xF0)
+            len = 4, lo = 0x90;
+        else if (c >= 0xF1 && c <= 0xF3)
+            len = 4;
+        else if (c == 0xF4)
+            len = 4, hi = 0x8F;
         std::size_t ok = 0;
         if (len != 0) {
             ok = 1;
@@ -200,7 +207,8 @@ inline void SseParser::line(std::string_view text, std::vector<SseEvent>& out) {
     if (text.front() == ':') return;
     const std::size_t colon = text.find(':');
     const std::string_view field = text.substr(0, colon);
-    std::string_view value = colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
+    std::string_view value =
+        colon == std::string_view::npos ? std::string_view{} : text.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     if (field == "event") {
         event_ = detail::wire_text(value);

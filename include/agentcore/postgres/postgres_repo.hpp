@@ -44,7 +44,8 @@ public:
         : conninfo_(std::move(conninfo)), options_(std::move(options)) {
         pool_ = std::make_shared<detail::pg::Pool>(conninfo_);
         (void)detail::pg::connect(pool_, std::string(), true, options_);
-        read_pool_ = options_.replica ? std::make_shared<detail::pg::Pool>(*options_.replica) : pool_;
+        read_pool_ =
+            options_.replica ? std::make_shared<detail::pg::Pool>(*options_.replica) : pool_;
     }
 
     [[nodiscard]] const std::string& conninfo() const noexcept { return conninfo_; }
@@ -53,7 +54,9 @@ public:
     /// The connections to the primary (writers, forks, removal) and to the replica named in the
     /// options, or the primary (read-only opens, listing).
     [[nodiscard]] const std::shared_ptr<detail::pg::Pool>& pool() const noexcept { return pool_; }
-    [[nodiscard]] const std::shared_ptr<detail::pg::Pool>& read_pool() const noexcept { return read_pool_; }
+    [[nodiscard]] const std::shared_ptr<detail::pg::Pool>& read_pool() const noexcept {
+        return read_pool_;
+    }
 
 private:
     std::string conninfo_;
@@ -65,16 +68,19 @@ private:
 namespace detail::pg {
 
 inline PostgresSessionRepo::session_type make_session(PostgresSessionStorage storage) {
-    return PostgresSessionRepo::session_type(std::make_shared<PostgresSessionStorage>(std::move(storage)));
+    return PostgresSessionRepo::session_type(
+        std::make_shared<PostgresSessionStorage>(std::move(storage)));
 }
 
 }  // namespace detail::pg
 
 /// Creates an empty session and returns it open for writing (its lease taken). A taken id:
 /// already_exists; an invalid id: invalid_session.
-inline PostgresSessionRepo::session_type create(PostgresSessionRepo& repo, CreateOptions options = {}) {
+inline PostgresSessionRepo::session_type create(PostgresSessionRepo& repo,
+                                                CreateOptions options = {}) {
     SessionHeader header = detail::new_header(std::move(options), repo.options().environment);
-    return detail::pg::make_session(PostgresSessionStorage::create(repo.pool(), std::move(header), repo.options()));
+    return detail::pg::make_session(
+        PostgresSessionStorage::create(repo.pool(), std::move(header), repo.options()));
 }
 
 /// Opens a session for writing (takes its lease). Unknown id: not_found; invalid id:
@@ -84,8 +90,10 @@ inline PostgresSessionRepo::session_type open(PostgresSessionRepo& repo, std::st
 }
 
 /// Opens a session for reading only (on the replica, when the options name one): no lease.
-inline PostgresSessionRepo::session_type open_read_only(const PostgresSessionRepo& repo, std::string_view id) {
-    return detail::pg::make_session(PostgresSessionStorage::open_read_only(repo.read_pool(), id, repo.options()));
+inline PostgresSessionRepo::session_type open_read_only(const PostgresSessionRepo& repo,
+                                                        std::string_view id) {
+    return detail::pg::make_session(
+        PostgresSessionStorage::open_read_only(repo.read_pool(), id, repo.options()));
 }
 
 /// The sessions, newest first (by creation time, then id) unless the options say otherwise,
@@ -94,7 +102,8 @@ inline PostgresSessionRepo::session_type open_read_only(const PostgresSessionRep
 inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& options = {}) {
     SessionList out;
     const bool nul = (options.cwd && detail::pg::has_nul(*options.cwd)) ||
-                     (options.after && (detail::pg::has_nul(options.after->created) || detail::pg::has_nul(options.after->id)));
+                     (options.after && (detail::pg::has_nul(options.after->created) ||
+                                        detail::pg::has_nul(options.after->id)));
     if (nul) return out;  // no stored text holds a NUL byte
     const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
     std::string sql = "SELECT header, dialect FROM sessions";
@@ -134,7 +143,8 @@ inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& opti
             out.problems.push_back(ListProblem{where, std::string(e.detail())});
             continue;
         }
-        listing.dialect = r.int64(i, 1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+        listing.dialect =
+            r.int64(i, 1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
         out.sessions.push_back(std::move(listing));
     }
     return out;
@@ -146,7 +156,8 @@ inline void remove(PostgresSessionRepo& repo, std::string_view id) {
     check_session_id(id);
     const auto link = detail::pg::connect(repo.pool(), std::string(), true, repo.options());
     detail::pg::retrying(repo.options().attempts, [&] {
-        link->conn->exec("DELETE FROM sessions WHERE id = $1", detail::pg::Params().text(id), "removing a session from");
+        link->conn->exec("DELETE FROM sessions WHERE id = $1", detail::pg::Params().text(id),
+                         "removing a session from");
     });
 }
 
@@ -157,7 +168,8 @@ inline void remove(PostgresSessionRepo& repo, std::string_view id) {
 /// already_exists. The source is read without its lease and not changed.
 inline PostgresSessionRepo::session_type fork(PostgresSessionRepo& repo, std::string_view source_id,
                                               const ForkOptions& options = {}) {
-    return detail::pg::make_session(detail::pg::ForkAccess::fork(repo.pool(), source_id, options, repo.options()));
+    return detail::pg::make_session(
+        detail::pg::ForkAccess::fork(repo.pool(), source_id, options, repo.options()));
 }
 
 /// Creates a session holding `header` as it is and `entries` in order, its lines written in
@@ -165,13 +177,13 @@ inline PostgresSessionRepo::session_type fork(PostgresSessionRepo& repo, std::st
 /// as PostgresSessionStorage::create with entries: a taken id: already_exists; an invalid id:
 /// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each case
 /// nothing is written. Returns the session open for writing (its lease taken).
-inline PostgresSessionRepo::session_type import_session(PostgresSessionRepo& repo, SessionHeader header,
-                                                        const std::vector<SessionTreeEntry>& entries,
-                                                        Dialect dialect = Dialect::native) {
+inline PostgresSessionRepo::session_type import_session(
+    PostgresSessionRepo& repo, SessionHeader header, const std::vector<SessionTreeEntry>& entries,
+    Dialect dialect = Dialect::native) {
     PostgresStorageOptions options = repo.options();
     options.dialect = dialect;
-    return detail::pg::make_session(
-        PostgresSessionStorage::create(repo.pool(), std::move(header), std::move(options), entries));
+    return detail::pg::make_session(PostgresSessionStorage::create(repo.pool(), std::move(header),
+                                                                   std::move(options), entries));
 }
 
 static_assert(SessionRepository<PostgresSessionRepo>);
@@ -186,8 +198,9 @@ inline const bool scheme_registered = [] {
         register_repository_scheme(scheme, [scheme](std::string_view rest) {
             const std::string url = std::string(scheme) + ":" + std::string(rest);
             if (rest.substr(0, 2) != "//")
-                throw SessionError(ErrorCode::invalid_session,
-                                   "repository URL '" + std::string(scheme) + ":...': expected " + scheme + "://");
+                throw SessionError(
+                    ErrorCode::invalid_session,
+                    "repository URL '" + std::string(scheme) + ":...': expected " + scheme + "://");
             return AnyRepository(PostgresSessionRepo(url), url);
         });
     }

@@ -91,8 +91,8 @@ struct ForkAccess;  // the server-side fork (detail/fork.hpp) builds a storage f
 
 /// A connection from `pool` for `session`, the schema checked (and, when writable, created or
 /// migrated) once per pool, the durability level set.
-inline std::unique_ptr<Link> connect(const std::shared_ptr<Pool>& pool, std::string session, bool writable,
-                                     const PostgresStorageOptions& options) {
+inline std::unique_ptr<Link> connect(const std::shared_ptr<Pool>& pool, std::string session,
+                                     bool writable, const PostgresStorageOptions& options) {
     auto link = std::make_unique<Link>(pool, pool->take(), std::move(session));
     pool->once([&] { prepare(*link->conn, writable); });
     link->conn->set("synchronous_commit", options.durability == Durability::durable ? "on" : "off");
@@ -103,9 +103,10 @@ inline std::unique_ptr<Link> connect(const std::shared_ptr<Pool>& pool, std::str
 /// `first`.
 inline std::string row_placeholders(int first) {
     static const char* const types[insert_column_count] = {
-        "text",   "bigint", "text",   "bigint", "text",   "text",   "text",   "text",
-        "text",   "boolean", "bigint", "bigint", "bigint", "bigint", "bigint", "smallint",
-        "bigint", "bigint", "bigint", "bigint", "double precision", "text"};
+        "text",   "bigint",   "text",    "bigint", "text",   "text",   "text",
+        "text",   "text",     "boolean", "bigint", "bigint", "bigint", "bigint",
+        "bigint", "smallint", "bigint",  "bigint", "bigint", "bigint", "double precision",
+        "text"};
     std::string out;
     for (int i = 0; i < insert_column_count; ++i) {
         if (i) out += ", ";
@@ -123,7 +124,8 @@ struct PendingRow {
 };
 
 /// Inserts rows into entries with multi-row INSERTs of bounded size (imports, forks).
-inline void insert_rows(Connection& c, std::string_view session, const std::vector<PendingRow>& rows) {
+inline void insert_rows(Connection& c, std::string_view session,
+                        const std::vector<PendingRow>& rows) {
     std::size_t i = 0;
     while (i < rows.size()) {
         std::string sql = std::string("INSERT INTO entries (") + insert_columns + ") VALUES ";
@@ -154,15 +156,16 @@ public:
     /// returns it open for writing (its lease taken). A taken id: already_exists; entries that
     /// do not form a tree: already_exists / invalid_entry; nothing is created then. The batch
     /// of entries is sent in multi-row statements (an import).
-    static PostgresSessionStorage create(std::shared_ptr<detail::pg::Pool> pool, SessionHeader header,
-                                         PostgresStorageOptions options = {},
+    static PostgresSessionStorage create(std::shared_ptr<detail::pg::Pool> pool,
+                                         SessionHeader header, PostgresStorageOptions options = {},
                                          const std::vector<SessionTreeEntry>& entries = {}) {
         check_session_id(header.id);
         if (header.metadata.is_null()) header.metadata = Json::object();
         if (detail::pg::has_nul(header.cwd) || detail::pg::has_nul(header.timestamp))
             throw SessionError(ErrorCode::invalid_session,
-                               "session '" + header.id + "': its cwd or timestamp holds a NUL byte, which PostgreSQL "
-                               "text cannot store");
+                               "session '" + header.id +
+                                   "': its cwd or timestamp holds a NUL byte, which PostgreSQL "
+                                   "text cannot store");
         PostgresSessionStorage s(std::move(options));
         s.dialect_ = s.options_.dialect;
         s.link_ = detail::pg::connect(pool, header.id, true, s.options_);
@@ -180,13 +183,15 @@ public:
             row.columns = detail::pg::columns_of(e);
             detail::pg::check_storable(row.columns, row.id);
             const auto& parent = parent_id_of(e);
-            const detail::pg::Node* parent_node = parent ? &rows[*check.position(*parent)].node : nullptr;
+            const detail::pg::Node* parent_node =
+                parent ? &rows[*check.position(*parent)].node : nullptr;
             std::optional<std::int64_t> kept;
             if (row.columns.first_kept_id && parent_node) {
                 if (const auto k = check.position(*row.columns.first_kept_id))
                     kept = ancestor_in(rows, *parent_node, static_cast<std::int64_t>(*k) + 1);
             }
-            row.node = detail::pg::place(state.next_seq, parent_node, row.columns.sets, row.columns, row.id, kept);
+            row.node = detail::pg::place(state.next_seq, parent_node, row.columns.sets, row.columns,
+                                         row.id, kept);
             row.line = encode_entry(e, s.dialect_);
             check.record(e);
             detail::pg::advance(state, e);
@@ -198,18 +203,25 @@ public:
         detail::pg::retrying(s.options_.attempts, [&] {
             detail::pg::Transaction tx(c);
             detail::pg::Params p;
-            p.text(header.id).text(header.timestamp).text(header.cwd).int64(static_cast<std::int64_t>(s.dialect_))
+            p.text(header.id)
+                .text(header.timestamp)
+                .text(header.cwd)
+                .int64(static_cast<std::int64_t>(s.dialect_))
                 .text(encode_header(header, s.dialect_));
             detail::pg::bind_state(p, state);
             p.text(s.link_->owner).int64(detail::pg::millis(s.options_.lease_ttl));
             const auto made = c.exec(
-                "INSERT INTO sessions (id, created, cwd, dialect, header, next_seq, leaf_id, name, message_count,"
-                " cached_tokens, uncached_tokens, total_tokens, cost_total, writer_owner, writer_fence, writer_expires)"
+                "INSERT INTO sessions (id, created, cwd, dialect, header, next_seq, leaf_id, name, "
+                "message_count,"
+                " cached_tokens, uncached_tokens, total_tokens, cost_total, writer_owner, "
+                "writer_fence, writer_expires)"
                 " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, 1,"
-                " now() + $15::double precision * interval '1 millisecond') ON CONFLICT (id) DO NOTHING",
+                " now() + $15::double precision * interval '1 millisecond') ON CONFLICT (id) DO "
+                "NOTHING",
                 p, "creating a session in");
             if (made.affected() == 0)
-                throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists");
+                throw SessionError(ErrorCode::already_exists,
+                                   "session '" + header.id + "' already exists");
             detail::pg::insert_rows(c, header.id, rows);
             tx.commit();
         });
@@ -225,7 +237,8 @@ public:
     static PostgresSessionStorage create(const std::string& conninfo, SessionHeader header,
                                          PostgresStorageOptions options = {},
                                          const std::vector<SessionTreeEntry>& entries = {}) {
-        return create(std::make_shared<detail::pg::Pool>(conninfo), std::move(header), std::move(options), entries);
+        return create(std::make_shared<detail::pg::Pool>(conninfo), std::move(header),
+                      std::move(options), entries);
     }
 
     /// Opens a session for writing: takes its lease (`locked` while another writer holds an
@@ -242,13 +255,18 @@ public:
         const auto deadline = std::chrono::steady_clock::now() + s.options_.lock_wait;
         for (;;) {
             detail::pg::Params p;
-            p.text(id).text(s.link_->owner).int64(detail::pg::millis(s.options_.lease_ttl)).boolean(s.options_.steal);
+            p.text(id)
+                .text(s.link_->owner)
+                .int64(detail::pg::millis(s.options_.lease_ttl))
+                .boolean(s.options_.steal);
             const auto r = detail::pg::retrying(s.options_.attempts, [&] {
                 return c.exec(
                     "UPDATE sessions SET writer_owner = $2, writer_fence = writer_fence + 1,"
                     " writer_expires = now() + $3::double precision * interval '1 millisecond'"
-                    " WHERE id = $1 AND (writer_owner IS NULL OR writer_expires <= now() OR $4::boolean)"
-                    " RETURNING writer_fence, header, dialect, next_seq, leaf_id, name, message_count, cached_tokens,"
+                    " WHERE id = $1 AND (writer_owner IS NULL OR writer_expires <= now() OR "
+                    "$4::boolean)"
+                    " RETURNING writer_fence, header, dialect, next_seq, leaf_id, name, "
+                    "message_count, cached_tokens,"
                     " uncached_tokens, total_tokens, cost_total",
                     p, "taking the lease of a session in");
             });
@@ -257,12 +275,14 @@ public:
                 s.load(r, 1);
                 return s;
             }
-            const auto exists = c.exec("SELECT 1 FROM sessions WHERE id = $1", detail::pg::Params().text(id),
-                                       "opening a session in");
+            const auto exists = c.exec("SELECT 1 FROM sessions WHERE id = $1",
+                                       detail::pg::Params().text(id), "opening a session in");
             if (exists.rows() == 0) s.not_found(id);
             if (std::chrono::steady_clock::now() >= deadline)
-                throw SessionError(ErrorCode::locked, "session '" + std::string(id) + "' in database '" + c.name() +
-                                                          "' is open for writing elsewhere (its lease has not run out)");
+                throw SessionError(
+                    ErrorCode::locked,
+                    "session '" + std::string(id) + "' in database '" + c.name() +
+                        "' is open for writing elsewhere (its lease has not run out)");
             std::this_thread::sleep_for(std::chrono::milliseconds(25));
         }
     }
@@ -274,14 +294,16 @@ public:
 
     /// Opens a session for reading: no lease, nothing written. It reads the session as it was
     /// when opened (or last refreshed); appends throw `storage`.
-    static PostgresSessionStorage open_read_only(std::shared_ptr<detail::pg::Pool> pool, std::string_view id,
+    static PostgresSessionStorage open_read_only(std::shared_ptr<detail::pg::Pool> pool,
+                                                 std::string_view id,
                                                  PostgresStorageOptions options = {}) {
         check_session_id(id);
         PostgresSessionStorage s(std::move(options));
         s.read_only_ = true;
         s.link_ = detail::pg::connect(pool, std::string(id), false, s.options_);
         const auto r = s.link_->conn->exec(
-            "SELECT 0, header, dialect, next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens,"
+            "SELECT 0, header, dialect, next_seq, leaf_id, name, message_count, cached_tokens, "
+            "uncached_tokens,"
             " total_tokens, cost_total FROM sessions WHERE id = $1",
             detail::pg::Params().text(id), "opening a session in");
         if (r.rows() == 0) s.not_found(id);
@@ -307,7 +329,8 @@ public:
     /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
     /// Throws not_found for an unknown target.
     void set_leaf_id(std::optional<std::string> target) {
-        if (target && !find_seq(*target)) throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
+        if (target && !find_seq(*target))
+            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
         LeafEntry leaf;
         leaf.id = create_entry_id();
         leaf.parent_id = state_.leaf;
@@ -322,13 +345,16 @@ public:
         if (!read_only_ && !ids_) {
             std::unordered_set<std::string> ids;
             const auto r = read("SELECT id FROM entries WHERE session_id = $1",
-                                     detail::pg::Params().text(header_.id), "reading the entry ids of");
+                                detail::pg::Params().text(header_.id), "reading the entry ids of");
             ids.reserve(static_cast<std::size_t>(r.rows()));
             for (int i = 0; i < r.rows(); ++i) ids.emplace(r.text(i, 0));
             ids_ = std::move(ids);
         }
-        if (ids_) return make_entry_id(options_.environment, [this](const std::string& id) { return ids_->count(id) > 0; });
-        return make_entry_id(options_.environment, [this](const std::string& id) { return find_seq(id).has_value(); });
+        if (ids_)
+            return make_entry_id(options_.environment,
+                                 [this](const std::string& id) { return ids_->count(id) > 0; });
+        return make_entry_id(options_.environment,
+                             [this](const std::string& id) { return find_seq(id).has_value(); });
     }
 
     /// Appends an entry in one statement that checks this writer's lease and the position it
@@ -338,48 +364,68 @@ public:
     /// the session was removed, or the connection was lost and the entry is not in the database.
     /// Nothing is written in any of these cases.
     void append_entry(SessionTreeEntry entry) {
-        if (read_only_) throw SessionError(ErrorCode::storage, "session '" + header_.id + "' is open read-only");
+        if (read_only_)
+            throw SessionError(ErrorCode::storage,
+                               "session '" + header_.id + "' is open read-only");
         const EntryBase& base = base_of(entry);
         if (base.id.empty())
-            throw SessionError(ErrorCode::invalid_entry, "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
+            throw SessionError(
+                ErrorCode::invalid_entry,
+                "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
         detail::pg::EntryColumns columns = detail::pg::columns_of(entry);
         detail::pg::check_storable(columns, base.id);
         if (ids_ && ids_->count(base.id))
-            throw SessionError(ErrorCode::already_exists, "entry id '" + base.id + "' already exists in the session");
+            throw SessionError(ErrorCode::already_exists,
+                               "entry id '" + base.id + "' already exists in the session");
         auto& c = writer_db();
         std::optional<detail::pg::Node> parent;
         if (base.parent_id) {
             parent = node_by_id(*base.parent_id);
             if (!parent)
                 throw SessionError(ErrorCode::invalid_entry,
-                                   "entry '" + base.id + "' names parent '" + *base.parent_id + "', which does not exist");
+                                   "entry '" + base.id + "' names parent '" + *base.parent_id +
+                                       "', which does not exist");
         }
         if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
             if (leaf->target_id && !find_seq(*leaf->target_id))
-                throw SessionError(ErrorCode::invalid_entry,
-                                   "leaf entry '" + base.id + "' targets '" + *leaf->target_id + "', which does not exist");
+                throw SessionError(ErrorCode::invalid_entry, "leaf entry '" + base.id +
+                                                                 "' targets '" + *leaf->target_id +
+                                                                 "', which does not exist");
         }
         std::optional<std::int64_t> kept;
-        if (columns.first_kept_id && parent && !*columns.retained_tail) kept = kept_ancestor(*columns.first_kept_id, *parent);
+        if (columns.first_kept_id && parent && !*columns.retained_tail)
+            kept = kept_ancestor(*columns.first_kept_id, *parent);
         const std::int64_t seq = state_.next_seq;
-        const detail::pg::Node node =
-            detail::pg::place(seq, parent ? &*parent : nullptr, columns.sets, columns, base.id, kept);
+        const detail::pg::Node node = detail::pg::place(seq, parent ? &*parent : nullptr,
+                                                        columns.sets, columns, base.id, kept);
         const std::string line = encode_entry(entry, dialect_);
         detail::pg::SessionState next = state_;
         detail::pg::advance(next, entry);
 
         detail::pg::Params p;
-        p.text(header_.id).text(link_->owner).int64(link_->fence).int64(seq).int64(detail::pg::millis(options_.lease_ttl));
-        p.text(next.leaf).text(next.name).int64(static_cast<std::int64_t>(next.stats.message_count))
-            .int64(next.stats.cached_tokens).int64(next.stats.uncached_tokens).int64(next.stats.total_tokens)
+        p.text(header_.id)
+            .text(link_->owner)
+            .int64(link_->fence)
+            .int64(seq)
+            .int64(detail::pg::millis(options_.lease_ttl));
+        p.text(next.leaf)
+            .text(next.name)
+            .int64(static_cast<std::int64_t>(next.stats.message_count))
+            .int64(next.stats.cached_tokens)
+            .int64(next.stats.uncached_tokens)
+            .int64(next.stats.total_tokens)
             .real(next.stats.cost_total);
         detail::pg::bind_row(p, header_.id, node, base.id, columns, line);
         static const std::string sql =
-            "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, message_count = $8,"
-            " cached_tokens = $9, uncached_tokens = $10, total_tokens = $11, cost_total = $12, updated_at = now(),"
+            "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, "
+            "message_count = $8,"
+            " cached_tokens = $9, uncached_tokens = $10, total_tokens = $11, cost_total = $12, "
+            "updated_at = now(),"
             " writer_expires = now() + $5::double precision * interval '1 millisecond'"
-            " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 AND next_seq = $4 RETURNING id)"
-            " INSERT INTO entries (" + std::string(detail::pg::insert_columns) + ") SELECT " +
+            " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 AND next_seq = $4 "
+            "RETURNING id)"
+            " INSERT INTO entries (" +
+            std::string(detail::pg::insert_columns) + ") SELECT " +
             detail::pg::row_placeholders(13) + " FROM s";
         std::int64_t written = 0;
         try {
@@ -391,7 +437,8 @@ public:
                 resolve_lost_append(base.id, seq);  // throws unless the entry is in the database
                 written = 1;
             } else if (e.code() == ErrorCode::already_exists) {
-                throw SessionError(ErrorCode::already_exists, "entry id '" + base.id + "' already exists in the session");
+                throw SessionError(ErrorCode::already_exists,
+                                   "entry id '" + base.id + "' already exists in the session");
             } else {
                 throw;
             }
@@ -407,10 +454,12 @@ public:
         if (auto it = seq_of_.find(id); it != seq_of_.end()) {
             if (auto h = handles_.find(it->second); h != handles_.end()) return h->second;
         }
-        static const std::string sql = std::string("SELECT e.seq, ") + detail::pg::node_columns +
-                                       ", e.line FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
-        const auto r = read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
-                                 "reading an entry from");
+        static const std::string sql =
+            std::string("SELECT e.seq, ") + detail::pg::node_columns +
+            ", e.line FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
+        const auto r =
+            read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+                 "reading an entry from");
         if (r.rows() == 0) return nullptr;
         remember_node(detail::pg::node_of(r, 0, 0), id);
         return decode(r.int64(0, 0), r.text(0, 7));
@@ -418,8 +467,10 @@ public:
 
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
         const auto r = read(
-            "SELECT seq, line FROM entries WHERE session_id = $1 AND type = $2 AND seq < $3 ORDER BY seq",
-            detail::pg::Params().text(header_.id).text(type).int64(state_.next_seq), "reading entries from");
+            "SELECT seq, line FROM entries WHERE session_id = $1 AND type = $2 AND seq < $3 ORDER "
+            "BY seq",
+            detail::pg::Params().text(header_.id).text(type).int64(state_.next_seq),
+            "reading entries from");
         std::vector<EntryHandle> out;
         out.reserve(static_cast<std::size_t>(r.rows()));
         for (int i = 0; i < r.rows(); ++i) out.push_back(decode(r.int64(i, 0), r.text(i, 1)));
@@ -428,9 +479,11 @@ public:
 
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
         const auto r = read(
-            "SELECT label FROM entries WHERE session_id = $1 AND type = 'label' AND target_id = $2 AND seq < $3"
+            "SELECT label FROM entries WHERE session_id = $1 AND type = 'label' AND target_id = $2 "
+            "AND seq < $3"
             " ORDER BY seq DESC LIMIT 1",
-            detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq), "reading a label from");
+            detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+            "reading a label from");
         if (r.rows() == 0) return std::nullopt;
         return r.optional_text(0, 0);
     }
@@ -440,14 +493,16 @@ public:
     /// The path of SPEC §4.4: one recursive query from `start` up to where its path starts (kept
     /// per entry), which the library's own walk then follows; lines of the entries of the last
     /// path built are not fetched again.
-    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
+        std::optional<std::string_view> start) const {
         if (!start) return {};
         std::vector<EntryHandle> first = fetch_path(*start);
         auto path = walk_fetched_ancestors(start, entry_count(), std::move(first),
                                            [this](std::string_view id) { return fetch_path(id); });
         pinned_.clear();
         for (const auto& e : path) {
-            if (auto it = seq_of_.find(id_of(*e)); it != seq_of_.end()) pinned_.emplace(it->second, e);
+            if (auto it = seq_of_.find(id_of(*e)); it != seq_of_.end())
+                pinned_.emplace(it->second, e);
         }
         return path;
     }
@@ -457,7 +512,8 @@ public:
         if (query.after >= count) return {};
         const std::size_t n = std::min(query.limit, count - query.after);
         const auto r = read(
-            "SELECT seq, line FROM entries WHERE session_id = $1 AND seq > $2 AND seq < $4 ORDER BY seq LIMIT $3",
+            "SELECT seq, line FROM entries WHERE session_id = $1 AND seq > $2 AND seq < $4 ORDER "
+            "BY seq LIMIT $3",
             detail::pg::Params()
                 .text(header_.id)
                 .int64(static_cast<std::int64_t>(query.after))
@@ -471,7 +527,9 @@ public:
     }
 
     [[nodiscard]] SessionStats get_session_stats() const noexcept { return state_.stats; }
-    [[nodiscard]] std::size_t entry_count() const noexcept { return static_cast<std::size_t>(state_.next_seq - 1); }
+    [[nodiscard]] std::size_t entry_count() const noexcept {
+        return static_cast<std::size_t>(state_.next_seq - 1);
+    }
 
     /// The entries a context's state comes from (SPEC §4.5), kept per entry: none or one query.
     [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
@@ -500,7 +558,11 @@ public:
             " FROM entries l LEFT JOIN entries e ON e.session_id = l.session_id"
             " AND e.seq IN (l.state_thinking, l.state_model, l.state_tools)"
             " WHERE l.session_id = $1 AND l.id = $2 AND l.seq < $3",
-            detail::pg::Params().text(header_.id).text(*leaf).int64(state_.next_seq).text(known_seqs()),
+            detail::pg::Params()
+                .text(header_.id)
+                .text(*leaf)
+                .int64(state_.next_seq)
+                .text(known_seqs()),
             "reading the state entries from");
         for (int i = 0; i < r.rows(); ++i) {
             if (r.is_null(i, 3)) continue;
@@ -528,12 +590,18 @@ public:
     /// Renews this writer's lease for another lease_ttl (database clock), for a writer that has
     /// nothing to append for a while. A lost lease: locked; a removed session: storage.
     void heartbeat() {
-        if (read_only_) throw SessionError(ErrorCode::storage, "session '" + header_.id + "' is open read-only");
+        if (read_only_)
+            throw SessionError(ErrorCode::storage,
+                               "session '" + header_.id + "' is open read-only");
         auto& c = writer_db();
         const auto r = c.exec(
-            "UPDATE sessions SET writer_expires = now() + $4::double precision * interval '1 millisecond'"
+            "UPDATE sessions SET writer_expires = now() + $4::double precision * interval '1 "
+            "millisecond'"
             " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3",
-            detail::pg::Params().text(header_.id).text(link_->owner).int64(link_->fence)
+            detail::pg::Params()
+                .text(header_.id)
+                .text(link_->owner)
+                .int64(link_->fence)
                 .int64(detail::pg::millis(options_.lease_ttl)),
             "renewing the lease of a session in");
         if (r.affected() == 0) diagnose_refused_append();
@@ -543,7 +611,8 @@ public:
     /// A removed session: not_found.
     void refresh() {
         const auto r = read(
-            (std::string("SELECT ") + detail::pg::state_columns + " FROM sessions WHERE id = $1").c_str(),
+            (std::string("SELECT ") + detail::pg::state_columns + " FROM sessions WHERE id = $1")
+                .c_str(),
             detail::pg::Params().text(header_.id), "refreshing a session from");
         if (r.rows() == 0) not_found(header_.id);
         state_ = detail::pg::state_of(r, 0, 0);
@@ -554,8 +623,9 @@ public:
     [[nodiscard]] std::string export_jsonl() const {
         std::string out = encode_header(header_, dialect_);
         out.push_back('\n');
-        const auto r = read("SELECT line FROM entries WHERE session_id = $1 AND seq < $2 ORDER BY seq",
-                                 detail::pg::Params().text(header_.id).int64(state_.next_seq), "exporting from");
+        const auto r =
+            read("SELECT line FROM entries WHERE session_id = $1 AND seq < $2 ORDER BY seq",
+                 detail::pg::Params().text(header_.id).int64(state_.next_seq), "exporting from");
         for (int i = 0; i < r.rows(); ++i) {
             out.append(r.text(i, 0));
             out.push_back('\n');
@@ -564,10 +634,12 @@ public:
     }
 
 private:
-    explicit PostgresSessionStorage(PostgresStorageOptions options) : options_(std::move(options)) {}
+    explicit PostgresSessionStorage(PostgresStorageOptions options)
+        : options_(std::move(options)) {}
 
     [[noreturn]] void not_found(std::string_view id) const {
-        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found in database '" +
+        throw SessionError(ErrorCode::not_found, "session '" + std::string(id) +
+                                                     "' not found in database '" +
                                                      link_->conn->name() + "'");
     }
 
@@ -577,13 +649,16 @@ private:
         try {
             header_ = decode_header(r.text(0, first));
         } catch (const SessionError& e) {
-            throw SessionError(ErrorCode::invalid_session, "session '" + id + "' in database '" + link_->conn->name() +
-                                                               "': header: " + std::string(e.detail()));
+            throw SessionError(ErrorCode::invalid_session,
+                               "session '" + id + "' in database '" + link_->conn->name() +
+                                   "': header: " + std::string(e.detail()));
         }
         const std::int64_t dialect = r.int64(0, first + 1);
-        if (dialect != static_cast<std::int64_t>(Dialect::native) && dialect != static_cast<std::int64_t>(Dialect::pi))
-            throw SessionError(ErrorCode::invalid_session,
-                               "session '" + id + "' in database '" + link_->conn->name() + "' has an unknown dialect");
+        if (dialect != static_cast<std::int64_t>(Dialect::native) &&
+            dialect != static_cast<std::int64_t>(Dialect::pi))
+            throw SessionError(ErrorCode::invalid_session, "session '" + id + "' in database '" +
+                                                               link_->conn->name() +
+                                                               "' has an unknown dialect");
         dialect_ = static_cast<Dialect>(dialect);
         state_ = detail::pg::state_of(r, 0, first + 2);
     }
@@ -601,7 +676,8 @@ private:
 
     // Runs a read. A connection found lost is replaced and the read run once more (a read
     // changes nothing, so running it again is safe).
-    detail::pg::Result read(const char* sql, const detail::pg::Params& params, std::string_view what) const {
+    detail::pg::Result read(const char* sql, const detail::pg::Params& params,
+                            std::string_view what) const {
         try {
             return db().exec(sql, params, what);
         } catch (const detail::pg::Error& e) {
@@ -609,7 +685,8 @@ private:
         }
         return db().exec(sql, params, what);
     }
-    detail::pg::Result read(const std::string& sql, const detail::pg::Params& params, std::string_view what) const {
+    detail::pg::Result read(const std::string& sql, const detail::pg::Params& params,
+                            std::string_view what) const {
         return read(sql.c_str(), params, what);
     }
 
@@ -618,8 +695,9 @@ private:
         auto& c = db();
         if (link_->needs_recover) recover();
         if (link_->lease_lost)
-            throw SessionError(ErrorCode::locked, "session '" + header_.id + "' in database '" + c.name() +
-                                                      "': this writer lost its lease to another writer; reopen it");
+            throw SessionError(ErrorCode::locked,
+                               "session '" + header_.id + "' in database '" + c.name() +
+                                   "': this writer lost its lease to another writer; reopen it");
         return c;
     }
 
@@ -632,10 +710,14 @@ private:
         const auto r = c.exec(
             (std::string("UPDATE sessions SET writer_fence = writer_fence + 1,"
                          " writer_expires = now() + $4::double precision * interval '1 millisecond'"
-                         " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 RETURNING writer_fence, ") +
+                         " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 RETURNING "
+                         "writer_fence, ") +
              detail::pg::state_columns)
                 .c_str(),
-            detail::pg::Params().text(header_.id).text(link_->owner).int64(link_->fence)
+            detail::pg::Params()
+                .text(header_.id)
+                .text(link_->owner)
+                .int64(link_->fence)
                 .int64(detail::pg::millis(options_.lease_ttl)),
             "renewing the lease of a session in");
         link_->needs_recover = false;
@@ -655,45 +737,59 @@ private:
         try {
             c.reconnect();
             recover();
-            const auto r = c.exec("SELECT seq FROM entries WHERE session_id = $1 AND id = $2",
-                                  detail::pg::Params().text(header_.id).text(id), "reading back an append to");
+            const auto r =
+                c.exec("SELECT seq FROM entries WHERE session_id = $1 AND id = $2",
+                       detail::pg::Params().text(header_.id).text(id), "reading back an append to");
             if (r.rows() == 1 && r.int64(0, 0) == seq) return;
         } catch (const SessionError&) {
             link_->needs_recover = link_->writer;
-            throw SessionError(ErrorCode::storage, "the connection was lost while appending entry " + std::to_string(seq) +
-                                                       " to " + where + "; it is read back at the next call");
+            throw SessionError(ErrorCode::storage,
+                               "the connection was lost while appending entry " +
+                                   std::to_string(seq) + " to " + where +
+                                   "; it is read back at the next call");
         }
-        throw SessionError(ErrorCode::storage, "the connection was lost while appending entry " + std::to_string(seq) +
-                                                   " to " + where + "; the entry was not written");
+        throw SessionError(ErrorCode::storage, "the connection was lost while appending entry " +
+                                                   std::to_string(seq) + " to " + where +
+                                                   "; the entry was not written");
     }
 
     // An append or heartbeat changed no row: why.
     [[noreturn]] void diagnose_refused_append() {
         auto& c = *link_->conn;
         const std::string where = "session '" + header_.id + "' in database '" + c.name() + "'";
-        const auto r = c.exec("SELECT writer_owner, writer_fence, next_seq FROM sessions WHERE id = $1",
-                              detail::pg::Params().text(header_.id), "reading the lease of a session in");
+        const auto r =
+            c.exec("SELECT writer_owner, writer_fence, next_seq FROM sessions WHERE id = $1",
+                   detail::pg::Params().text(header_.id), "reading the lease of a session in");
         if (r.rows() == 0) throw SessionError(ErrorCode::storage, where + " was removed");
         if (r.optional_text(0, 0) != link_->owner || r.int64(0, 1) != link_->fence) {
             link_->lease_lost = true;
-            throw SessionError(ErrorCode::locked, where + ": this writer lost its lease to another writer (fence " +
-                                                      std::to_string(link_->fence) + ", now " +
-                                                      std::to_string(r.int64(0, 1)) + "); nothing was written");
+            throw SessionError(ErrorCode::locked,
+                               where + ": this writer lost its lease to another writer (fence " +
+                                   std::to_string(link_->fence) + ", now " +
+                                   std::to_string(r.int64(0, 1)) + "); nothing was written");
         }
-        throw SessionError(ErrorCode::locked, where + " was written by another writer (expected entry " +
-                                                  std::to_string(state_.next_seq) + ", found " +
-                                                  std::to_string(r.int64(0, 2)) + "); reopen it");
+        throw SessionError(ErrorCode::locked,
+                           where + " was written by another writer (expected entry " +
+                               std::to_string(state_.next_seq) + ", found " +
+                               std::to_string(r.int64(0, 2)) + "); reopen it");
     }
 
     // Whether the entry `kept` is `parent` or one of its ancestors; its position when it is.
-    std::optional<std::int64_t> kept_ancestor(const std::string& kept, const detail::pg::Node& parent) {
+    std::optional<std::int64_t> kept_ancestor(const std::string& kept,
+                                              const detail::pg::Node& parent) {
         const auto r = read(
-            "WITH RECURSIVE k AS (SELECT seq FROM entries WHERE session_id = $1 AND id = $2 AND seq < $4),"
-            " up(seq, parent_seq) AS (SELECT seq, parent_seq FROM entries WHERE session_id = $1 AND seq = $3"
+            "WITH RECURSIVE k AS (SELECT seq FROM entries WHERE session_id = $1 AND id = $2 AND "
+            "seq < $4),"
+            " up(seq, parent_seq) AS (SELECT seq, parent_seq FROM entries WHERE session_id = $1 "
+            "AND seq = $3"
             " UNION ALL SELECT e.seq, e.parent_seq FROM up JOIN entries e ON e.session_id = $1"
             " AND e.seq = up.parent_seq WHERE e.seq >= (SELECT seq FROM k))"
             " SELECT up.seq FROM up JOIN k ON up.seq = k.seq",
-            detail::pg::Params().text(header_.id).text(kept).int64(parent.seq).int64(state_.next_seq),
+            detail::pg::Params()
+                .text(header_.id)
+                .text(kept)
+                .int64(parent.seq)
+                .int64(state_.next_seq),
             "reading the ancestry of an entry in");
         if (r.rows() == 0) return std::nullopt;
         return r.int64(0, 0);
@@ -704,10 +800,12 @@ private:
         if (auto it = seq_of_.find(id); it != seq_of_.end()) {
             if (auto n = nodes_.find(it->second); n != nodes_.end()) return n->second;
         }
-        static const std::string sql = std::string("SELECT e.seq, ") + detail::pg::node_columns +
-                                       " FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
-        const auto r = read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
-                                 "reading an entry from");
+        static const std::string sql =
+            std::string("SELECT e.seq, ") + detail::pg::node_columns +
+            " FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
+        const auto r =
+            read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+                 "reading an entry from");
         if (r.rows() == 0) return std::nullopt;
         const detail::pg::Node n = detail::pg::node_of(r, 0, 0);
         remember_node(n, id);
@@ -724,18 +822,26 @@ private:
     // The entry at `start` and its ancestors down to where its path starts, in one query.
     std::vector<EntryHandle> fetch_path(std::string_view start) const {
         static const std::string sql =
-            std::string("WITH RECURSIVE up(seq, bound) AS ("
-                        " SELECT seq, path_start_seq FROM entries WHERE session_id = $1 AND id = $2 AND seq < $3"
-                        " UNION ALL SELECT p.seq, up.bound FROM up, LATERAL (SELECT e.parent_seq AS seq FROM entries e"
-                        " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= up.bound)"
-                        " SELECT e.seq, ") +
+            std::string(
+                "WITH RECURSIVE up(seq, bound) AS ("
+                " SELECT seq, path_start_seq FROM entries WHERE session_id = $1 AND id = $2 AND "
+                "seq < $3"
+                " UNION ALL SELECT p.seq, up.bound FROM up, LATERAL (SELECT e.parent_seq AS seq "
+                "FROM entries e"
+                " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= up.bound)"
+                " SELECT e.seq, ") +
             detail::pg::node_columns +
             ", e.id, CASE WHEN e.seq = ANY($4::bigint[]) THEN NULL ELSE e.line END"
-            " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq LIMIT 1) e"
+            " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq "
+            "LIMIT 1) e"
             " ORDER BY e.seq";
         const auto r = read(sql.c_str(),
-                                 detail::pg::Params().text(header_.id).text(start).int64(state_.next_seq).text(known_seqs()),
-                                 "reading a path from");
+                            detail::pg::Params()
+                                .text(header_.id)
+                                .text(start)
+                                .int64(state_.next_seq)
+                                .text(known_seqs()),
+                            "reading a path from");
         std::vector<EntryHandle> out;
         out.reserve(static_cast<std::size_t>(r.rows()));
         for (int i = 0; i < r.rows(); ++i) {
@@ -759,12 +865,13 @@ private:
     EntryHandle known(std::int64_t seq) const {
         if (auto it = pinned_.find(seq); it != pinned_.end()) return it->second;
         if (auto it = handles_.find(seq); it != handles_.end()) return it->second;
-        const auto r = read("SELECT line FROM entries WHERE session_id = $1 AND seq = $2",
-                                 detail::pg::Params().text(header_.id).int64(seq), "reading an entry from");
+        const auto r =
+            read("SELECT line FROM entries WHERE session_id = $1 AND seq = $2",
+                 detail::pg::Params().text(header_.id).int64(seq), "reading an entry from");
         if (r.rows() == 0)
-            throw SessionError(ErrorCode::invalid_session, "session '" + header_.id + "' in database '" +
-                                                               link_->conn->name() + "': entry " + std::to_string(seq) +
-                                                               " disappeared");
+            throw SessionError(ErrorCode::invalid_session,
+                               "session '" + header_.id + "' in database '" + link_->conn->name() +
+                                   "': entry " + std::to_string(seq) + " disappeared");
         return decode(seq, r.text(0, 0));
     }
 
@@ -776,9 +883,10 @@ private:
         try {
             handle = std::make_shared<const SessionTreeEntry>(decode_entry(line, dialect_));
         } catch (const SessionError& e) {
-            throw SessionError(ErrorCode::invalid_entry, "session '" + header_.id + "' in database '" +
-                                                             link_->conn->name() + "' entry " + std::to_string(seq) +
-                                                             ": " + std::string(e.detail()));
+            throw SessionError(ErrorCode::invalid_entry,
+                               "session '" + header_.id + "' in database '" + link_->conn->name() +
+                                   "' entry " + std::to_string(seq) + ": " +
+                                   std::string(e.detail()));
         }
         remember(seq, handle);
         return handle;
@@ -805,7 +913,8 @@ private:
 
     // Among `rows` (positions 1..n), whether the row at position `kept` is `from` or an ancestor.
     static std::optional<std::int64_t> ancestor_in(const std::vector<detail::pg::PendingRow>& rows,
-                                                   const detail::pg::Node& from, std::int64_t kept) {
+                                                   const detail::pg::Node& from,
+                                                   std::int64_t kept) {
         const detail::pg::Node* n = &from;
         for (;;) {
             if (n->seq == kept) return kept;
@@ -822,7 +931,8 @@ private:
     Dialect dialect_ = Dialect::native;
     bool read_only_ = false;
     detail::pg::SessionState state_;
-    std::optional<std::unordered_set<std::string>> ids_;  // a writer's ids, read at its first create_entry_id
+    std::optional<std::unordered_set<std::string>>
+        ids_;  // a writer's ids, read at its first create_entry_id
     mutable std::unordered_map<std::int64_t, EntryHandle> handles_;
     mutable std::unordered_map<std::int64_t, detail::pg::Node> nodes_;
     mutable StringMap<std::int64_t> seq_of_;

@@ -50,7 +50,8 @@ private:
 namespace detail::sqlite {
 
 inline SqliteSessionRepo::session_type make_session(SqliteSessionStorage storage) {
-    return SqliteSessionRepo::session_type(std::make_shared<SqliteSessionStorage>(std::move(storage)));
+    return SqliteSessionRepo::session_type(
+        std::make_shared<SqliteSessionStorage>(std::move(storage)));
 }
 
 // The listing statements: [cwd given][oldest first][after a cursor]; keyset paging over the
@@ -58,13 +59,18 @@ inline SqliteSessionRepo::session_type make_session(SqliteSessionStorage storage
 inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
     static const char* const sql[8] = {
         "SELECT header, dialect FROM sessions ORDER BY created DESC, id DESC LIMIT ?4",
-        "SELECT header, dialect FROM sessions WHERE (created, id) < (?2, ?3) ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE (created, id) < (?2, ?3) ORDER BY created "
+        "DESC, id DESC LIMIT ?4",
         "SELECT header, dialect FROM sessions ORDER BY created, id LIMIT ?4",
-        "SELECT header, dialect FROM sessions WHERE (created, id) > (?2, ?3) ORDER BY created, id LIMIT ?4",
-        "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created DESC, id DESC LIMIT ?4",
-        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) < (?2, ?3) ORDER BY created DESC, id DESC LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE (created, id) > (?2, ?3) ORDER BY created, id "
+        "LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created DESC, id DESC LIMIT "
+        "?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) < (?2, ?3) ORDER BY "
+        "created DESC, id DESC LIMIT ?4",
         "SELECT header, dialect FROM sessions WHERE cwd = ?1 ORDER BY created, id LIMIT ?4",
-        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) > (?2, ?3) ORDER BY created, id LIMIT ?4",
+        "SELECT header, dialect FROM sessions WHERE cwd = ?1 AND (created, id) > (?2, ?3) ORDER BY "
+        "created, id LIMIT ?4",
     };
     return sql[(cwd ? 4 : 0) + (oldest_first ? 2 : 0) + (after ? 1 : 0)];
 }
@@ -75,18 +81,22 @@ inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
 /// invalid id: invalid_session.
 inline SqliteSessionRepo::session_type create(SqliteSessionRepo& repo, CreateOptions options = {}) {
     SessionHeader header = detail::new_header(std::move(options), repo.options().environment);
-    return detail::sqlite::make_session(SqliteSessionStorage::create(repo.path(), std::move(header), repo.options()));
+    return detail::sqlite::make_session(
+        SqliteSessionStorage::create(repo.path(), std::move(header), repo.options()));
 }
 
 /// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
 /// invalid_session; another writer: locked.
 inline SqliteSessionRepo::session_type open(SqliteSessionRepo& repo, std::string_view id) {
-    return detail::sqlite::make_session(SqliteSessionStorage::open(repo.path(), id, repo.options()));
+    return detail::sqlite::make_session(
+        SqliteSessionStorage::open(repo.path(), id, repo.options()));
 }
 
 /// Opens a session for reading only: no lock, nothing written.
-inline SqliteSessionRepo::session_type open_read_only(const SqliteSessionRepo& repo, std::string_view id) {
-    return detail::sqlite::make_session(SqliteSessionStorage::open_read_only(repo.path(), id, repo.options()));
+inline SqliteSessionRepo::session_type open_read_only(const SqliteSessionRepo& repo,
+                                                      std::string_view id) {
+    return detail::sqlite::make_session(
+        SqliteSessionStorage::open_read_only(repo.path(), id, repo.options()));
 }
 
 /// The sessions, newest first (by creation time, then id) unless the options say otherwise,
@@ -115,7 +125,8 @@ inline SessionList list(const SqliteSessionRepo& repo, const ListOptions& option
             out.problems.push_back(ListProblem{repo.path(), std::string(e.detail())});
             continue;
         }
-        listing.dialect = q.int64(1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+        listing.dialect =
+            q.int64(1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
         listing.path = repo.path();
         out.sessions.push_back(std::move(listing));
     }
@@ -139,10 +150,11 @@ inline void remove(SqliteSessionRepo& repo, std::string_view id) {
 inline SqliteSessionRepo::session_type fork(SqliteSessionRepo& repo, std::string_view source_id,
                                             const ForkOptions& options = {}) {
     if (options.session_id) check_session_id(*options.session_id);
-    const SqliteSessionStorage source = SqliteSessionStorage::open_read_only(repo.path(), source_id, repo.options());
+    const SqliteSessionStorage source =
+        SqliteSessionStorage::open_read_only(repo.path(), source_id, repo.options());
     auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
-    SessionHeader header =
-        detail::fork_header(source.metadata(), options, repo.options().environment, std::string(source_id));
+    SessionHeader header = detail::fork_header(source.metadata(), options,
+                                               repo.options().environment, std::string(source_id));
     SqliteStorageOptions so = repo.options();
     so.dialect = source.dialect();
     return detail::sqlite::make_session(
@@ -169,11 +181,13 @@ static_assert(ImportingRepository<SqliteSessionRepo>);
 namespace detail::sqlite {
 
 /// Registers "sqlite:PATH" with open_repository wherever this header is included.
-inline const bool scheme_registered = register_repository_scheme("sqlite", [](std::string_view rest) {
-    if (rest.empty())
-        throw SessionError(ErrorCode::invalid_session, "repository URL 'sqlite:': no database path after the colon");
-    return AnyRepository(SqliteSessionRepo(std::string(rest)), "sqlite:" + std::string(rest));
-});
+inline const bool scheme_registered =
+    register_repository_scheme("sqlite", [](std::string_view rest) {
+        if (rest.empty())
+            throw SessionError(ErrorCode::invalid_session,
+                               "repository URL 'sqlite:': no database path after the colon");
+        return AnyRepository(SqliteSessionRepo(std::string(rest)), "sqlite:" + std::string(rest));
+    });
 
 }  // namespace detail::sqlite
 

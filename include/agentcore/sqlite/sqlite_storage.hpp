@@ -50,7 +50,8 @@ struct SqliteStorageOptions {
     /// durable: synchronous=FULL (an acknowledged append survives power loss); os_buffered:
     /// synchronous=NORMAL (it survives a crash of the process).
     Durability durability = Durability::durable;
-    /// How long a writing open waits for another writer of the same session (zero: `locked` at once).
+    /// How long a writing open waits for another writer of the same session (zero: `locked` at
+    /// once).
     std::chrono::milliseconds lock_wait{0};
     /// How long a statement waits for another connection's lock on the database (appends of
     /// other sessions, a migration); beyond it: `locked`.
@@ -79,7 +80,8 @@ inline std::unique_ptr<Database> open_database(const std::string& path, bool cre
     } else {
         FileHandle fd = open_file(ops, path, O_RDONLY);
         if (!fd) {
-            if (errno == ENOENT) throw SessionError(ErrorCode::not_found, "database '" + path + "' not found");
+            if (errno == ENOENT)
+                throw SessionError(ErrorCode::not_found, "database '" + path + "' not found");
             throw io_error("opening database", path, errno);
         }
     }
@@ -92,7 +94,8 @@ inline std::unique_ptr<Database> open_database(const std::string& path, bool cre
 inline std::string lock_folder(const std::string& database) { return database + ".locks"; }
 
 /// Takes the writer lock of one session (SPEC §9: dies with its process).
-inline FileHandle lock_session(const std::string& database, const std::string& id, std::chrono::milliseconds wait) {
+inline FileHandle lock_session(const std::string& database, const std::string& id,
+                               std::chrono::milliseconds wait) {
     const FileOps& ops = FileOps::real();
     const std::string folder = lock_folder(database);
     make_folders(ops, folder);
@@ -103,8 +106,8 @@ inline FileHandle lock_session(const std::string& database, const std::string& i
         lock_exclusive(ops, fd.get(), wait, path);
     } catch (const SessionError& e) {
         if (e.code() != ErrorCode::locked) throw;
-        throw SessionError(ErrorCode::locked,
-                           "session '" + id + "' in database '" + database + "' is open for writing elsewhere");
+        throw SessionError(ErrorCode::locked, "session '" + id + "' in database '" + database +
+                                                  "' is open for writing elsewhere");
     }
     return fd;
 }
@@ -131,9 +134,11 @@ inline constexpr const char* insert_entry_sql =
     "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
 inline constexpr const char* update_session_sql =
-    "UPDATE sessions SET next_seq = ?2, leaf_id = ?3, name = ?4, message_count = ?5, cached_tokens = ?6,"
+    "UPDATE sessions SET next_seq = ?2, leaf_id = ?3, name = ?4, message_count = ?5, cached_tokens "
+    "= ?6,"
     " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1";
-inline constexpr const char* find_seq_sql = "SELECT seq FROM entries WHERE session_id = ?1 AND id = ?2";
+inline constexpr const char* find_seq_sql =
+    "SELECT seq FROM entries WHERE session_id = ?1 AND id = ?2";
 
 /// What a session's row says, besides its header.
 struct SessionState {
@@ -199,14 +204,17 @@ public:
             detail::sqlite::Reset reset_exists(exists);
             exists.bind(1, header.id);
             if (exists.step())
-                throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists");
+                throw SessionError(ErrorCode::already_exists,
+                                   "session '" + header.id + "' already exists");
         };
         taken();  // before the lock: a taken id is already_exists even while its writer is busy
         s.lock_ = detail::sqlite::lock_session(path, header.id, s.options_.lock_wait);
         TreeIndex check;
         detail::sqlite::Transaction tx(db);
         taken();
-        db.statement("INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, ?4, ?5)")
+        db.statement(
+              "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, ?4, "
+              "?5)")
             .bind(1, header.id)
             .bind(2, header.timestamp)
             .bind(3, header.cwd)
@@ -233,7 +241,8 @@ public:
     /// Opens a session for writing: takes its writer lock (`locked` when another writer keeps
     /// it after lock_wait). Missing database or session: not_found; a file that is not an
     /// agentcore database, or a newer schema: invalid_session (the file untouched).
-    static SqliteSessionStorage open(const std::string& path, std::string_view id, SqliteStorageOptions options = {}) {
+    static SqliteSessionStorage open(const std::string& path, std::string_view id,
+                                     SqliteStorageOptions options = {}) {
         check_session_id(id);
         SqliteSessionStorage s(std::move(options));
         s.db_ = detail::sqlite::open_database(path, false, false, s.options_);
@@ -284,7 +293,8 @@ public:
 
     /// A fresh entry id, unique within this session.
     [[nodiscard]] std::string create_entry_id() const {
-        return make_entry_id(options_.environment, [this](const std::string& id) { return find_seq(id).has_value(); });
+        return make_entry_id(options_.environment,
+                             [this](const std::string& id) { return find_seq(id).has_value(); });
     }
 
     /// Appends an entry in one transaction, committed before memory changes. already_exists /
@@ -294,11 +304,13 @@ public:
     /// read-only, or the session was removed. Nothing is written in any of these cases.
     void append_entry(SessionTreeEntry entry) {
         if (read_only_)
-            throw SessionError(ErrorCode::storage, "session '" + header_.id + "' is open read-only");
+            throw SessionError(ErrorCode::storage,
+                               "session '" + header_.id + "' is open read-only");
         const EntryBase& base = base_of(entry);
         if (base.id.empty())
-            throw SessionError(ErrorCode::invalid_entry,
-                               "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
+            throw SessionError(
+                ErrorCode::invalid_entry,
+                "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
         std::string line = encode_entry(entry, dialect_);
         auto& db = *db_;
         detail::sqlite::Transaction tx(db);
@@ -306,28 +318,32 @@ public:
         detail::sqlite::Reset reset_seq(seq);
         seq.bind(1, header_.id);
         if (!seq.step())
-            throw SessionError(ErrorCode::storage, "session '" + header_.id + "' was removed from database '" +
-                                                       db.path() + "'");
+            throw SessionError(
+                ErrorCode::storage,
+                "session '" + header_.id + "' was removed from database '" + db.path() + "'");
         const std::int64_t stored_next = seq.int64(0);
         if (stored_next != state_.next_seq)
             throw SessionError(ErrorCode::locked,
                                "session '" + header_.id + "' in database '" + db.path() +
                                    "' was written by another writer (expected entry " +
-                                   std::to_string(state_.next_seq) + ", found " + std::to_string(stored_next) +
-                                   "); reopen it");
+                                   std::to_string(state_.next_seq) + ", found " +
+                                   std::to_string(stored_next) + "); reopen it");
         if (find_seq(base.id))
-            throw SessionError(ErrorCode::already_exists, "entry id '" + base.id + "' already exists in the session");
+            throw SessionError(ErrorCode::already_exists,
+                               "entry id '" + base.id + "' already exists in the session");
         std::optional<std::int64_t> parent_seq;
         if (base.parent_id) {
             parent_seq = find_seq(*base.parent_id);
             if (!parent_seq)
-                throw SessionError(ErrorCode::invalid_entry, "entry '" + base.id + "' names parent '" +
-                                                                 *base.parent_id + "', which does not exist");
+                throw SessionError(ErrorCode::invalid_entry,
+                                   "entry '" + base.id + "' names parent '" + *base.parent_id +
+                                       "', which does not exist");
         }
         if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
             if (leaf->target_id && !find_seq(*leaf->target_id))
-                throw SessionError(ErrorCode::invalid_entry, "leaf entry '" + base.id + "' targets '" +
-                                                                 *leaf->target_id + "', which does not exist");
+                throw SessionError(ErrorCode::invalid_entry, "leaf entry '" + base.id +
+                                                                 "' targets '" + *leaf->target_id +
+                                                                 "', which does not exist");
         }
         insert_row(header_.id, state_.next_seq, entry, parent_seq, &line);
         detail::sqlite::SessionState next = state_;
@@ -340,7 +356,8 @@ public:
     }
 
     [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
-        auto& q = db_->statement("SELECT seq, line FROM entries WHERE session_id = ?1 AND id = ?2 AND seq < ?3");
+        auto& q = db_->statement(
+            "SELECT seq, line FROM entries WHERE session_id = ?1 AND id = ?2 AND seq < ?3");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, header_.id).bind(2, id).bind(3, state_.next_seq);
         if (!q.step()) return nullptr;
@@ -349,7 +366,8 @@ public:
 
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
         auto& q = db_->statement(
-            "SELECT seq, line FROM entries WHERE session_id = ?1 AND type = ?2 AND seq < ?3 ORDER BY seq");
+            "SELECT seq, line FROM entries WHERE session_id = ?1 AND type = ?2 AND seq < ?3 ORDER "
+            "BY seq");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, header_.id).bind(2, type).bind(3, state_.next_seq);
         std::vector<EntryHandle> out;
@@ -359,7 +377,8 @@ public:
 
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
         auto& q = db_->statement(
-            "SELECT label FROM entries WHERE session_id = ?1 AND type = 'label' AND target_id = ?2 AND seq < ?3"
+            "SELECT label FROM entries WHERE session_id = ?1 AND type = 'label' AND target_id = ?2 "
+            "AND seq < ?3"
             " ORDER BY seq DESC LIMIT 1");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, header_.id).bind(2, id).bind(3, state_.next_seq);
@@ -369,7 +388,8 @@ public:
 
     [[nodiscard]] std::optional<std::string> get_session_name() const { return state_.name; }
 
-    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(std::optional<std::string_view> start) const {
+    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
+        std::optional<std::string_view> start) const {
         struct Row {
             std::int64_t seq;
             std::string line;
@@ -379,7 +399,8 @@ public:
         auto fetch = [&](std::string_view from) {
             auto& q = db_->statement(
                 "WITH RECURSIVE up(seq, parent_seq, id, line, n) AS ("
-                " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND id = ?2 AND seq < ?4"
+                " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND id = "
+                "?2 AND seq < ?4"
                 " UNION ALL"
                 " SELECT e.seq, e.parent_seq, e.id, e.line, up.n + 1 FROM up JOIN entries e"
                 " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?3)"
@@ -410,7 +431,8 @@ public:
         if (query.after >= count) return {};
         const std::size_t n = std::min(query.limit, count - query.after);
         auto& q = db_->statement(
-            "SELECT seq, line FROM entries WHERE session_id = ?1 AND seq > ?2 AND seq < ?4 ORDER BY seq LIMIT ?3");
+            "SELECT seq, line FROM entries WHERE session_id = ?1 AND seq > ?2 AND seq < ?4 ORDER "
+            "BY seq LIMIT ?3");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, header_.id)
             .bind(2, static_cast<std::int64_t>(query.after))
@@ -423,7 +445,9 @@ public:
     }
 
     [[nodiscard]] SessionStats get_session_stats() const noexcept { return state_.stats; }
-    [[nodiscard]] std::size_t entry_count() const noexcept { return static_cast<std::size_t>(state_.next_seq - 1); }
+    [[nodiscard]] std::size_t entry_count() const noexcept {
+        return static_cast<std::size_t>(state_.next_seq - 1);
+    }
 
     // -- The database --------------------------------------------------------------------------
 
@@ -439,7 +463,8 @@ public:
     [[nodiscard]] std::string export_jsonl() const {
         std::string out = encode_header(header_, dialect_);
         out.push_back('\n');
-        auto& q = db_->statement("SELECT line FROM entries WHERE session_id = ?1 AND seq < ?2 ORDER BY seq");
+        auto& q = db_->statement(
+            "SELECT line FROM entries WHERE session_id = ?1 AND seq < ?2 ORDER BY seq");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, header_.id).bind(2, state_.next_seq);
         while (q.step()) {
@@ -454,23 +479,28 @@ private:
 
     void load(std::string_view id) {
         auto& q = db_->statement(
-            "SELECT header, dialect, next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens,"
+            "SELECT header, dialect, next_seq, leaf_id, name, message_count, cached_tokens, "
+            "uncached_tokens,"
             " total_tokens, cost_total FROM sessions WHERE id = ?1");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, id);
         if (!q.step())
-            throw SessionError(ErrorCode::not_found,
-                               "session '" + std::string(id) + "' not found in database '" + db_->path() + "'");
+            throw SessionError(
+                ErrorCode::not_found,
+                "session '" + std::string(id) + "' not found in database '" + db_->path() + "'");
         try {
             header_ = decode_header(q.text(0));
         } catch (const SessionError& e) {
-            throw SessionError(ErrorCode::invalid_session, "session '" + std::string(id) + "' in database '" +
-                                                               db_->path() + "': header: " + std::string(e.detail()));
+            throw SessionError(ErrorCode::invalid_session,
+                               "session '" + std::string(id) + "' in database '" + db_->path() +
+                                   "': header: " + std::string(e.detail()));
         }
         const std::int64_t dialect = q.int64(1);
-        if (dialect != static_cast<std::int64_t>(Dialect::native) && dialect != static_cast<std::int64_t>(Dialect::pi))
-            throw SessionError(ErrorCode::invalid_session,
-                               "session '" + std::string(id) + "' in database '" + db_->path() + "' has an unknown dialect");
+        if (dialect != static_cast<std::int64_t>(Dialect::native) &&
+            dialect != static_cast<std::int64_t>(Dialect::pi))
+            throw SessionError(ErrorCode::invalid_session, "session '" + std::string(id) +
+                                                               "' in database '" + db_->path() +
+                                                               "' has an unknown dialect");
         dialect_ = static_cast<Dialect>(dialect);
         state_.next_seq = q.int64(2);
         state_.leaf = q.optional_text(3);
@@ -515,9 +545,10 @@ private:
         try {
             handle = std::make_shared<const SessionTreeEntry>(decode_entry(line, dialect_));
         } catch (const SessionError& e) {
-            throw SessionError(ErrorCode::invalid_entry, "session '" + header_.id + "' in database '" + db_->path() +
-                                                             "' entry " + std::to_string(seq) + ": " +
-                                                             std::string(e.detail()));
+            throw SessionError(ErrorCode::invalid_entry, "session '" + header_.id +
+                                                             "' in database '" + db_->path() +
+                                                             "' entry " + std::to_string(seq) +
+                                                             ": " + std::string(e.detail()));
         }
         remember(seq, handle);
         return handle;

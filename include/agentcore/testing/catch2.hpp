@@ -50,7 +50,8 @@ struct StringMaker<agentcore::AgentMessage> {
 template <>
 struct StringMaker<agentcore::MessageHandle> {
     static std::string convert(const agentcore::MessageHandle& message) {
-        return message ? agentcore::fixtures::describe_message(*message) : std::string("(null message)");
+        return message ? agentcore::fixtures::describe_message(*message)
+                       : std::string("(null message)");
     }
 };
 
@@ -118,7 +119,8 @@ public:
         return holds_tool_pair(context, name_);
     }
     std::string describe() const override {
-        return "holds a call of tool '" + name_ + "' and its result (its pairs: " + bracketed(pairs_) + ")";
+        return "holds a call of tool '" + name_ +
+               "' and its result (its pairs: " + bracketed(pairs_) + ")";
     }
 
 private:
@@ -130,7 +132,9 @@ private:
 class PassesThroughMatcher final : public detail::MatcherBase<std::vector<EntryHandle>> {
 public:
     explicit PassesThroughMatcher(std::string id) : id_(std::move(id)) {}
-    bool match(const std::vector<EntryHandle>& path) const override { return passes_through(path, id_); }
+    bool match(const std::vector<EntryHandle>& path) const override {
+        return passes_through(path, id_);
+    }
     std::string describe() const override { return "passes through entry " + id_; }
 
 private:
@@ -156,10 +160,18 @@ private:
     mutable GoldenResult result_;
 };
 
-inline RolesAreMatcher RolesAre(std::vector<std::string> roles) { return RolesAreMatcher(std::move(roles)); }
-inline HoldsToolPairMatcher HoldsToolPair(std::string name) { return HoldsToolPairMatcher(std::move(name)); }
-inline PassesThroughMatcher PassesThrough(std::string id) { return PassesThroughMatcher(std::move(id)); }
-inline MatchesGoldenMatcher MatchesGolden(std::string name) { return MatchesGoldenMatcher(std::move(name)); }
+inline RolesAreMatcher RolesAre(std::vector<std::string> roles) {
+    return RolesAreMatcher(std::move(roles));
+}
+inline HoldsToolPairMatcher HoldsToolPair(std::string name) {
+    return HoldsToolPairMatcher(std::move(name));
+}
+inline PassesThroughMatcher PassesThrough(std::string id) {
+    return PassesThroughMatcher(std::move(id));
+}
+inline MatchesGoldenMatcher MatchesGolden(std::string name) {
+    return MatchesGoldenMatcher(std::move(name));
+}
 
 }  // namespace catch2_matchers
 

@@ -101,9 +101,9 @@ namespace agentcore::fixtures {
 
 /// How a deterministic session starts: the clock, the seed of its ids, its header.
 struct FixtureOptions {
-    std::uint64_t seed = 1;                  ///< seeds the entry ids
-    std::int64_t start_ms = 1767225600000;   ///< 2026-01-01T00:00:00.000Z
-    std::int64_t step_ms = 1000;             ///< the clock advances this much per call
+    std::uint64_t seed = 1;                 ///< seeds the entry ids
+    std::int64_t start_ms = 1767225600000;  ///< 2026-01-01T00:00:00.000Z
+    std::int64_t step_ms = 1000;            ///< the clock advances this much per call
     std::string session_id = "test-session";
     std::string cwd = "/work/project";
 };
@@ -130,8 +130,8 @@ using JsonlSession = Session<JsonlSessionStorage>;
 /// An empty in-memory session on a deterministic environment.
 /// Example: `auto session = agentcore::fixtures::deterministic_session({.seed = 7});`
 inline InMemorySession deterministic_session(const FixtureOptions& options = {}) {
-    return InMemorySession(
-        InMemorySessionStorage<>(deterministic_header(options), deterministic_environment(options)));
+    return InMemorySession(InMemorySessionStorage<>(deterministic_header(options),
+                                                    deterministic_environment(options)));
 }
 
 /// A folder of its own for one test, removed with everything in it when the object goes.
@@ -211,8 +211,8 @@ inline TempJsonlSession temp_jsonl_session(const FixtureOptions& options = {},
     storage_options.durability = Durability::os_buffered;
     storage_options.dialect = dialect;
     storage_options.environment = deterministic_environment(options);
-    auto storage =
-        JsonlSessionStorage::create(path, deterministic_header(options), std::move(storage_options));
+    auto storage = JsonlSessionStorage::create(path, deterministic_header(options),
+                                               std::move(storage_options));
     return TempJsonlSession{std::move(folder), std::move(path), JsonlSession(std::move(storage))};
 }
 
@@ -229,22 +229,24 @@ public:
         if (it == ids_.end()) {
             std::string known;
             for (const auto& [n, id] : ids_) known += (known.empty() ? "@" : ", @") + n;
-            throw SessionError(ErrorCode::not_found, "no entry is named '@" + std::string(name) +
-                                                         "' (named: " +
-                                                         (known.empty() ? "none" : known) + ")");
+            throw SessionError(ErrorCode::not_found,
+                               "no entry is named '@" + std::string(name) +
+                                   "' (named: " + (known.empty() ? "none" : known) + ")");
         }
         return it->second;
     }
-    [[nodiscard]] bool contains(std::string_view name) const { return ids_.find(name) != ids_.end(); }
+    [[nodiscard]] bool contains(std::string_view name) const {
+        return ids_.find(name) != ids_.end();
+    }
     [[nodiscard]] const std::map<std::string, std::string, std::less<>>& all() const noexcept {
         return ids_;
     }
     /// Names an entry. A name given twice: already_exists.
     void add(std::string name, std::string id) {
         if (contains(name))
-            throw SessionError(ErrorCode::already_exists,
-                               "the name '@" + name + "' is already given to entry '" +
-                                   ids_.find(name)->second + "'");
+            throw SessionError(ErrorCode::already_exists, "the name '@" + name +
+                                                              "' is already given to entry '" +
+                                                              ids_.find(name)->second + "'");
         ids_.emplace(std::move(name), std::move(id));
     }
 
@@ -300,9 +302,9 @@ public:
         for (auto& call : calls) {
             if (call.id.empty()) call.id = "call_" + std::to_string(++calls_made_);
             if (!call.arguments.is_object())
-                throw SessionError(ErrorCode::invalid_entry, "the arguments of tool call '" +
-                                                                 call.name +
-                                                                 "' are not a JSON object");
+                throw SessionError(
+                    ErrorCode::invalid_entry,
+                    "the arguments of tool call '" + call.name + "' are not a JSON object");
             m.content.emplace_back(ToolCallContent{
                 std::move(call.id), std::move(call.name), std::move(call.arguments), {}});
         }
@@ -319,7 +321,8 @@ public:
     SessionBuilder& tool(std::string_view name, std::string text, bool is_error = false) {
         const auto open = unanswered_calls();
         for (const auto& [call_id, tool_name] : open)
-            if (tool_name == name) return tool_result_for(call_id, std::string(name), std::move(text), is_error);
+            if (tool_name == name)
+                return tool_result_for(call_id, std::string(name), std::move(text), is_error);
         std::string listed;
         for (const auto& [call_id, tool_name] : open) {
             if (!listed.empty()) listed += ", ";
@@ -327,10 +330,10 @@ public:
             listed += '#';
             listed += call_id;
         }
-        throw SessionError(ErrorCode::invalid_entry,
-                           "no unanswered call of tool '" + std::string(name) +
-                               "' on the branch (unanswered: " + (listed.empty() ? "none" : listed) +
-                               ")");
+        throw SessionError(
+            ErrorCode::invalid_entry,
+            "no unanswered call of tool '" + std::string(name) +
+                "' on the branch (unanswered: " + (listed.empty() ? "none" : listed) + ")");
     }
 
     /// A tool result for `call_id`, whether or not such a call is on the branch (an orphan
@@ -352,7 +355,8 @@ public:
                                std::int64_t tokens_before = 0) {
         std::optional<std::string> first_kept;
         if (keep) first_kept = id(*keep);
-        return appended(append_compaction(session_, std::move(summary), std::move(first_kept), tokens_before));
+        return appended(
+            append_compaction(session_, std::move(summary), std::move(first_kept), tokens_before));
     }
 
     /// Continues from the entry named `name` (move_to); with a summary, a branch summary entry
@@ -369,7 +373,8 @@ public:
     /// Labels the entry named `name`; an empty label clears it.
     SessionBuilder& label(std::string_view name, std::string text) {
         const std::string& target = id(name);
-        return appended(append_label(session_, target, std::optional<std::string>(std::move(text))));
+        return appended(
+            append_label(session_, target, std::optional<std::string>(std::move(text))));
     }
 
     /// A model change; later assistant replies carry this provider and model.
@@ -396,7 +401,8 @@ public:
     }
 
     SessionBuilder& custom_message(std::string type, std::string text) {
-        return appended(append_custom_message_entry(session_, std::move(type), Content(std::move(text))));
+        return appended(
+            append_custom_message_entry(session_, std::move(type), Content(std::move(text))));
     }
 
     /// Moves the leaf to the entry named `name` (a leaf entry, set_leaf_id).
@@ -416,8 +422,9 @@ public:
     /// already_exists.
     SessionBuilder& as(std::string name) {
         if (!last_)
-            throw SessionError(ErrorCode::invalid_entry,
-                               "'@" + name + "' names nothing: the step before it appended no entry to name");
+            throw SessionError(
+                ErrorCode::invalid_entry,
+                "'@" + name + "' names nothing: the step before it appended no entry to name");
         anchors_.add(std::move(name), *last_);
         return *this;
     }
@@ -467,8 +474,10 @@ private:
             }
         };
         for (const auto& entry : get_branch(session_)) {
-            if (const auto* m = message_of(*entry)) visit(*m);
-            else if (const auto* c = std::get_if<CompactionEntry>(entry.get()); c && c->retained_tail)
+            if (const auto* m = message_of(*entry))
+                visit(*m);
+            else if (const auto* c = std::get_if<CompactionEntry>(entry.get());
+                     c && c->retained_tail)
                 for (const auto& m2 : *c->retained_tail) visit(m2);
         }
         return open;
@@ -551,7 +560,8 @@ public:
         std::string out;
         out.reserve(rest.size());
         for (std::size_t i = 0; i < rest.size(); ++i) {
-            if (rest[i] == '\\' && i + 1 < rest.size() && (rest[i + 1] == 'n' || rest[i + 1] == '\\')) {
+            if (rest[i] == '\\' && i + 1 < rest.size() &&
+                (rest[i + 1] == 'n' || rest[i + 1] == '\\')) {
                 out.push_back(rest[i + 1] == 'n' ? '\n' : '\\');
                 ++i;
             } else {
@@ -570,7 +580,8 @@ public:
             return Json::parse(rest);
         } catch (const Json::parse_error& e) {
             const std::size_t at = e.byte == 0 ? 0 : static_cast<std::size_t>(e.byte) - 1;
-            fail(start + std::min(at, rest.size()), "the " + std::string(what) + " is not valid JSON");
+            fail(start + std::min(at, rest.size()),
+                 "the " + std::string(what) + " is not valid JSON");
         }
     }
     void expect_end(std::string_view after) const {
@@ -638,7 +649,9 @@ private:
 
     void read_call(DescriptionLine& line) {
         const std::size_t arrow = line.pos();
-        if (!pending_) line.fail(arrow, "a tool call ('->') must follow an assistant line or another tool call");
+        if (!pending_)
+            line.fail(arrow,
+                      "a tool call ('->') must follow an assistant line or another tool call");
         line.skip(2);
         line.skip_blanks();
         ToolCall call;
@@ -655,7 +668,8 @@ private:
         if (!line.at_end()) {
             const std::size_t args_pos = line.pos();
             call.arguments = line.json_rest("tool call's arguments");
-            if (!call.arguments.is_object()) line.fail(args_pos, "the tool call's arguments must be a JSON object");
+            if (!call.arguments.is_object())
+                line.fail(args_pos, "the tool call's arguments must be a JSON object");
         }
         for (const auto& other : pending_->calls)
             if (!call.id.empty() && other.id == call.id)
@@ -673,13 +687,15 @@ private:
         std::optional<std::string> name;
         if (line.peek() == '@') {
             name = line.anchor("the entry");
-            if (!is_blank(line.peek())) line.fail(line.pos(), "expected a space after the entry's name");
+            if (!is_blank(line.peek()))
+                line.fail(line.pos(), "expected a space after the entry's name");
             line.skip_blanks();
         }
         const std::size_t item_pos = line.pos();
         const std::string item(line.word());
         const std::size_t n = line.number();
-        if (item.empty()) line.fail(item_pos, "expected an item (user, assistant, tool, compaction, from, ...)");
+        if (item.empty())
+            line.fail(item_pos, "expected an item (user, assistant, tool, compaction, from, ...)");
 
         if (item == "user") {
             std::string text = line.text_after_colon("user");
@@ -705,10 +721,12 @@ private:
             const auto slash = value.find('/');
             if (slash == std::string::npos || slash == 0 || slash + 1 == value.size())
                 line.fail(line.text_pos(), "expected PROVIDER/MODEL after 'model:'");
-            run(n, item_pos, [&] { builder_.model(value.substr(0, slash), value.substr(slash + 1)); });
+            run(n, item_pos,
+                [&] { builder_.model(value.substr(0, slash), value.substr(slash + 1)); });
         } else if (item == "thinking") {
             std::string level = line.text_after_colon("thinking");
-            if (level.empty()) line.fail(line.text_pos(), "expected a thinking level after 'thinking:'");
+            if (level.empty())
+                line.fail(line.text_pos(), "expected a thinking level after 'thinking:'");
             run(n, item_pos, [&] { builder_.thinking_level(std::move(level)); });
         } else if (item == "tools") {
             const std::string list = line.text_after_colon("tools");
@@ -717,7 +735,8 @@ private:
             while (!list.empty() && from <= list.size()) {
                 std::size_t comma = list.find(',', from);
                 if (comma == std::string::npos) comma = list.size();
-                std::string_view one = agentcore::detail::trim(std::string_view(list).substr(from, comma - from));
+                std::string_view one =
+                    agentcore::detail::trim(std::string_view(list).substr(from, comma - from));
                 if (one.empty()) line.fail(item_pos, "an empty tool name in 'tools:'");
                 names.emplace_back(one);
                 from = comma + 1;
@@ -760,9 +779,10 @@ private:
                 line.fail(target_pos, "expected @name or 'none' after 'leaf'");
             }
         } else {
-            line.fail(item_pos, "unknown item '" + item +
-                                    "' (expected user, assistant, tool, compaction, from, label, model, "
-                                    "thinking, tools, name, custom, custom_message or leaf)");
+            line.fail(item_pos,
+                      "unknown item '" + item +
+                          "' (expected user, assistant, tool, compaction, from, label, model, "
+                          "thinking, tools, name, custom, custom_message or leaf)");
         }
         name_it(n, start, name);
     }
@@ -788,8 +808,10 @@ private:
         }
         std::string text = line.text_after_colon("the tool result's name");
         run(line.number(), call_id ? item_pos : name_pos, [&] {
-            if (call_id) builder_.tool_result_for(*call_id, std::move(tool), std::move(text), is_error);
-            else builder_.tool(tool, std::move(text), is_error);
+            if (call_id)
+                builder_.tool_result_for(*call_id, std::move(tool), std::move(text), is_error);
+            else
+                builder_.tool(tool, std::move(text), is_error);
         });
     }
 
@@ -809,7 +831,9 @@ private:
             } else if (option == "tokens") {
                 const std::size_t number_pos = line.pos();
                 const std::string_view digits = line.word();
-                if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+                if (digits.empty() ||
+                    !std::all_of(digits.begin(), digits.end(),
+                                 [](char c) { return c >= '0' && c <= '9'; }) ||
                     digits.size() > 18)
                     line.fail(number_pos, "expected a number of tokens after 'tokens'");
                 tokens = std::stoll(std::string(digits));
@@ -822,21 +846,28 @@ private:
             [&] { builder_.compaction(std::move(summary), keep, tokens); });
     }
 
-    void read_from(DescriptionLine& line, const std::optional<std::string>& name, std::size_t start) {
+    void read_from(DescriptionLine& line, const std::optional<std::string>& name,
+                   std::size_t start) {
         line.skip_blanks();
         const std::size_t target_pos = line.pos();
         std::optional<std::string> target;
-        if (line.peek() == '@') target = line.anchor("the entry to continue from");
-        else if (line.word() != "root") line.fail(target_pos, "expected @name or 'root' after 'from'");
+        if (line.peek() == '@')
+            target = line.anchor("the entry to continue from");
+        else if (line.word() != "root")
+            line.fail(target_pos, "expected @name or 'root' after 'from'");
         line.skip_blanks();
         std::optional<std::string> summary;
         if (line.peek() == ':') summary = line.text_after_colon("from");
         line.expect_end("the entry to continue from");
         if (name && !summary)
-            line.fail(start, "'@" + *name + "' names nothing: 'from' without a summary appends no entry to name");
+            line.fail(start,
+                      "'@" + *name +
+                          "' names nothing: 'from' without a summary appends no entry to name");
         run(line.number(), target_pos, [&] {
-            if (target) builder_.from(*target, std::move(summary));
-            else builder_.from_root(std::move(summary));
+            if (target)
+                builder_.from(*target, std::move(summary));
+            else
+                builder_.from_root(std::move(summary));
         });
         name_it(line.number(), start, name);
     }
@@ -851,7 +882,8 @@ private:
 /// returns the names it gave. Throws SessionError naming the description's line and column; what
 /// was appended before the bad line stays.
 template <SessionStorage S>
-Anchors build_session(Session<S>& session, std::string_view description, BuilderOptions options = {}) {
+Anchors build_session(Session<S>& session, std::string_view description,
+                      BuilderOptions options = {}) {
     SessionBuilder<S> builder(session, std::move(options));
     detail::DescriptionReader<S>(builder).read(description);
     return builder.anchors();
@@ -867,7 +899,8 @@ struct DescribedSession {
 
 /// A deterministic in-memory session holding what `description` states.
 /// Example: `auto fx = session_from("@q user: Hi\nassistant: Hello"); fx.id("q");`
-inline DescribedSession session_from(std::string_view description, const FixtureOptions& options = {},
+inline DescribedSession session_from(std::string_view description,
+                                     const FixtureOptions& options = {},
                                      BuilderOptions builder_options = {}) {
     InMemorySession session = deterministic_session(options);
     Anchors anchors = build_session(session, description, std::move(builder_options));
@@ -893,12 +926,16 @@ inline std::string blocks_text(const std::vector<ContentBlock>& blocks) {
         std::visit(
             [&](const auto& b) {
                 using T = std::decay_t<decltype(b)>;
-                if constexpr (std::is_same_v<T, TextContent>) add(b.text);
-                else if constexpr (std::is_same_v<T, ImageContent>) add("[image " + b.mime_type + "]");
-                else if constexpr (std::is_same_v<T, ThinkingContent>) add("[thinking] " + b.thinking);
+                if constexpr (std::is_same_v<T, TextContent>)
+                    add(b.text);
+                else if constexpr (std::is_same_v<T, ImageContent>)
+                    add("[image " + b.mime_type + "]");
+                else if constexpr (std::is_same_v<T, ThinkingContent>)
+                    add("[thinking] " + b.thinking);
                 else if constexpr (std::is_same_v<T, ToolCallContent>)
                     add("→ " + b.name + "#" + b.id + " " + compact_json(b.arguments));
-                else add("[" + b.type + "]");
+                else
+                    add("[" + b.type + "]");
             },
             block);
     }
@@ -925,7 +962,8 @@ inline std::string message_text(const AgentMessage& message) {
                 return m.custom_type + ": " + detail::content_text(m.content);
             } else if constexpr (std::is_same_v<T, AssistantMessage>) {
                 std::string text = detail::blocks_text(m.content);
-                if (m.error_message) text += (text.empty() ? "error: " : "\nerror: ") + *m.error_message;
+                if (m.error_message)
+                    text += (text.empty() ? "error: " : "\nerror: ") + *m.error_message;
                 return text;
             } else if constexpr (std::is_same_v<T, ToolResultMessage>) {
                 return m.tool_name + "#" + m.tool_call_id + (m.is_error ? " (error): " : ": ") +
@@ -961,12 +999,15 @@ inline std::string entry_text(const SessionTreeEntry& entry) {
                 return e.provider + "/" + e.model_id;
             } else if constexpr (std::is_same_v<T, ActiveToolsChangeEntry>) {
                 std::string out;
-                for (const auto& name : e.active_tool_names) out += (out.empty() ? "" : ", ") + name;
+                for (const auto& name : e.active_tool_names)
+                    out += (out.empty() ? "" : ", ") + name;
                 return out;
-            } else if constexpr (std::is_same_v<T, CompactionEntry> || std::is_same_v<T, BranchSummaryEntry>) {
+            } else if constexpr (std::is_same_v<T, CompactionEntry> ||
+                                 std::is_same_v<T, BranchSummaryEntry>) {
                 return e.summary;
             } else if constexpr (std::is_same_v<T, CustomEntry>) {
-                return e.data.is_null() ? e.custom_type : e.custom_type + " " + detail::compact_json(e.data);
+                return e.data.is_null() ? e.custom_type
+                                        : e.custom_type + " " + detail::compact_json(e.data);
             } else if constexpr (std::is_same_v<T, CustomMessageEntry>) {
                 return e.custom_type + ": " + detail::content_text(e.content);
             } else if constexpr (std::is_same_v<T, LabelEntry>) {
@@ -989,19 +1030,23 @@ inline std::string one_line(std::string_view text, std::size_t max_chars) {
 }
 
 /// `text` with control characters other than newline and tab escaped (for multi-line output).
-inline std::string printable(std::string_view text) { return agentcore::detail::printable_text(text); }
+inline std::string printable(std::string_view text) {
+    return agentcore::detail::printable_text(text);
+}
 
 /// How long the one-line texts of the printers are, in code points (as `agentcore tree`).
 inline constexpr std::size_t preview_chars = 72;
 
 /// A message on one line: "assistant: Let me look. → ls#call_1 {"path":"."}".
-inline std::string describe_message(const AgentMessage& message, std::size_t max_chars = preview_chars) {
+inline std::string describe_message(const AgentMessage& message,
+                                    std::size_t max_chars = preview_chars) {
     const std::string text = one_line(message_text(message), max_chars);
     return std::string(role_of(message)) + (text.empty() ? "" : ": " + text);
 }
 
 /// An entry on one line, as `agentcore tree` shows it: "8a1ad34e assistant: Let me look.".
-inline std::string describe_entry(const SessionTreeEntry& entry, std::size_t max_chars = preview_chars) {
+inline std::string describe_entry(const SessionTreeEntry& entry,
+                                  std::size_t max_chars = preview_chars) {
     const std::string text = one_line(entry_text(entry), max_chars);
     return one_line(id_of(entry), 64) + " " + entry_kind(entry) + (text.empty() ? "" : ": " + text);
 }
@@ -1012,19 +1057,21 @@ inline std::string describe_entry(const SessionTreeEntry& entry, std::size_t max
 ///       [1] user: Which files are there?
 ///       [2] assistant: Let me look. → ls#call_1 {"path":"."}
 ///       [3] tool_result: ls#call_1: main.cpp
-inline std::string describe_context(const SessionContext& context, std::size_t max_chars = preview_chars) {
-    std::string out = std::to_string(context.messages.size()) +
-                      (context.messages.size() == 1 ? " message" : " messages") + " (thinking " +
-                      one_line(context.thinking_level, 40) + ", model " +
-                      (context.model ? one_line(context.model->provider + "/" + context.model->model_id, 80)
-                                     : std::string("none")) +
-                      ")" + (context.messages.empty() ? "" : ":");
+inline std::string describe_context(const SessionContext& context,
+                                    std::size_t max_chars = preview_chars) {
+    std::string out =
+        std::to_string(context.messages.size()) +
+        (context.messages.size() == 1 ? " message" : " messages") + " (thinking " +
+        one_line(context.thinking_level, 40) + ", model " +
+        (context.model ? one_line(context.model->provider + "/" + context.model->model_id, 80)
+                       : std::string("none")) +
+        ")" + (context.messages.empty() ? "" : ":");
     for (std::size_t i = 0; i < context.messages.size(); ++i)
         out += "\n  [" + std::to_string(i + 1) + "] " +
                (context.messages[i] ? describe_message(*context.messages[i], max_chars) : "(null)");
     for (const auto& d : context.dropped)
-        out += "\n  dropped " + std::string(to_string(d.reason)) + " " + one_line(d.tool_call_id, 64) +
-               (d.whole_message ? "" : " (the call only)");
+        out += "\n  dropped " + std::string(to_string(d.reason)) + " " +
+               one_line(d.tool_call_id, 64) + (d.whole_message ? "" : " (the call only)");
     return out;
 }
 
@@ -1073,7 +1120,8 @@ inline std::vector<ToolPair> tool_pairs_of(const SessionContext& context) {
 /// True when the context holds a call of tool `name` and, later, its result.
 inline bool holds_tool_pair(const SessionContext& context, std::string_view name) {
     const auto pairs = tool_pairs_of(context);
-    return std::any_of(pairs.begin(), pairs.end(), [name](const ToolPair& p) { return p.name == name; });
+    return std::any_of(pairs.begin(), pairs.end(),
+                       [name](const ToolPair& p) { return p.name == name; });
 }
 
 /// The pairs as "NAME#ID", for messages.
@@ -1093,7 +1141,8 @@ inline std::vector<std::string> ids_of(const std::vector<EntryHandle>& entries) 
 
 /// True when the path (or any list of entries) holds the entry with id `id`.
 inline bool passes_through(const std::vector<EntryHandle>& path, std::string_view id) {
-    return std::any_of(path.begin(), path.end(), [id](const EntryHandle& e) { return e && id_of(*e) == id; });
+    return std::any_of(path.begin(), path.end(),
+                       [id](const EntryHandle& e) { return e && id_of(*e) == id; });
 }
 
 /// "[a, b, c]", for messages.
@@ -1126,8 +1175,10 @@ inline std::string render_context(const SessionContext& context) {
                           : std::string("(none)")) +
            "\n";
     out += "active tools: ";
-    if (!context.active_tool_names) out += "(not set)";
-    else if (context.active_tool_names->empty()) out += "(none)";
+    if (!context.active_tool_names)
+        out += "(not set)";
+    else if (context.active_tool_names->empty())
+        out += "(none)";
     else
         for (std::size_t i = 0; i < context.active_tool_names->size(); ++i)
             out += (i ? ", " : "") + printable((*context.active_tool_names)[i]);
@@ -1156,8 +1207,8 @@ inline std::string render_context(const SessionContext& context) {
 struct TreeRenderOptions {
     /// Also the bookkeeping `label` and `leaf` entries (as `agentcore tree --all`).
     bool all = false;
-    bool timestamps = false;                  ///< a column of entry timestamps
-    std::size_t max_chars = preview_chars;    ///< of each entry's text
+    bool timestamps = false;                ///< a column of entry timestamps
+    std::size_t max_chars = preview_chars;  ///< of each entry's text
 };
 
 /// The session tree as `agentcore tree --no-fold` draws it, without colours: one line per
@@ -1236,7 +1287,8 @@ std::string render_tree(const S& storage, const TreeRenderOptions& options = {})
         std::string connector;  // "├─ ", "└─ " or "" for the subtree's first line
     };
     std::vector<Frame> stack;
-    auto push_children = [&stack](const std::vector<std::size_t>& children, const std::string& prefix) {
+    auto push_children = [&stack](const std::vector<std::size_t>& children,
+                                  const std::string& prefix) {
         if (children.size() == 1) {
             stack.push_back({children[0], prefix, ""});
             return;
@@ -1248,8 +1300,9 @@ std::string render_tree(const S& storage, const TreeRenderOptions& options = {})
     while (!stack.empty()) {
         Frame frame = std::move(stack.back());
         stack.pop_back();
-        const std::string continued =
-            frame.prefix + (frame.connector == "├─ " ? "│  " : frame.connector == "└─ " ? "   " : "");
+        const std::string continued = frame.prefix + (frame.connector == "├─ "   ? "│  "
+                                                      : frame.connector == "└─ " ? "   "
+                                                                                 : "");
         std::size_t current = frame.node;
         print_node(current, frame.prefix + frame.connector);
         while (nodes[current].children.size() == 1) {
@@ -1295,21 +1348,24 @@ inline bool env_flag(const char* name) {
 ///
 /// Complexity: O(n·m) in the line counts up to 4,000 lines each; beyond, the first differing line
 /// and the line counts only.
-inline std::string line_diff(std::string_view expected, std::string_view actual, std::size_t context = 3) {
+inline std::string line_diff(std::string_view expected, std::string_view actual,
+                             std::size_t context = 3) {
     if (expected == actual) return {};
     const auto a = detail::split_lines(expected);
     const auto b = detail::split_lines(actual);
     if (a == b) {
         const bool expected_nl = !expected.empty() && expected.back() == '\n';
-        return expected_nl ? "the actual text lacks the final newline of the expected text\n"
-                           : "the actual text ends with a newline the expected text does not have\n";
+        return expected_nl
+                   ? "the actual text lacks the final newline of the expected text\n"
+                   : "the actual text ends with a newline the expected text does not have\n";
     }
     constexpr std::size_t limit = 4000;
     if (a.size() > limit || b.size() > limit) {
         std::size_t i = 0;
         while (i < a.size() && i < b.size() && a[i] == b[i]) ++i;
         std::string out = "@@ line " + std::to_string(i + 1) + " @@ (the texts have " +
-                          std::to_string(a.size()) + " and " + std::to_string(b.size()) + " lines)\n";
+                          std::to_string(a.size()) + " and " + std::to_string(b.size()) +
+                          " lines)\n";
         if (i < a.size()) out += "-" + std::string(a[i]) + "\n";
         if (i < b.size()) out += "+" + std::string(b[i]) + "\n";
         return out;
@@ -1394,7 +1450,9 @@ inline GoldenResult check_golden(std::string_view actual, const std::string& nam
     std::string expected;
     if (exists) {
         std::ifstream in(result.path, std::ios::binary);
-        if (!in) throw SessionError(ErrorCode::storage, "cannot read the golden file '" + result.path + "'");
+        if (!in)
+            throw SessionError(ErrorCode::storage,
+                               "cannot read the golden file '" + result.path + "'");
         expected.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
     }
     if (exists && expected == actual) {
@@ -1407,7 +1465,9 @@ inline GoldenResult check_golden(std::string_view actual, const std::string& nam
         std::ofstream out(result.path, std::ios::binary | std::ios::trunc);
         out.write(actual.data(), static_cast<std::streamsize>(actual.size()));
         out.close();
-        if (!out) throw SessionError(ErrorCode::storage, "cannot write the golden file '" + result.path + "'");
+        if (!out)
+            throw SessionError(ErrorCode::storage,
+                               "cannot write the golden file '" + result.path + "'");
         result.matched = true;
         result.updated = true;
         return result;
@@ -1417,8 +1477,8 @@ inline GoldenResult check_golden(std::string_view actual, const std::string& nam
         result.message = "the golden file '" + result.path + "' does not exist " + how;
         return result;
     }
-    result.message = "the text differs from the golden file '" + result.path + "' (- expected, + actual) " +
-                     how + ":\n" + line_diff(expected, actual);
+    result.message = "the text differs from the golden file '" + result.path +
+                     "' (- expected, + actual) " + how + ":\n" + line_diff(expected, actual);
     return result;
 }
 

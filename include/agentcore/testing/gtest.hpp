@@ -79,12 +79,15 @@ inline namespace gtest_matchers {
 class RolesAreMatcher final : public ::testing::MatcherInterface<const SessionContext&> {
 public:
     explicit RolesAreMatcher(std::vector<std::string> roles) : roles_(std::move(roles)) {}
-    bool MatchAndExplain(const SessionContext& context, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const SessionContext& context,
+                         ::testing::MatchResultListener* listener) const override {
         const auto roles = roles_of(context);
         *listener << "whose roles are " << bracketed(roles);
         return roles == roles_;
     }
-    void DescribeTo(std::ostream* os) const override { *os << "has the roles " << bracketed(roles_); }
+    void DescribeTo(std::ostream* os) const override {
+        *os << "has the roles " << bracketed(roles_);
+    }
     void DescribeNegationTo(std::ostream* os) const override {
         *os << "does not have the roles " << bracketed(roles_);
     }
@@ -97,7 +100,8 @@ private:
 class HoldsToolPairMatcher final : public ::testing::MatcherInterface<const SessionContext&> {
 public:
     explicit HoldsToolPairMatcher(std::string name) : name_(std::move(name)) {}
-    bool MatchAndExplain(const SessionContext& context, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const SessionContext& context,
+                         ::testing::MatchResultListener* listener) const override {
         *listener << "whose tool pairs are " << bracketed(tool_pair_names(context));
         return holds_tool_pair(context, name_);
     }
@@ -113,15 +117,19 @@ private:
 };
 
 /// Matches a list of entries (a path, a branch) that holds the entry with this id.
-class PassesThroughMatcher final : public ::testing::MatcherInterface<const std::vector<EntryHandle>&> {
+class PassesThroughMatcher final
+    : public ::testing::MatcherInterface<const std::vector<EntryHandle>&> {
 public:
     explicit PassesThroughMatcher(std::string id) : id_(std::move(id)) {}
-    bool MatchAndExplain(const std::vector<EntryHandle>& path, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const std::vector<EntryHandle>& path,
+                         ::testing::MatchResultListener* listener) const override {
         *listener << "whose ids are " << bracketed(ids_of(path));
         return passes_through(path, id_);
     }
     void DescribeTo(std::ostream* os) const override { *os << "passes through entry " << id_; }
-    void DescribeNegationTo(std::ostream* os) const override { *os << "does not pass through entry " << id_; }
+    void DescribeNegationTo(std::ostream* os) const override {
+        *os << "does not pass through entry " << id_;
+    }
 
 private:
     std::string id_;
@@ -132,12 +140,15 @@ private:
 class MatchesGoldenMatcher final : public ::testing::MatcherInterface<const std::string&> {
 public:
     explicit MatchesGoldenMatcher(std::string name) : name_(std::move(name)) {}
-    bool MatchAndExplain(const std::string& actual, ::testing::MatchResultListener* listener) const override {
+    bool MatchAndExplain(const std::string& actual,
+                         ::testing::MatchResultListener* listener) const override {
         const GoldenResult result = check_golden(actual, name_);
         if (!result.matched) *listener << result.message;
         return result.matched;
     }
-    void DescribeTo(std::ostream* os) const override { *os << "matches the golden file '" << golden_path(name_) << "'"; }
+    void DescribeTo(std::ostream* os) const override {
+        *os << "matches the golden file '" << golden_path(name_) << "'";
+    }
     void DescribeNegationTo(std::ostream* os) const override {
         *os << "differs from the golden file '" << golden_path(name_) << "'";
     }

@@ -21,6 +21,7 @@ TEST_CASE("a failing check shows the context, the path and the golden diff", "[.
     CHECK(get_entry(fx.session, fx.id("a")) == get_branch(fx.session).back());
 
     TempFolder folder;
-    std::ofstream(folder.file("context.txt")) << render_context(build_context_at(fx.session, fx.id("a")));
+    std::ofstream(folder.file("context.txt"))
+        << render_context(build_context_at(fx.session, fx.id("a")));
     CHECK_THAT(render_context(context), MatchesGolden(folder.file("context.txt")));
 }

@@ -73,7 +73,8 @@ TEST_CASE("PassesThrough matches a path holding the entry", "[fixtures][catch2]"
     CHECK(PassesThrough("x").describe() == "passes through entry x");
 }
 
-TEST_CASE("MatchesGolden matches the file and shows the diff when it does not", "[fixtures][catch2]") {
+TEST_CASE("MatchesGolden matches the file and shows the diff when it does not",
+          "[fixtures][catch2]") {
     ::unsetenv("AGENTCORE_UPDATE_GOLDEN");  // this test's mismatch must not be accepted
     TempFolder folder;
     const std::string file = folder.file("golden.txt");

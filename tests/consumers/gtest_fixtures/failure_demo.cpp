@@ -21,6 +21,7 @@ TEST(FailureDemo, DISABLED_ShowsTheContextThePathAndTheGoldenDiff) {
     EXPECT_EQ(get_entry(fx.session, fx.id("a")), get_branch(fx.session).back());
 
     TempFolder folder;
-    std::ofstream(folder.file("context.txt")) << render_context(build_context_at(fx.session, fx.id("a")));
+    std::ofstream(folder.file("context.txt"))
+        << render_context(build_context_at(fx.session, fx.id("a")));
     EXPECT_THAT(render_context(context), MatchesGolden(folder.file("context.txt")));
 }

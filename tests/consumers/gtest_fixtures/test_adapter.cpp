@@ -45,7 +45,8 @@ TEST(Printers, ShowMessagesEntriesAndContextsAsTheTreeDoes) {
     EXPECT_EQ(::testing::PrintToString(EntryHandle()), "(null entry)");
     EXPECT_EQ(::testing::PrintToString(context), describe_context(context));
     const std::string listed = ::testing::PrintToString(path);
-    EXPECT_NE(listed.find(fx.id("q") + " user: Which files are there?"), std::string::npos) << listed;
+    EXPECT_NE(listed.find(fx.id("q") + " user: Which files are there?"), std::string::npos)
+        << listed;
     EXPECT_NE(listed.find("assistant: One file."), std::string::npos) << listed;
 }
 
@@ -54,11 +55,13 @@ TEST(Matchers, RolesAreMatchesTheRolesInOrder) {
     EXPECT_THAT(context, RolesAre({"user", "assistant", "tool_result", "assistant"}));
     EXPECT_THAT(context, Not(RolesAre({"user"})));
     EXPECT_EQ(explain<const SessionContext&>(RolesAre({"user", "assistant"}), context),
-              "has the roles [user, assistant]; whose roles are [user, assistant, tool_result, assistant]");
+              "has the roles [user, assistant]; whose roles are [user, assistant, tool_result, "
+              "assistant]");
 }
 
 TEST(Matchers, HoldsToolPairNeedsTheCallAndItsResult) {
-    auto fx = session_from("user: Look.\nassistant:\n -> ls\n -> read {\"path\": \"a\"}\ntool ls: a");
+    auto fx =
+        session_from("user: Look.\nassistant:\n -> ls\n -> read {\"path\": \"a\"}\ntool ls: a");
     const SessionContext context = build_context(fx.session);
     EXPECT_THAT(context, HoldsToolPair("ls"));
     EXPECT_EQ(explain<const SessionContext&>(HoldsToolPair("read"), context),
@@ -77,8 +80,9 @@ TEST(Matchers, MatchesGoldenShowsTheDiff) {
     const std::string file = folder.file("golden.txt");
     std::ofstream(file, std::ios::binary) << "a\nb\n";
     EXPECT_THAT(std::string("a\nb\n"), MatchesGolden(file));
-    EXPECT_EQ(explain<const std::string&>(MatchesGolden(file), std::string("a\nc\n")),
-              "matches the golden file '" + file + "'; the text differs from the golden file '" + file +
-                  "' (- expected, + actual) (run with AGENTCORE_UPDATE_GOLDEN=1 to accept the actual "
-                  "text):\n@@ expected line 1, actual line 1 @@\n a\n-b\n+c\n");
+    EXPECT_EQ(
+        explain<const std::string&>(MatchesGolden(file), std::string("a\nc\n")),
+        "matches the golden file '" + file + "'; the text differs from the golden file '" + file +
+            "' (- expected, + actual) (run with AGENTCORE_UPDATE_GOLDEN=1 to accept the actual "
+            "text):\n@@ expected line 1, actual line 1 @@\n a\n-b\n+c\n");
 }

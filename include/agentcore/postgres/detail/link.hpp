@@ -30,7 +30,9 @@ inline std::string new_owner() {
 }
 
 /// The milliseconds of a duration, as a parameter.
-inline std::int64_t millis(std::chrono::milliseconds d) noexcept { return static_cast<std::int64_t>(d.count()); }
+inline std::int64_t millis(std::chrono::milliseconds d) noexcept {
+    return static_cast<std::int64_t>(d.count());
+}
 
 struct Link {
     std::shared_ptr<Pool> pool;
@@ -53,9 +55,10 @@ struct Link {
             try {
                 Params p;
                 p.text(session).text(owner).int64(fence);
-                conn->exec("UPDATE sessions SET writer_owner = NULL, writer_expires = NULL"
-                           " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3",
-                           p, "releasing the lease on");
+                conn->exec(
+                    "UPDATE sessions SET writer_owner = NULL, writer_expires = NULL"
+                    " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3",
+                    p, "releasing the lease on");
             } catch (...) {
                 // The lease then runs out after its time-to-live.
             }

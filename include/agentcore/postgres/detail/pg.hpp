@@ -36,7 +36,9 @@ inline bool connection_lost_state(std::string_view state) noexcept {
 
 /// True for the SQLSTATEs of a transaction the server aborted so that it may be run again:
 /// serialization failure (40001) and deadlock (40P01).
-inline bool retryable_state(std::string_view state) noexcept { return state == "40001" || state == "40P01"; }
+inline bool retryable_state(std::string_view state) noexcept {
+    return state == "40001" || state == "40P01";
+}
 
 /// The SessionError code of a SQLSTATE: a unique violation → already_exists; serialization
 /// failure, deadlock, lock not available → locked; bad text (invalid UTF-8, a NUL) →
@@ -53,7 +55,9 @@ inline ErrorCode code_of(std::string_view state) noexcept {
 class Error : public SessionError {
 public:
     Error(ErrorCode code, const std::string& message, std::string sqlstate, bool connection_lost)
-        : SessionError(code, message), sqlstate_(std::move(sqlstate)), connection_lost_(connection_lost) {}
+        : SessionError(code, message),
+          sqlstate_(std::move(sqlstate)),
+          connection_lost_(connection_lost) {}
     [[nodiscard]] const std::string& sqlstate() const noexcept { return sqlstate_; }
     [[nodiscard]] bool connection_lost() const noexcept { return connection_lost_; }
 
@@ -76,7 +80,8 @@ public:
     Params& int64(std::int64_t v) { return text(std::to_string(v)); }
     Params& real(double v) {
         char buf[64];
-        const auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
+        const auto r =
+            std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
         return text(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
     }
     Params& boolean(bool v) { return text(v ? "true" : "false"); }
@@ -85,19 +90,23 @@ public:
         nulls_.push_back(true);
         return *this;
     }
-    Params& text(const std::optional<std::string>& v) { return v ? text(std::string_view(*v)) : null(); }
+    Params& text(const std::optional<std::string>& v) {
+        return v ? text(std::string_view(*v)) : null();
+    }
     Params& int64(const std::optional<std::int64_t>& v) { return v ? int64(*v) : null(); }
 
     [[nodiscard]] int size() const noexcept { return static_cast<int>(values_.size()); }
     // The pointers libpq reads; valid until the next change.
     [[nodiscard]] std::vector<const char*> pointers() const {
         std::vector<const char*> out(values_.size());
-        for (std::size_t i = 0; i < values_.size(); ++i) out[i] = nulls_[i] ? nullptr : values_[i].c_str();
+        for (std::size_t i = 0; i < values_.size(); ++i)
+            out[i] = nulls_[i] ? nullptr : values_[i].c_str();
         return out;
     }
     [[nodiscard]] std::vector<int> lengths() const {
         std::vector<int> out(values_.size());
-        for (std::size_t i = 0; i < values_.size(); ++i) out[i] = static_cast<int>(values_[i].size());
+        for (std::size_t i = 0; i < values_.size(); ++i)
+            out[i] = static_cast<int>(values_[i].size());
         return out;
     }
 
@@ -127,7 +136,9 @@ public:
     explicit Result(PGresult* r) noexcept : r_(r) {}
 
     [[nodiscard]] int rows() const noexcept { return r_ ? PQntuples(r_.get()) : 0; }
-    [[nodiscard]] bool is_null(int row, int col) const noexcept { return PQgetisnull(r_.get(), row, col) != 0; }
+    [[nodiscard]] bool is_null(int row, int col) const noexcept {
+        return PQgetisnull(r_.get(), row, col) != 0;
+    }
     [[nodiscard]] std::string_view text(int row, int col) const noexcept {
         return std::string_view(PQgetvalue(r_.get(), row, col),
                                 static_cast<std::size_t>(PQgetlength(r_.get(), row, col)));
@@ -184,9 +195,13 @@ public:
     [[nodiscard]] const std::string& name() const noexcept { return name_; }
     [[nodiscard]] PGconn* handle() const noexcept { return conn_.get(); }
     /// True when the connection is gone (a lost server, a terminated backend).
-    [[nodiscard]] bool broken() const noexcept { return !conn_ || PQstatus(conn_.get()) == CONNECTION_BAD; }
+    [[nodiscard]] bool broken() const noexcept {
+        return !conn_ || PQstatus(conn_.get()) == CONNECTION_BAD;
+    }
     /// True when no transaction is open.
-    [[nodiscard]] bool idle() const noexcept { return conn_ && PQtransactionStatus(conn_.get()) == PQTRANS_IDLE; }
+    [[nodiscard]] bool idle() const noexcept {
+        return conn_ && PQtransactionStatus(conn_.get()) == PQTRANS_IDLE;
+    }
 
     /// Replaces a lost connection with a new one to the same database (the settings made with
     /// set() are made again). Failure: storage.
@@ -220,14 +235,16 @@ public:
         const Fault fault = std::exchange(fault_, Fault::none);
         if (fault == Fault::drop_before_send) cut();
         if (fault == Fault::none) {
-            Result r(PQexecParams(conn_.get(), sql, params.size(), nullptr, values.data(), lengths.data(), nullptr, 0));
+            Result r(PQexecParams(conn_.get(), sql, params.size(), nullptr, values.data(),
+                                  lengths.data(), nullptr, 0));
             check(r, what);
             return r;
         }
         // The fault path: send, maybe cut, then read what comes back. A cut after the send
         // loses the outcome even when the reply was already in the socket's buffer: the caller
         // sees a lost connection either way, as a client does when the network fails there.
-        if (PQsendQueryParams(conn_.get(), sql, params.size(), nullptr, values.data(), lengths.data(), nullptr, 0) == 1) {
+        if (PQsendQueryParams(conn_.get(), sql, params.size(), nullptr, values.data(),
+                              lengths.data(), nullptr, 0) == 1) {
             PQflush(conn_.get());
             if (fault == Fault::drop_after_send) {
                 cut();
@@ -262,17 +279,21 @@ private:
 
     void connect() {
         conn_.reset(PQconnectdb(conninfo_.c_str()));
-        if (!conn_) throw Error(ErrorCode::storage, "connecting to PostgreSQL: out of memory", "", true);
+        if (!conn_)
+            throw Error(ErrorCode::storage, "connecting to PostgreSQL: out of memory", "", true);
         const char* db = PQdb(conn_.get());
         name_ = db ? db : "";
         if (PQstatus(conn_.get()) != CONNECTION_OK) {
             std::string message = PQerrorMessage(conn_.get());
-            while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+            while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+                message.pop_back();
             conn_.reset();
-            throw Error(ErrorCode::storage, "connecting to PostgreSQL database '" + name_ + "': " + message, "", true);
+            throw Error(ErrorCode::storage,
+                        "connecting to PostgreSQL database '" + name_ + "': " + message, "", true);
         }
         // Notices (such as "already exists, skipping") are not for the application's stderr.
-        PQsetNoticeProcessor(conn_.get(), [](void*, const char*) {}, nullptr);
+        PQsetNoticeProcessor(
+            conn_.get(), [](void*, const char*) {}, nullptr);
     }
 
     void apply(const std::string& setting, const std::string& value) {
@@ -295,7 +316,8 @@ private:
     void check(const Result& r, std::string_view what) {
         const PGresult* res = r.native();
         const ExecStatusType status = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
-        if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY) return;
+        if (status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK || status == PGRES_EMPTY_QUERY)
+            return;
         const char* state_field = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : nullptr;
         std::string state = state_field ? state_field : "";
         if (broken() || connection_lost_state(state)) throw lost(what, std::move(state));
@@ -304,7 +326,8 @@ private:
         if (state.substr(0, 2) != "22") {
             const char* primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : nullptr;
             detail = primary ? primary : PQerrorMessage(conn_.get());
-            while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' ')) detail.pop_back();
+            while (!detail.empty() && (detail.back() == '\n' || detail.back() == ' '))
+                detail.pop_back();
         } else {
             detail = "the server refused a value";
         }
@@ -378,7 +401,8 @@ public:
         return std::make_unique<Connection>(conninfo_);
     }
 
-    /// Keeps a connection for later, unless it is broken, inside a transaction, or the pool is full.
+    /// Keeps a connection for later, unless it is broken, inside a transaction, or the pool is
+    /// full.
     void give_back(std::unique_ptr<Connection> c) noexcept {
         if (!c || c->broken() || !c->idle()) return;
         std::lock_guard<std::mutex> lock(mutex_);

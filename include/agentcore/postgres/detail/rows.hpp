@@ -24,19 +24,21 @@ inline constexpr int sets_model = 2;
 inline constexpr int sets_tools = 4;
 
 inline int sets_bits(const StateSets& s) noexcept {
-    return (s.thinking_level ? sets_thinking : 0) | (s.model ? sets_model : 0) | (s.active_tools ? sets_tools : 0);
+    return (s.thinking_level ? sets_thinking : 0) | (s.model ? sets_model : 0) |
+           (s.active_tools ? sets_tools : 0);
 }
 
 /// The columns that come from the entry alone.
 struct EntryColumns {
     std::string type;
-    std::optional<std::string> target_id;      ///< label and leaf entries
-    std::optional<std::string> label;          ///< label entries: the trimmed label, none when it clears
-    std::optional<std::string> name;           ///< session_info entries: the trimmed name, none when it clears
+    std::optional<std::string> target_id;  ///< label and leaf entries
+    std::optional<std::string> label;  ///< label entries: the trimmed label, none when it clears
+    std::optional<std::string>
+        name;  ///< session_info entries: the trimmed name, none when it clears
     std::optional<std::string> first_kept_id;  ///< compactions
-    std::optional<bool> retained_tail;         ///< compactions: whether they keep a tail of their own
+    std::optional<bool> retained_tail;  ///< compactions: whether they keep a tail of their own
     int sets = 0;
-    std::optional<Usage> usage;                ///< what the stats count, when the entry has any
+    std::optional<Usage> usage;  ///< what the stats count, when the entry has any
 };
 
 inline EntryColumns columns_of(const SessionTreeEntry& entry) {
@@ -70,9 +72,10 @@ inline void check_storable(const EntryColumns& c, const std::string& entry_id) {
     auto bad = [](const std::optional<std::string>& s) { return s && has_nul(*s); };
     if (has_nul(entry_id) || has_nul(c.type) || bad(c.target_id) || bad(c.label) || bad(c.name) ||
         bad(c.first_kept_id))
-        throw SessionError(ErrorCode::invalid_entry,
-                           "an entry's id, type, label, name or target holds a NUL byte, which PostgreSQL "
-                           "text cannot store");
+        throw SessionError(
+            ErrorCode::invalid_entry,
+            "an entry's id, type, label, name or target holds a NUL byte, which PostgreSQL "
+            "text cannot store");
 }
 
 /// An entry's place in the tree. Positions (seq) count from 1 in append order.
@@ -127,22 +130,38 @@ inline Node place(std::int64_t seq, const Node* parent, int sets, const EntryCol
 /// u_cache_write, u_cost, line.
 inline constexpr int insert_column_count = 22;
 inline constexpr const char* insert_columns =
-    "session_id, seq, id, parent_seq, type, target_id, label, name, first_kept_id, retained_tail, root_seq,"
-    " path_start_seq, state_thinking, state_model, state_tools, sets, u_input, u_output, u_cache_read,"
+    "session_id, seq, id, parent_seq, type, target_id, label, name, first_kept_id, retained_tail, "
+    "root_seq,"
+    " path_start_seq, state_thinking, state_model, state_tools, sets, u_input, u_output, "
+    "u_cache_read,"
     " u_cache_write, u_cost, line";
 
-inline void bind_row(Params& p, std::string_view session, const Node& n, std::string_view id, const EntryColumns& c,
-                     std::string_view line) {
-    p.text(session).int64(n.seq).text(id).int64(n.parent_seq).text(c.type).text(c.target_id).text(c.label)
-        .text(c.name).text(c.first_kept_id);
+inline void bind_row(Params& p, std::string_view session, const Node& n, std::string_view id,
+                     const EntryColumns& c, std::string_view line) {
+    p.text(session)
+        .int64(n.seq)
+        .text(id)
+        .int64(n.parent_seq)
+        .text(c.type)
+        .text(c.target_id)
+        .text(c.label)
+        .text(c.name)
+        .text(c.first_kept_id);
     if (c.retained_tail)
         p.boolean(*c.retained_tail);
     else
         p.null();
-    p.int64(n.root_seq).int64(n.path_start_seq).int64(n.state_thinking).int64(n.state_model)
-        .int64(n.state_tools).int64(c.sets);
+    p.int64(n.root_seq)
+        .int64(n.path_start_seq)
+        .int64(n.state_thinking)
+        .int64(n.state_model)
+        .int64(n.state_tools)
+        .int64(c.sets);
     if (c.usage)
-        p.int64(c.usage->input).int64(c.usage->output).int64(c.usage->cache_read).int64(c.usage->cache_write)
+        p.int64(c.usage->input)
+            .int64(c.usage->output)
+            .int64(c.usage->cache_read)
+            .int64(c.usage->cache_write)
             .real(c.usage->cost.total);
     else
         p.null().null().null().null().null();
@@ -193,7 +212,8 @@ inline void advance(SessionState& s, const SessionTreeEntry& entry) {
 /// The state columns of sessions, in this order: next_seq, leaf_id, name, message_count,
 /// cached_tokens, uncached_tokens, total_tokens, cost_total.
 inline constexpr const char* state_columns =
-    "next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens, total_tokens, cost_total";
+    "next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens, total_tokens, "
+    "cost_total";
 
 inline SessionState state_of(const Result& r, int row, int first) {
     SessionState s;
@@ -209,8 +229,13 @@ inline SessionState state_of(const Result& r, int row, int first) {
 }
 
 inline void bind_state(Params& p, const SessionState& s) {
-    p.int64(s.next_seq).text(s.leaf).text(s.name).int64(static_cast<std::int64_t>(s.stats.message_count))
-        .int64(s.stats.cached_tokens).int64(s.stats.uncached_tokens).int64(s.stats.total_tokens)
+    p.int64(s.next_seq)
+        .text(s.leaf)
+        .text(s.name)
+        .int64(static_cast<std::int64_t>(s.stats.message_count))
+        .int64(s.stats.cached_tokens)
+        .int64(s.stats.uncached_tokens)
+        .int64(s.stats.total_tokens)
         .real(s.stats.cost_total);
 }
 

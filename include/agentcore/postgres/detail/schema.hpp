@@ -30,7 +30,8 @@ inline constexpr const char* migrations[] = {
     // 1: sessions and entries. Text that is ordered or compared (ids, times, cwd) uses the "C"
     // collation: byte order, as every other storage sorts.
     "CREATE TABLE sessions ("
-    " id text COLLATE \"C\" PRIMARY KEY, created text COLLATE \"C\" NOT NULL, cwd text COLLATE \"C\" NOT NULL,"
+    " id text COLLATE \"C\" PRIMARY KEY, created text COLLATE \"C\" NOT NULL, cwd text COLLATE "
+    "\"C\" NOT NULL,"
     " dialect smallint NOT NULL, header text NOT NULL, next_seq bigint NOT NULL DEFAULT 1,"
     " leaf_id text, name text, message_count bigint NOT NULL DEFAULT 0,"
     " cached_tokens bigint NOT NULL DEFAULT 0, uncached_tokens bigint NOT NULL DEFAULT 0,"
@@ -40,9 +41,12 @@ inline constexpr const char* migrations[] = {
     "CREATE INDEX sessions_by_time ON sessions (created, id);"
     "CREATE TABLE entries ("
     " session_id text COLLATE \"C\" NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,"
-    " seq bigint NOT NULL, id text COLLATE \"C\" NOT NULL, parent_seq bigint, type text COLLATE \"C\" NOT NULL,"
-    " target_id text COLLATE \"C\", label text, name text, first_kept_id text COLLATE \"C\", retained_tail boolean,"
-    " root_seq bigint NOT NULL, path_start_seq bigint NOT NULL, state_thinking bigint, state_model bigint,"
+    " seq bigint NOT NULL, id text COLLATE \"C\" NOT NULL, parent_seq bigint, type text COLLATE "
+    "\"C\" NOT NULL,"
+    " target_id text COLLATE \"C\", label text, name text, first_kept_id text COLLATE \"C\", "
+    "retained_tail boolean,"
+    " root_seq bigint NOT NULL, path_start_seq bigint NOT NULL, state_thinking bigint, state_model "
+    "bigint,"
     " state_tools bigint, sets smallint NOT NULL DEFAULT 0, u_input bigint, u_output bigint,"
     " u_cache_read bigint, u_cache_write bigint, u_cost double precision, line text NOT NULL,"
     " PRIMARY KEY (session_id, seq), UNIQUE (session_id, id), CHECK (parent_seq < seq),"
@@ -69,9 +73,9 @@ inline std::int64_t stored_schema_version(Connection& c) {
 }
 
 inline SessionError newer_schema(const Connection& c, std::int64_t v) {
-    return SessionError(ErrorCode::invalid_session, "database '" + c.name() + "' has schema version " +
-                                                        std::to_string(v) + ", newer than this library's " +
-                                                        std::to_string(schema_version));
+    return SessionError(ErrorCode::invalid_session,
+                        "database '" + c.name() + "' has schema version " + std::to_string(v) +
+                            ", newer than this library's " + std::to_string(schema_version));
 }
 
 /// Readies a database: checks the schema version (a newer one: invalid_session, nothing
@@ -82,20 +86,23 @@ inline void prepare(Connection& c, bool writable) {
     if (version > schema_version) throw newer_schema(c, version);
     if (version == schema_version) return;
     if (!writable)
-        throw SessionError(ErrorCode::invalid_session,
-                           "database '" + c.name() + "' has schema version " + std::to_string(version) +
-                               "; open it for writing once to migrate it to " + std::to_string(schema_version));
+        throw SessionError(
+            ErrorCode::invalid_session,
+            "database '" + c.name() + "' has schema version " + std::to_string(version) +
+                "; open it for writing once to migrate it to " + std::to_string(schema_version));
     // Two first migrators may race on creating the version table itself: the loser's catalog
     // insert fails (23505, 42P07 or 42710) after the winner's commit, and the next try finds
     // the table made.
     for (int attempt = 0;; ++attempt) {
         try {
-            c.exec("CREATE TABLE IF NOT EXISTS agentcore_schema_migrations"
-                   " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)",
-                   "creating the schema of");
+            c.exec(
+                "CREATE TABLE IF NOT EXISTS agentcore_schema_migrations"
+                " (version integer PRIMARY KEY, applied_at timestamptz NOT NULL)",
+                "creating the schema of");
             break;
         } catch (const Error& e) {
-            const bool raced = e.sqlstate() == "23505" || e.sqlstate() == "42P07" || e.sqlstate() == "42710";
+            const bool raced =
+                e.sqlstate() == "23505" || e.sqlstate() == "42P07" || e.sqlstate() == "42710";
             if (attempt >= 3 || !raced) throw;
         }
     }
@@ -106,14 +113,16 @@ inline void prepare(Connection& c, bool writable) {
                 "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES ($1, now())"
                 " ON CONFLICT (version) DO NOTHING RETURNING version",
                 Params().int64(v), "migrating the schema of");
-            if (claimed.rows() == 0) continue;  // applied already (perhaps just now, by another process)
+            if (claimed.rows() == 0)
+                continue;  // applied already (perhaps just now, by another process)
             try {
                 c.exec_script(migrations[v - 1], "migrating the schema of");
             } catch (const Error& e) {
                 if (e.sqlstate() == "42P07")
                     throw SessionError(ErrorCode::invalid_session,
                                        "database '" + c.name() +
-                                           "' holds a table named like agentcore's (sessions, entries) that is not "
+                                           "' holds a table named like agentcore's (sessions, "
+                                           "entries) that is not "
                                            "agentcore's; use another database or schema");
                 throw;
             }

@@ -22,14 +22,15 @@ namespace agentcore::detail::sqlite {
 /// invalid_session, a UNIQUE or PRIMARY KEY conflict → already_exists, everything else → storage.
 inline ErrorCode code_of(int rc) noexcept {
     switch (rc & 0xff) {
-    case SQLITE_BUSY:
-    case SQLITE_LOCKED: return ErrorCode::locked;
-    case SQLITE_NOTADB:
-    case SQLITE_CORRUPT: return ErrorCode::invalid_session;
-    case SQLITE_CONSTRAINT:
-        return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY ? ErrorCode::already_exists
-                                                                                    : ErrorCode::storage;
-    default: return ErrorCode::storage;
+        case SQLITE_BUSY:
+        case SQLITE_LOCKED: return ErrorCode::locked;
+        case SQLITE_NOTADB:
+        case SQLITE_CORRUPT: return ErrorCode::invalid_session;
+        case SQLITE_CONSTRAINT:
+            return rc == SQLITE_CONSTRAINT_UNIQUE || rc == SQLITE_CONSTRAINT_PRIMARYKEY
+                       ? ErrorCode::already_exists
+                       : ErrorCode::storage;
+        default: return ErrorCode::storage;
     }
 }
 
@@ -52,7 +53,9 @@ public:
     ~Statement() { sqlite3_finalize(stmt_); }
 
     Statement& bind(int i, std::string_view text) {
-        check(sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8), "binding");
+        check(
+            sqlite3_bind_text64(stmt_, i, text.data(), text.size(), SQLITE_TRANSIENT, SQLITE_UTF8),
+            "binding");
         return *this;
     }
     Statement& bind(int i, std::int64_t value) {
@@ -88,12 +91,15 @@ public:
         }
     }
 
-    [[nodiscard]] bool is_null(int col) const { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+    [[nodiscard]] bool is_null(int col) const {
+        return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
+    }
     [[nodiscard]] std::int64_t int64(int col) const { return sqlite3_column_int64(stmt_, col); }
     [[nodiscard]] double real(int col) const { return sqlite3_column_double(stmt_, col); }
     [[nodiscard]] std::string_view text(int col) const {
         const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, col));
-        return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : std::string_view{};
+        return p ? std::string_view(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+                 : std::string_view{};
     }
     [[nodiscard]] std::optional<std::string> optional_text(int col) const {
         if (is_null(col)) return std::nullopt;
@@ -106,8 +112,9 @@ public:
     }
 
     [[noreturn]] void fail(int rc, std::string_view what) const {
-        throw SessionError(code_of(rc), std::string(what) + " '" + std::string(path_) + "': " +
-                                            sqlite3_errstr(rc) + " (SQLite code " + std::to_string(rc) + ")");
+        throw SessionError(code_of(rc), std::string(what) + " '" + std::string(path_) +
+                                            "': " + sqlite3_errstr(rc) + " (SQLite code " +
+                                            std::to_string(rc) + ")");
     }
 
 private:
@@ -147,7 +154,8 @@ public:
         const int rc = sqlite3_open_v2(path_.c_str(), &db, flags, nullptr);
         db_.reset(db);
         if (rc != SQLITE_OK) {
-            const ErrorCode code = rc == SQLITE_CANTOPEN && !create ? ErrorCode::not_found : code_of(rc);
+            const ErrorCode code =
+                rc == SQLITE_CANTOPEN && !create ? ErrorCode::not_found : code_of(rc);
             throw SessionError(code, "opening database '" + path_ + "': " + sqlite3_errstr(rc) +
                                          " (SQLite code " + std::to_string(rc) + ")");
         }
@@ -167,8 +175,9 @@ public:
         sqlite3_free(message);
         if (rc != SQLITE_OK) {
             const int ext = sqlite3_extended_errcode(db_.get());
-            throw SessionError(code_of(ext), std::string(what) + " '" + path_ + "': " + sqlite3_errstr(ext) +
-                                                 " (SQLite code " + std::to_string(ext) + ")");
+            throw SessionError(code_of(ext), std::string(what) + " '" + path_ +
+                                                 "': " + sqlite3_errstr(ext) + " (SQLite code " +
+                                                 std::to_string(ext) + ")");
         }
     }
 
@@ -177,11 +186,13 @@ public:
         auto it = statements_.find(sql);
         if (it == statements_.end()) {
             sqlite3_stmt* stmt = nullptr;
-            const int rc = sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
+            const int rc =
+                sqlite3_prepare_v3(db_.get(), sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt, nullptr);
             if (rc != SQLITE_OK) {
                 sqlite3_finalize(stmt);
                 const int ext = sqlite3_extended_errcode(db_.get());
-                throw SessionError(code_of(ext), "preparing a statement on '" + path_ + "': " + sqlite3_errstr(ext) +
+                throw SessionError(code_of(ext), "preparing a statement on '" + path_ +
+                                                     "': " + sqlite3_errstr(ext) +
                                                      " (SQLite code " + std::to_string(ext) + ")");
             }
             it = statements_.emplace(sql, Statement(stmt, path_)).first;
@@ -207,7 +218,9 @@ private:
 /// the start, so a transaction never fails half-way to upgrade a read lock.
 class Transaction {
 public:
-    explicit Transaction(Database& db) : db_(db) { db_.exec("BEGIN IMMEDIATE", "starting a write transaction on"); }
+    explicit Transaction(Database& db) : db_(db) {
+        db_.exec("BEGIN IMMEDIATE", "starting a write transaction on");
+    }
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
     ~Transaction() {

@@ -43,7 +43,8 @@ inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::si
 
 inline std::int64_t stored_schema_version(Database& db) {
     auto& has = db.statement(
-        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'agentcore_schema_migrations'");
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
+        "'agentcore_schema_migrations'");
     Reset h(has);
     has.step();
     if (has.int64(0) == 0) {
@@ -77,7 +78,8 @@ inline void prepare(Database& db, bool writable, bool durable) {
     if (!writable) {
         if (version < schema_version)
             throw SessionError(ErrorCode::invalid_session,
-                               "database '" + db.path() + "' has schema version " + std::to_string(version) +
+                               "database '" + db.path() + "' has schema version " +
+                                   std::to_string(version) +
                                    "; open it for writing once to migrate it to " +
                                    std::to_string(schema_version));
         return;
@@ -89,11 +91,15 @@ inline void prepare(Database& db, bool writable, bool durable) {
     version = stored_schema_version(db);  // another process may have migrated meanwhile
     if (version > schema_version) throw newer(version);
     if (version == 0)
-        db.exec("CREATE TABLE agentcore_schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL) STRICT",
-                "creating the schema of");
+        db.exec(
+            "CREATE TABLE agentcore_schema_migrations (version INTEGER PRIMARY KEY, applied_at "
+            "TEXT NOT NULL) STRICT",
+            "creating the schema of");
     for (std::int64_t v = version; v < schema_version; ++v) {
         db.exec(migrations[v], "migrating the schema of");
-        db.statement("INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, strftime('%Y-%m-%dT%H:%M:%fZ'))")
+        db.statement(
+              "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, "
+              "strftime('%Y-%m-%dT%H:%M:%fZ'))")
             .bind(1, v + 1)
             .run();
     }
