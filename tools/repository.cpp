@@ -8,6 +8,10 @@
 #ifdef AGENTCORE_TOOL_SQLITE
 #include <agentcore/sqlite/sqlite_repo.hpp>
 #endif
+// Linking agentcore::postgres (where libpq was found) registers `postgresql://` and `postgres://`.
+#ifdef AGENTCORE_TOOL_POSTGRES
+#include <agentcore/postgres/postgres_repo.hpp>
+#endif
 
 #include <sys/stat.h>
 
@@ -46,7 +50,8 @@ bool scheme_known(const std::string& scheme) {
 }
 
 std::string repository_hint() {
-    return "a folder of session files, or a URL such as sqlite:sessions.db";
+    return "a folder of session files, or a URL such as sqlite:sessions.db or "
+           "postgresql://host/database";
 }
 
 }  // namespace

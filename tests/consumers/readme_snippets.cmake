@@ -9,8 +9,10 @@
 # and `run_my_tool`.
 # A snippet that includes <agentcore/testing/catch2.hpp> is a test case: the Catch2 fixtures
 # consumer (packaging.fixtures_catch2) compiles and runs it with Catch2, so it is skipped here.
+# A snippet that includes an <agentcore/postgres/...> header needs libpq's headers: it is compiled
+# with POSTGRES_INCLUDES, and skipped (and counted) where libpq was not found.
 # Usage: cmake -DREADME=<README.md> -DWORK=<scratch> -DCOMPILER=<c++> -DINCLUDES=<dir;dir>
-#              -P readme_snippets.cmake
+#              [-DPOSTGRES_INCLUDES=<dir;dir>] -P readme_snippets.cmake
 file(REMOVE_RECURSE ${WORK})
 file(MAKE_DIRECTORY ${WORK})
 file(STRINGS ${README} _lines)
@@ -38,6 +40,7 @@ template <class OnChunk> static void my_http_post(const std::string&, const std:
 set(_in_block FALSE)
 set(_count 0)
 set(_skipped 0)
+set(_skipped_pg 0)
 set(_failures "")
 foreach(_line IN LISTS _lines)
     if(NOT _in_block)
@@ -62,6 +65,16 @@ foreach(_line IN LISTS _lines)
         math(EXPR _skipped "${_skipped} + 1")
         continue()
     endif()
+    set(_snippet_flags ${_flags})
+    if(_includes MATCHES "<agentcore/postgres/")
+        if(NOT POSTGRES_INCLUDES)
+            math(EXPR _skipped_pg "${_skipped_pg} + 1")
+            continue()
+        endif()
+        foreach(_dir IN LISTS POSTGRES_INCLUDES)
+            list(APPEND _snippet_flags -I${_dir})
+        endforeach()
+    endif()
     set(_source ${WORK}/snippet_${_count}.cpp)
     if(_body MATCHES "int main\\(")
         file(WRITE ${_source} "${_includes}${_body}")
@@ -72,7 +85,7 @@ foreach(_line IN LISTS _lines)
         endif()
         file(WRITE ${_source} "${_head}${_includes}${_prelude_body}${_body}    }\n}\n")
     endif()
-    execute_process(COMMAND ${COMPILER} ${_flags} ${_source}
+    execute_process(COMMAND ${COMPILER} ${_snippet_flags} ${_source}
                     RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
     if(NOT _rc EQUAL 0)
         string(APPEND _failures "README.md's C++ snippet ${_count} (${_source}):\n${_out}${_err}\n")
@@ -84,5 +97,5 @@ endif()
 if(_failures)
     message(FATAL_ERROR "${_failures}")
 endif()
-math(EXPR _compiled "${_count} - ${_skipped}")
-message(STATUS "README.md: ${_compiled} C++ snippets compile with ${_flags} (${_skipped} Catch2 test case(s) left to packaging.fixtures_catch2)")
+math(EXPR _compiled "${_count} - ${_skipped} - ${_skipped_pg}")
+message(STATUS "README.md: ${_compiled} C++ snippets compile with ${_flags} (${_skipped} Catch2 test case(s) left to packaging.fixtures_catch2, ${_skipped_pg} PostgreSQL snippet(s) skipped: libpq not found)")

@@ -54,3 +54,15 @@ add_test(NAME tools.browser
 set_tests_properties(tools.browser PROPERTIES FIXTURES_REQUIRED agentcore_tools_fixtures LABELS "tools;browser"
                                               SKIP_RETURN_CODE 77 TIMEOUT 300
                                               ATTACHED_FILES_ON_FAIL ${AGENTCORE_TOOLS_WORK}/browser/viewer.png)
+
+# The tool on a PostgreSQL repository (postgresql:// URLs), against the test suite's own server:
+# the fixture of tests/postgres/postgres.cmake writes where it listens to postgres-server.txt.
+if(TARGET agentcore::postgres)
+    add_test(NAME tools.postgres
+             COMMAND bash ${AGENTCORE_TOOLS_TEST_DIR}/postgres_test.sh $<TARGET_FILE:agentcore_cli>
+                     ${AGENTCORE_TOOLS_FIXTURES} ${CMAKE_CURRENT_BINARY_DIR}/postgres-server.txt
+                     ${AGENTCORE_TOOLS_WORK}/postgres)
+    set_tests_properties(tools.postgres PROPERTIES
+                         FIXTURES_REQUIRED "agentcore_tools_fixtures;agentcore_pg"
+                         LABELS "tools;postgres" SKIP_RETURN_CODE 77)
+endif()
