@@ -204,3 +204,43 @@ TEST_CASE("an imported session's creation time names one file in its cwd folder,
     REQUIRE(listed.sessions.size() == 1);
     CHECK(listed.sessions[0].header.timestamp == header.timestamp);
 }
+
+namespace {
+
+// The in-memory storage, counting how a context's state is found: through the storage's own
+// index (get_state_entries) or entry by entry.
+struct StateCountingStorage : InMemorySessionStorage<> {
+    using InMemorySessionStorage<>::InMemorySessionStorage;
+    mutable int state_calls = 0;
+    mutable int entry_reads = 0;
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        ++state_calls;
+        return InMemorySessionStorage<>::get_state_entries(leaf);
+    }
+    [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
+        ++entry_reads;
+        return InMemorySessionStorage<>::get_entry(id);
+    }
+};
+
+}  // namespace
+
+TEST_CASE("a type-erased session finds its context's state through the storage's own index",
+          "[any][context]") {
+    auto storage = std::make_shared<StateCountingStorage>();
+    Session<StateCountingStorage> typed(storage);
+    append_thinking_level_change(typed, "high");
+    append_model_change(typed, "anthropic", "claude");
+    for (int i = 0; i < 50; ++i) append_message(typed, user_text("turn " + std::to_string(i)));
+    const auto expected = build_context(typed);
+
+    const Session<AnyStorage> erased = erase_session(typed);
+    storage->state_calls = 0;
+    storage->entry_reads = 0;
+    const auto context = build_context(erased);
+    CHECK(context.thinking_level == expected.thinking_level);
+    CHECK(context.model == expected.model);
+    CHECK(context.messages.size() == expected.messages.size());
+    CHECK(storage->state_calls == 1);  // forwarded, not walked through 52 entries
+    CHECK(storage->entry_reads == 0);
+}

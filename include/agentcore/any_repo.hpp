@@ -69,6 +69,11 @@ public:
     [[nodiscard]] std::size_t entry_count() const { return impl_->entry_count(); }
     /// The dialect of the storage held (dialect_of): native for one that keeps no lines.
     [[nodiscard]] Dialect dialect() const { return impl_->dialect(); }
+    /// The entries of a context's state at `leaf` (has_state_entries): the held storage's own
+    /// answer where it keeps them (every built-in storage does), else a walk of the ancestry.
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        return impl_->get_state_entries(leaf);
+    }
 
     /// The storage held, when it is an S; null otherwise.
     template <SessionStorage S>
@@ -96,6 +101,7 @@ private:
         virtual SessionStats get_session_stats() const = 0;
         virtual std::size_t entry_count() const = 0;
         virtual Dialect dialect() const = 0;
+        virtual StateEntries get_state_entries(std::optional<std::string_view>) const = 0;
     };
     template <class S>
     struct Model final : Concept {
@@ -128,6 +134,15 @@ private:
         SessionStats get_session_stats() const override { return storage->get_session_stats(); }
         std::size_t entry_count() const override { return storage->entry_count(); }
         Dialect dialect() const override { return dialect_of(*storage); }
+        StateEntries get_state_entries(std::optional<std::string_view> leaf) const override {
+            if constexpr (has_state_entries<S>) {
+                return storage->get_state_entries(leaf);
+            } else {
+                const S& s = *storage;
+                return detail::walk_state_entries(
+                    leaf, s.entry_count(), [&s](std::string_view id) { return s.get_entry(id); });
+            }
+        }
         std::shared_ptr<S> storage;
     };
     std::shared_ptr<Concept> impl_;
@@ -135,6 +150,7 @@ private:
 
 static_assert(SessionStorage<AnyStorage>);
 static_assert(has_dialect<AnyStorage>);
+static_assert(has_state_entries<AnyStorage>);
 
 /// A session of any storage, as a Session<AnyStorage> sharing its storage and context options.
 template <SessionStorage S>
