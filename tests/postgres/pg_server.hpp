@@ -136,12 +136,8 @@ struct Server {
     }
 };
 
-/// Makes a cluster in a new temporary folder and starts it. `fsync` off unless a test needs
-/// durability across a crash of the machine (a stop with -m immediate needs none: the data
-/// reached the kernel). Throws std::runtime_error with the log's path when it cannot.
-inline Server start_server(bool fsync = false) {
-    const auto bin = bindir();
-    if (!bin) throw std::runtime_error(missing_message());
+/// A new temporary folder for a server, owned by the user that runs it, and a random port.
+inline Server new_server_folder() {
     char tmpl[] = "/tmp/agpg.XXXXXX";  // short: the socket path must fit in 107 bytes
     if (::mkdtemp(tmpl) == nullptr) throw std::runtime_error("mkdtemp failed");
     Server s;
@@ -155,19 +151,42 @@ inline Server start_server(bool fsync = false) {
                                      s.dir);
     }
     ::chmod(s.dir.c_str(), 0700);
+    return s;
+}
+
+/// The options every server of the tests is started with: its socket only, `fsync` as asked.
+inline std::string server_options(const Server& s, bool fsync) {
+    return "-c listen_addresses='' -k " + s.dir + " -p " + std::to_string(s.port) +
+           " -c fsync=" + (fsync ? "on" : "off") + " -c max_connections=200";
+}
+
+/// Starts the cluster in `s.dir`/data with `options` (pg_ctl's -o, read by a shell).
+inline void start_cluster(const std::string& bin, const Server& s, const std::string& options) {
+    if (run({bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60",
+             "-o", options, "start"},
+            s.dir, s.dir + "/setup.log") != 0)
+        throw std::runtime_error("pg_ctl start failed; see " + s.dir + "/setup.log and " + s.dir +
+                                 "/server.log");
+}
+
+/// Makes a cluster with initdb in `s.dir`/data.
+inline void make_cluster(const std::string& bin, const Server& s) {
     const std::string log = s.dir + "/setup.log";
-    if (run({*bin + "/initdb", "-D", s.dir + "/data", "-A", "trust", "-U", "agentcore", "-E",
-             "UTF8", "--locale=C.UTF-8", "--no-sync"},
+    if (run({bin + "/initdb", "-D", s.dir + "/data", "-A", "trust", "-U", "agentcore", "-E", "UTF8",
+             "--locale=C.UTF-8", "--no-sync"},
             s.dir, log) != 0)
         throw std::runtime_error("initdb failed; see " + log);
-    const std::string server_options =
-        "-c listen_addresses='' -k " + s.dir + " -p " + std::to_string(s.port) +
-        " -c fsync=" + (fsync ? "on" : "off") + " -c max_connections=200";
-    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60",
-             "-o", server_options, "start"},
-            s.dir, log) != 0)
-        throw std::runtime_error("pg_ctl start failed; see " + log + " and " + s.dir +
-                                 "/server.log");
+}
+
+/// Makes a cluster in a new temporary folder and starts it. `fsync` off unless a test needs
+/// durability across a crash of the machine (a stop with -m immediate needs none: the data
+/// reached the kernel). Throws std::runtime_error with the log's path when it cannot.
+inline Server start_server(bool fsync = false) {
+    const auto bin = bindir();
+    if (!bin) throw std::runtime_error(missing_message());
+    Server s = new_server_folder();
+    make_cluster(*bin, s);
+    start_cluster(*bin, s, server_options(s, fsync));
     s.owned = true;
     s.owner_pid = ::getpid();
     return s;
@@ -176,13 +195,58 @@ inline Server start_server(bool fsync = false) {
 /// Starts a stopped server's cluster again (after a crash test).
 inline void restart_server(const Server& s) {
     const auto bin = bindir();
-    const std::string server_options = "-c listen_addresses='' -k " + s.dir + " -p " +
-                                       std::to_string(s.port) +
-                                       " -c fsync=off -c max_connections=200";
-    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-l", s.dir + "/server.log", "-w", "-t", "60",
-             "-o", server_options, "start"},
-            s.dir, s.dir + "/setup.log") != 0)
-        throw std::runtime_error("pg_ctl start failed; see " + s.dir + "/server.log");
+    start_cluster(*bin, s, server_options(s, false));
+}
+
+/// A primary for streaming replication (fsync on, synchronous_commit on), with a replication
+/// entry for the tests' user in pg_hba.conf. Its commits wait for no standby until
+/// start_standby makes one synchronous.
+inline Server start_primary() {
+    const auto bin = bindir();
+    if (!bin) throw std::runtime_error(missing_message());
+    Server s = new_server_folder();
+    make_cluster(*bin, s);
+    std::ofstream(s.dir + "/data/pg_hba.conf", std::ios::app)
+        << "local replication agentcore trust\n";
+    start_cluster(*bin, s,
+                  server_options(s, true) +
+                      " -c wal_level=replica -c max_wal_senders=4 -c synchronous_commit=on");
+    s.owned = true;
+    s.owner_pid = ::getpid();
+    return s;
+}
+
+/// A hot standby of `primary` in a folder of its own: a copy made with pg_basebackup -R, whose
+/// primary_conninfo names the primary's socket; started, streaming from it. Then each commit
+/// of the primary waits until the standby has flushed it (synchronous_standby_names = '*', set
+/// after the copy: a promoted standby must not wait for a standby of its own).
+inline Server start_standby(const Server& primary) {
+    const auto bin = bindir();
+    if (!bin) throw std::runtime_error(missing_message());
+    Server s = new_server_folder();
+    const std::string log = s.dir + "/setup.log";
+    if (run({*bin + "/pg_basebackup", "-D", s.dir + "/data", "-h", primary.dir, "-p",
+             std::to_string(primary.port), "-U", "agentcore", "-R", "-X", "stream", "-c", "fast",
+             "--no-sync"},
+            s.dir, log) != 0)
+        throw std::runtime_error("pg_basebackup failed; see " + log);
+    start_cluster(*bin, s, server_options(s, true) + " -c hot_standby=on");
+    s.owned = true;
+    s.owner_pid = ::getpid();
+    detail::pg::Connection admin(primary.conninfo("postgres"));
+    admin.exec("ALTER SYSTEM SET synchronous_standby_names = '*'", detail::pg::Params{},
+               "making the standby synchronous on");
+    admin.exec("SELECT pg_reload_conf()", detail::pg::Params{},
+               "making the standby synchronous on");
+    return s;
+}
+
+/// Promotes a standby to a primary and waits until it accepts writes.
+inline void promote_server(const Server& s) {
+    const auto bin = bindir();
+    if (run({*bin + "/pg_ctl", "-D", s.dir + "/data", "-w", "-t", "60", "promote"}, s.dir,
+            s.dir + "/setup.log") != 0)
+        throw std::runtime_error("pg_ctl promote failed; see " + s.dir + "/server.log");
 }
 
 /// Sends `sig` to the server's postmaster and waits until it is gone (SIGINT: a fast shutdown;
@@ -196,6 +260,41 @@ inline void signal_server(const Server& s, int sig) {
     if (::kill(*pid, 0) == 0) ::kill(*pid, SIGKILL);
     for (int i = 0; i < 100 && ::kill(*pid, 0) == 0; ++i)
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
+/// The parent's pid in /proc/<pid>/stat ("pid (name) state ppid ..."), if it can be read.
+inline std::optional<pid_t> parent_of(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+    std::string stat;
+    std::getline(in, stat);
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) return std::nullopt;
+    char state = 0;
+    long ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) != 2 || state == 'Z')
+        return std::nullopt;
+    return static_cast<pid_t>(ppid);
+}
+
+/// Kills the server as a machine's crash would: SIGKILL to its postmaster and then to every
+/// process of it (backends, WAL senders), none of them left to shut down in order. Its
+/// postmaster.pid is removed, so the server is never signalled again by a stale pid.
+inline void kill_server(const Server& s) {
+    const auto pid = s.postmaster_pid();
+    if (!pid) return;
+    std::vector<pid_t> children;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator("/proc", ec)) {
+        const std::string name = e.path().filename().string();
+        if (name.empty() || name.find_first_not_of("0123456789") != std::string::npos) continue;
+        const auto child = static_cast<pid_t>(std::stol(name));
+        if (parent_of(child) == *pid) children.push_back(child);
+    }
+    ::kill(*pid, SIGKILL);
+    for (const pid_t child : children) ::kill(child, SIGKILL);
+    for (int i = 0; i < 500 && parent_of(*pid); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    std::filesystem::remove(s.dir + "/data/postmaster.pid", ec);
 }
 
 /// Stops a server by its pid and removes its folder. An immediate shutdown: nothing of it is
