@@ -2,10 +2,14 @@
 // agentcore: an AI agent's conversation as a tree of entries — stored, branched, forked,
 // compacted, and turned into the context an application sends to its LLM.
 //
-// The umbrella header: includes only. It includes every public header (they need nothing but
-// nlohmann/json and the C++ and POSIX headers), so that one include serves every example of the
-// README.
+// The umbrella header: includes only. It includes every public header of the core (they need
+// nothing but nlohmann/json and the C++ and POSIX headers), so that one include serves the
+// README's examples. Left out, each included on its own where used: <agentcore/llm.hpp> (request
+// bodies and reply parsers of LLM providers, a layer above the sessions), the database storages
+// (<agentcore/sqlite/...>, <agentcore/postgres/...>: they need SQLite and libpq) and the test
+// fixtures (<agentcore/testing/...>).
 
+#include <agentcore/any_repo.hpp>
 #include <agentcore/branch_summary.hpp>
 #include <agentcore/codec.hpp>
 #include <agentcore/compaction.hpp>
