@@ -53,19 +53,29 @@ inline int reap(pid_t pid) {
     return WIFSIGNALED(status) ? -WTERMSIG(status) : -1000;
 }
 
-// Reads 8-byte records until EOF.
-inline std::vector<std::string> read_records(int fd) {
-    std::vector<std::string> out;
-    std::string pending;
+// Reads into `pending` until it holds `at_least` bytes or the pipe ends (EOF).
+inline void read_into(int fd, std::string& pending, std::size_t at_least) {
     char buf[4096];
-    for (;;) {
+    while (pending.size() < at_least) {
         const ssize_t n = ::read(fd, buf, sizeof buf);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) break;
         pending.append(buf, static_cast<std::size_t>(n));
     }
+}
+
+// The 8-byte records in `pending`.
+inline std::vector<std::string> records_of(const std::string& pending) {
+    std::vector<std::string> out;
     for (std::size_t i = 0; i + 8 <= pending.size(); i += 8) out.push_back(pending.substr(i, 8));
     return out;
+}
+
+// Reads 8-byte records until EOF.
+inline std::vector<std::string> read_records(int fd) {
+    std::string pending;
+    read_into(fd, pending, static_cast<std::size_t>(-1));
+    return records_of(pending);
 }
 
 inline void write_record(int fd, const std::string& record) {
@@ -73,9 +83,12 @@ inline void write_record(int fd, const std::string& record) {
 }
 
 // Runs `child(pipe write end)` in a child process, kills it after `delay`, returns what it
-// reported. `delay` < 0: waits for the child to finish.
+// reported. `delay` < 0: waits for the child to finish. With `after_first_record`, the delay
+// counts from the child's first record (or its end), so that a slow start (a loaded machine, a
+// sanitizer) cannot leave every loop killed before it did anything.
 template <class Child>
-std::vector<std::string> run_and_kill(Child&& child, std::chrono::microseconds delay) {
+std::vector<std::string> run_and_kill(Child&& child, std::chrono::microseconds delay,
+                                      bool after_first_record = false) {
     int fds[2];
     if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
     std::fflush(nullptr);  // a child must not write the parent's buffered output again
@@ -92,14 +105,16 @@ std::vector<std::string> run_and_kill(Child&& child, std::chrono::microseconds d
         ::_exit(code);
     }
     ::close(fds[1]);
+    std::string pending;
     if (delay.count() >= 0) {
+        if (after_first_record) read_into(fds[0], pending, 8);
         std::this_thread::sleep_for(delay);
         ::kill(pid, SIGKILL);
     }
-    auto records = read_records(fds[0]);
+    read_into(fds[0], pending, static_cast<std::size_t>(-1));
     ::close(fds[0]);
     reap(pid);
-    return records;
+    return records_of(pending);
 }
 
 inline long count_temp_files(const std::string& folder, bool remove) {
@@ -117,8 +132,9 @@ inline long count_temp_files(const std::string& folder, bool remove) {
 
 }  // namespace detail_loops
 
-/// A child opens the session for writing (durable) and appends until killed; the parent
-/// checks that every entry the child acknowledged is there and the file opens.
+/// A child opens the session for writing (durable) and appends until killed at a random moment
+/// (every other loop counts the moment from its first acknowledged append); the parent checks
+/// that every entry the child acknowledged is there and the file opens.
 inline CrashFigures kill_appends(const std::string& folder, long loops, std::uint64_t seed) {
     using namespace detail_loops;
     CrashFigures f;
@@ -147,7 +163,7 @@ inline CrashFigures kill_appends(const std::string& folder, long loops, std::uin
                     write_record(out, id);  // acknowledged
                 }
             },
-            delay);
+            delay, /*after_first_record=*/loop % 2 == 1);
         ++f.loops;
         f.acknowledged += static_cast<long>(records.size());
         acked.insert(acked.end(), records.begin(), records.end());
