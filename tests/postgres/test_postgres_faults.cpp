@@ -5,6 +5,7 @@
 #include "postgres/pg_test.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/observe.hpp"
 
 #include <agentcore/postgres/postgres_repo.hpp>
 #include <agentcore/session.hpp>
@@ -21,6 +22,7 @@
 
 using namespace agentcore;
 using agentcore::testing::error_of;
+using agentcore::testing::observe;
 using agentcore::testing::pg::fast;
 using agentcore::testing::pg::named;
 using agentcore::testing::pg::Raw;
@@ -271,33 +273,6 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
             default: ids.push_back(append_custom_entry(s, "app", Json{{"n", i}})); break;
         }
     }
-}
-
-// Everything a reader sees; with `paths`, also the path and context state at every entry.
-template <class S>
-std::string observe(const Session<S>& s, bool paths) {
-    const auto& st = s.storage();
-    std::string out =
-        "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
-    const SessionStats stats = st.get_session_stats();
-    out += " stats=" + std::to_string(stats.message_count) + "," +
-           std::to_string(stats.cached_tokens) + "," + std::to_string(stats.uncached_tokens) + "," +
-           std::to_string(stats.total_tokens) + "," + dump_json(Json(stats.cost_total)) + "\n";
-    const SessionContext ctx = build_context(s);
-    out += "thinking=" + ctx.thinking_level +
-           " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
-    for (const auto& m : ctx.messages)
-        out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
-    for (const auto& e : st.get_entries(EntriesQuery{})) {
-        out += encode_entry(*e, Dialect::native) +
-               " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
-        if (!paths) continue;
-        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e))))
-            out += id_of(*p) + " ";
-        const SessionContext at = build_context_at(s, id_of(*e));
-        out += "| " + at.thinking_level + " " + (at.model ? at.model->model_id : "-") + "\n";
-    }
-    return out;
 }
 
 }  // namespace

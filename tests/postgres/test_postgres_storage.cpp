@@ -5,6 +5,7 @@
 #include "postgres/pg_test.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/observe.hpp"
 #include "support/scratch.hpp"
 
 #include <agentcore/postgres/postgres_repo.hpp>
@@ -23,6 +24,7 @@
 using namespace agentcore;
 using agentcore::testing::error_of;
 using agentcore::testing::message_of_error;
+using agentcore::testing::observe;
 using agentcore::testing::pg::fast;
 using agentcore::testing::pg::named;
 using agentcore::testing::pg::Raw;
@@ -399,32 +401,6 @@ TEST_CASE("a removed session refuses the appends of a writer that still has it o
 }
 
 namespace {
-
-// Everything a reader sees of a session, every entry's path included.
-template <class S>
-std::string observe(const Session<S>& s) {
-    const auto& st = s.storage();
-    std::string out =
-        "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
-    const SessionStats stats = st.get_session_stats();
-    out += " stats=" + std::to_string(stats.message_count) + "," +
-           std::to_string(stats.cached_tokens) + "," + std::to_string(stats.uncached_tokens) + "," +
-           std::to_string(stats.total_tokens) + "," + dump_json(Json(stats.cost_total)) + "\n";
-    const SessionContext ctx = build_context(s);
-    out += "thinking=" + ctx.thinking_level +
-           " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
-    for (const auto& m : ctx.messages)
-        out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
-    for (const auto& e : st.get_entries(EntriesQuery{})) {
-        out += encode_entry(*e, Dialect::native) +
-               " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
-        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e))))
-            out += id_of(*p) + " ";
-        const SessionContext at = build_context_at(s, id_of(*e));
-        out += "| " + at.thinking_level + " " + (at.model ? at.model->model_id : "-") + "\n";
-    }
-    return out;
-}
 
 // The same session written to any repository: branches, labels, names, compactions (a kept
 // entry, a retained tail, one whose kept entry is off the branch), leaf moves, a model.

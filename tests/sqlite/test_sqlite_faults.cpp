@@ -3,6 +3,7 @@
 
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/observe.hpp"
 #include "support/scratch.hpp"
 
 #include <agentcore/session.hpp>
@@ -22,6 +23,7 @@
 
 using namespace agentcore;
 using agentcore::testing::error_of;
+using agentcore::testing::observe;
 using agentcore::testing::ScratchDir;
 
 namespace {
@@ -234,32 +236,6 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
             default: ids.push_back(append_custom_entry(s, "app", Json{{"n", i}})); break;
         }
     }
-}
-
-// Everything a reader sees; with `paths`, also the path of every entry (O(n^2), so not always).
-template <class S>
-std::string observe(const Session<S>& s, bool paths) {
-    const auto& st = s.storage();
-    std::string out =
-        "leaf=" + st.get_leaf_id().value_or("-") + " name=" + st.get_session_name().value_or("-");
-    const SessionStats stats = st.get_session_stats();
-    out += " stats=" + std::to_string(stats.message_count) + "," +
-           std::to_string(stats.cached_tokens) + "," + std::to_string(stats.uncached_tokens) + "," +
-           std::to_string(stats.total_tokens) + "," + dump_json(Json(stats.cost_total)) + "\n";
-    const SessionContext ctx = build_context(s);
-    out += "thinking=" + ctx.thinking_level +
-           " model=" + (ctx.model ? ctx.model->provider + "/" + ctx.model->model_id : "-") + "\n";
-    for (const auto& m : ctx.messages)
-        out += dump_json(message_to_json(*m, Dialect::native)) + "\n";
-    for (const auto& e : st.get_entries(EntriesQuery{})) {
-        out += encode_entry(*e, Dialect::native) +
-               " label=" + st.get_label(id_of(*e)).value_or("-") + "\n";
-        if (!paths) continue;
-        for (const auto& p : st.get_path_to_root_or_compaction(std::string_view(id_of(*e))))
-            out += id_of(*p) + " ";
-        out += "\n";
-    }
-    return out;
 }
 
 }  // namespace
