@@ -19,6 +19,7 @@
 #include <agentcore/jsonl_repo.hpp>
 #include <agentcore/memory_repo.hpp>
 #include <agentcore/repo.hpp>
+#include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
 
@@ -191,6 +192,11 @@ template <class R>
 auto any_import(R& r, SessionHeader h, std::vector<SessionTreeEntry> e, Dialect d) {
     return import_session(r, std::move(h), std::move(e), d);
 }
+template <class R>
+void any_search_each(const R& r, const SearchQuery& q, const SearchOptions& o,
+                     const SearchHitSink& sink) {
+    search_each(r, q, o, sink);
+}
 
 }  // namespace detail
 
@@ -235,6 +241,11 @@ public:
                                        Dialect dialect = Dialect::native) {
         return r.impl_->import_session(std::move(header), std::move(entries), dialect);
     }
+    /// The search_each of the repository held (its index or scan; search.hpp).
+    friend void search_each(const AnyRepository& r, const SearchQuery& query,
+                            const SearchOptions& options, const SearchHitSink& sink) {
+        r.impl_->search_each(query, options, sink);
+    }
 
 private:
     struct Concept {
@@ -247,6 +258,8 @@ private:
         virtual session_type fork(std::string_view, const ForkOptions&) = 0;
         virtual session_type import_session(SessionHeader, std::vector<SessionTreeEntry>,
                                             Dialect) = 0;
+        virtual void search_each(const SearchQuery&, const SearchOptions&,
+                                 const SearchHitSink&) const = 0;
     };
     template <class R>
     struct Model final : Concept {
@@ -275,6 +288,10 @@ private:
                     "session '" + h.id +
                         "' cannot be imported: the repository has no import_session");
             }
+        }
+        void search_each(const SearchQuery& q, const SearchOptions& o,
+                         const SearchHitSink& sink) const override {
+            detail::any_search_each(repo, q, o, sink);
         }
         R repo;
     };

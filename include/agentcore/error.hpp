@@ -19,6 +19,7 @@ enum class ErrorCode {
     invalid_fork_target,  ///< a fork target that is unknown or not allowed
     locked,               ///< another writer holds the session
     storage,              ///< the storage failed (I/O, poisoned)
+    invalid_query,        ///< a search query that is empty, too long or malformed
 };
 
 /// The stable spelling of a code, as it appears in messages ("not_found", ...).
@@ -31,6 +32,7 @@ constexpr std::string_view to_string(ErrorCode code) noexcept {
         case ErrorCode::invalid_fork_target: return "invalid_fork_target";
         case ErrorCode::locked: return "locked";
         case ErrorCode::storage: return "storage";
+        case ErrorCode::invalid_query: return "invalid_query";
     }
     return "unknown";
 }
@@ -113,6 +115,7 @@ private:
             case ErrorCode::invalid_fork_target: return "[agentcore.invalid_fork_target] ";
             case ErrorCode::locked: return "[agentcore.locked] ";
             case ErrorCode::storage: return "[agentcore.storage] ";
+            case ErrorCode::invalid_query: return "[agentcore.invalid_query] ";
         }
         return "[agentcore.unknown] ";
     }

@@ -18,6 +18,7 @@
 #include <agentcore/ids.hpp>
 #include <agentcore/jsonl_storage.hpp>
 #include <agentcore/repo.hpp>
+#include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>
 
 #include <dirent.h>
@@ -26,15 +27,18 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -438,6 +442,65 @@ inline JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, Ses
                        JsonlSessionRepo::file_name(header.timestamp, id);
     return detail::make_session(detail::create_session_file(
         repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
+}
+
+/// Streams the hits of `query` over the session files of `repo` (SearchOptions and
+/// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
+/// read without locks (never changed) by up to `std::thread::hardware_concurrency()` threads
+/// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
+/// found. A file removed while the search runs is skipped; any other error of a file (a damaged
+/// line, an unreadable file) ends the search and is thrown once the threads have stopped.
+///
+/// Complexity: reads every file of the folders searched once.
+inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
+                        const SearchOptions& options, const SearchHitSink& sink) {
+    detail::check_search_options(options);
+    std::vector<std::string> paths;
+    const auto collect = [&](const std::string& path, std::string_view) { paths.push_back(path); };
+    if (options.cwd) {
+        const std::string folder = JsonlSessionRepo::folder_name(*options.cwd);
+        repo.for_each_session_file(collect, &folder);
+    } else {
+        repo.for_each_session_file(collect);
+    }
+    std::sort(paths.begin(), paths.end());
+    std::atomic<std::size_t> next{0};
+    std::atomic<bool> stop{false};
+    std::mutex sink_mutex;
+    std::exception_ptr failure;
+    const auto work = [&] {
+        while (!stop.load()) {
+            const std::size_t i = next.fetch_add(1);
+            if (i >= paths.size()) return;
+            try {
+                const JsonlSessionStorage storage =
+                    JsonlSessionStorage::open_read_only(paths[i], repo.options());
+                const SearchHitSink locked = [&](SearchHit&& hit) {
+                    const std::lock_guard<std::mutex> guard(sink_mutex);
+                    if (stop.load()) return false;
+                    if (!sink(std::move(hit))) stop.store(true);
+                    return !stop.load();
+                };
+                if (!detail::search_storage(query, options, storage, locked)) return;
+            } catch (const SessionError& e) {
+                if (e.code() == ErrorCode::not_found) continue;  // removed since it was listed
+                const std::lock_guard<std::mutex> guard(sink_mutex);
+                if (!failure) failure = std::current_exception();
+                stop.store(true);
+            } catch (...) {
+                const std::lock_guard<std::mutex> guard(sink_mutex);
+                if (!failure) failure = std::current_exception();
+                stop.store(true);
+            }
+        }
+    };
+    const std::size_t threads = std::min<std::size_t>(
+        {std::max(1U, std::thread::hardware_concurrency()), std::size_t{8}, paths.size()});
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+    if (failure) std::rethrow_exception(failure);
 }
 
 static_assert(SessionRepository<JsonlSessionRepo>);

@@ -28,6 +28,7 @@
 #include <agentcore/messages.hpp>
 #include <agentcore/pi_migrate.hpp>
 #include <agentcore/repo.hpp>
+#include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
 #include <agentcore/tokens.hpp>

@@ -1,0 +1,1064 @@
+#pragma once
+// Search across every session of a repository: the query language, the text normaliser, what
+// text each entry offers to a search, the matcher, snippets, scores, filters, ordering and
+// paging. docs/search.md describes the language and the guarantees.
+//
+// One judge for every storage: whatever finds candidate entries (a scan here, an FTS5 or
+// tsvector index in the database storages), each candidate's text is extracted and checked by
+// the matcher of this header, and its score and snippet come from the same code. So every
+// repository returns the same hits, in the same order, for the same query and options.
+
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/json.hpp>
+#include <agentcore/messages.hpp>
+#include <agentcore/repo.hpp>
+#include <agentcore/storage.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace agentcore {
+
+// ---------------------------------------------------------------------------------------------
+// The query language
+
+/// How the terms of a query match the text.
+enum class SearchMode {
+    /// Whole words, case- and diacritic-insensitive: `login bug` (all words), `"login bug"`
+    /// (a phrase), `log*` (a prefix), `-flaky` (excluded).
+    words,
+    /// Each term is a substring of the text (case- and diacritic-insensitive): for code
+    /// identifiers and paths such as `getUserById` or `src/auth/login.cpp`. Terms need at least
+    /// three characters; `"..."` keeps spaces inside a term and `-` excludes one.
+    substring,
+};
+
+/// One term of a parsed query.
+struct SearchTerm {
+    /// Words mode: the normalised tokens that must follow each other in the text (one for a
+    /// word). Substring mode: one element, the normalised text to find.
+    std::vector<std::string> tokens;
+    bool prefix = false;    ///< words mode: the last token may be the start of a longer word
+    bool excluded = false;  ///< the text must not match this term
+};
+
+/// A parsed query: data, never syntax handed to a database.
+struct SearchQuery {
+    SearchMode mode = SearchMode::words;
+    std::vector<SearchTerm> terms;
+};
+
+/// The limits of a query; beyond them parse_search_query throws invalid_query.
+inline constexpr std::size_t max_query_bytes = 1024;
+inline constexpr std::size_t max_query_terms = 16;
+inline constexpr std::size_t min_substring_chars = 3;
+
+// ---------------------------------------------------------------------------------------------
+// The normaliser
+
+namespace detail {
+
+/// Decodes the code point at `i` of `s` and advances `i`; an invalid or truncated sequence is
+/// one U+FFFD for its first byte (the decoder never throws and never reads past `s`).
+inline char32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
+    const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    const unsigned char b0 = byte(i);
+    if (b0 < 0x80) {
+        ++i;
+        return b0;
+    }
+    std::size_t len = 0;
+    char32_t cp = 0;
+    if ((b0 & 0xE0) == 0xC0) {
+        len = 2;
+        cp = b0 & 0x1F;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        len = 3;
+        cp = b0 & 0x0F;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        len = 4;
+        cp = b0 & 0x07;
+    } else {
+        ++i;
+        return 0xFFFD;
+    }
+    if (i + len > s.size()) {
+        ++i;
+        return 0xFFFD;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+        if ((byte(i + k) & 0xC0) != 0x80) {
+            ++i;
+            return 0xFFFD;
+        }
+        cp = (cp << 6) | (byte(i + k) & 0x3F);
+    }
+    const bool overlong =
+        (len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000);
+    if (overlong || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        ++i;
+        return 0xFFFD;
+    }
+    i += len;
+    return cp;
+}
+
+/// True when every byte sequence of `s` is valid UTF-8.
+inline bool is_valid_utf8(std::string_view s) noexcept {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const std::size_t at = i;
+        if (next_code_point(s, i) == 0xFFFD) {
+            // U+FFFD itself is valid when it is spelled in three bytes.
+            if (i - at != 3) return false;
+        }
+    }
+    return true;
+}
+
+inline void append_utf8(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+        out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+        out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+        out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+        out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+}
+
+// Base letters of Latin-1 Supplement U+00C0..U+00FF and Latin Extended-A U+0100..U+017F, lower
+// case, diacritics removed. '*' keeps the code point (×, ÷, þ); upper-case letters stand for
+// two-letter results: 'A' = "ae", 'S' = "ss", 'I' = "ij", 'O' = "oe".
+inline constexpr std::string_view latin1_bases =
+    "aaaaaaAceeeeiiiidnooooo*ouuuuy*SaaaaaaAceeeeiiiidnooooo*ouuuuy*y";
+inline constexpr std::string_view latin_a_bases =
+    "aaaaaaccccccccddddeeeeeeeeeegggggggghhhhiiiiiiiiiiIIjjkkkllllllllllnnnnnnnnnooooooOOrrrrrrss"
+    "ssssssttttttuuuuuuuuuuuuwwyyyzzzzzzs";
+static_assert(latin1_bases.size() == 64);
+static_assert(latin_a_bases.size() == 128);
+
+/// What a code point becomes in normalised text: lower case, without diacritics (Latin, Greek,
+/// Cyrillic), appended to `out`. Combining marks (U+0300..U+036F) vanish.
+inline void append_folded(std::string& out, char32_t cp) {
+    if (cp < 0x80) {
+        out.push_back(static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp));
+        return;
+    }
+    if (cp >= 0x300 && cp <= 0x36F) return;
+    auto from_table = [&](char c, char32_t self) {
+        switch (c) {
+            case '*': append_utf8(out, self); return;
+            case 'A': out += "ae"; return;
+            case 'S': out += "ss"; return;
+            case 'I': out += "ij"; return;
+            case 'O': out += "oe"; return;
+            default: out.push_back(c); return;
+        }
+    };
+    if (cp >= 0xC0 && cp <= 0xFF) {
+        const char c = latin1_bases[cp - 0xC0];
+        from_table(c, cp == 0xDE ? char32_t{0xFE} : cp);
+        return;
+    }
+    if (cp >= 0x100 && cp <= 0x17F) {
+        from_table(latin_a_bases[cp - 0x100], cp);
+        return;
+    }
+    char32_t r = cp;
+    if (cp >= 0x391 && cp <= 0x3A9) {
+        r = cp + 0x20;
+    } else if (cp >= 0x386 && cp <= 0x3CE) {
+        switch (cp) {
+            case 0x386:
+            case 0x3AC: r = 0x3B1; break;  // α
+            case 0x388:
+            case 0x3AD: r = 0x3B5; break;  // ε
+            case 0x389:
+            case 0x3AE: r = 0x3B7; break;  // η
+            case 0x38A:
+            case 0x3AF:
+            case 0x390:
+            case 0x3AA:
+            case 0x3CA: r = 0x3B9; break;  // ι
+            case 0x38C:
+            case 0x3CC: r = 0x3BF; break;  // ο
+            case 0x38E:
+            case 0x3CD:
+            case 0x3B0:
+            case 0x3AB:
+            case 0x3CB: r = 0x3C5; break;  // υ
+            case 0x38F:
+            case 0x3CE: r = 0x3C9; break;  // ω
+            case 0x3C2: r = 0x3C3; break;  // final sigma
+            default: break;
+        }
+    } else if (cp >= 0x400 && cp <= 0x40F) {
+        r = cp + 0x50;
+    } else if (cp >= 0x410 && cp <= 0x42F) {
+        r = cp + 0x20;
+    } else if ((cp >= 0x460 && cp <= 0x481) || (cp >= 0x48A && cp <= 0x4BF)) {
+        r = cp | 1;
+    }
+    switch (r) {  // Cyrillic letters with a diacritic
+        case 0x450:
+        case 0x451: r = 0x435; break;  // ѐ ё → е
+        case 0x453: r = 0x433; break;  // ѓ → г
+        case 0x45C: r = 0x43A; break;  // ќ → к
+        case 0x45D: r = 0x438; break;  // ѝ → и
+        case 0x45E: r = 0x443; break;  // ў → у
+        case 0x457: r = 0x456; break;  // ї → і
+        default: break;
+    }
+    append_utf8(out, r);
+}
+
+/// True for the code points of words: ASCII letters and digits, and letters of other scripts
+/// (everything from U+0080 up that is not punctuation, a space, a symbol block or a mark).
+inline bool is_word_char(char32_t cp) noexcept {
+    if (cp < 0x80)
+        return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
+    if (cp <= 0xBF) return cp == 0xAA || cp == 0xB5 || cp == 0xBA;
+    if (cp == 0xD7 || cp == 0xF7) return false;
+    if (cp >= 0x2000 && cp <= 0x2BFF) return false;    // punctuation, arrows, math, boxes
+    if (cp >= 0x3000 && cp <= 0x303F) return false;    // CJK punctuation
+    if (cp >= 0xFE30 && cp <= 0xFE4F) return false;    // CJK compatibility forms
+    if (cp >= 0xFF00 && cp <= 0xFF0F) return false;    // full-width punctuation
+    if (cp >= 0x1F000 && cp <= 0x1FAFF) return false;  // emoji and pictographs
+    if (cp == 0xFFFD || cp == 0xFEFF) return false;
+    return true;
+}
+
+/// Ideographs and kana: each one is a word of its own (those scripts put no spaces between
+/// words, so a query word matches inside a run of them).
+inline bool is_single_char_word(char32_t cp) noexcept {
+    return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x9FFF) ||
+           (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FFFF);
+}
+
+/// A word of a text: its normalised form and where it is in the original (bytes).
+struct SearchToken {
+    std::string norm;
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+/// The words of `text`, normalised, with their places.
+inline std::vector<SearchToken> tokenize_for_search(std::string_view text) {
+    std::vector<SearchToken> out;
+    std::size_t i = 0;
+    bool in_word = false;
+    while (i < text.size()) {
+        const std::size_t at = i;
+        const char32_t cp = next_code_point(text, i);
+        const bool combining = cp >= 0x300 && cp <= 0x36F;
+        if (combining && in_word) {
+            out.back().end = i;  // a mark belongs to the letter before it
+            continue;
+        }
+        if (!is_word_char(cp) || combining) {
+            in_word = false;
+            continue;
+        }
+        const bool single = is_single_char_word(cp);
+        if (!in_word || single) out.push_back(SearchToken{{}, at, at});
+        append_folded(out.back().norm, cp);
+        out.back().end = i;
+        in_word = !single;
+    }
+    return out;
+}
+
+}  // namespace detail
+
+/// The text as search compares it: lower case, without diacritics (Latin, Greek, Cyrillic),
+/// every run of characters that are not letters or digits one space, trimmed. Invalid UTF-8
+/// becomes spaces. Example: `normalize_for_search("Ça va, Ölçer!")` is `"ca va olcer"`.
+///
+/// Complexity: linear in the size of `text`.
+inline std::string normalize_for_search(std::string_view text) {
+    std::string out;
+    for (const auto& t : detail::tokenize_for_search(text)) {
+        if (!out.empty()) out.push_back(' ');
+        out += t.norm;
+    }
+    return out;
+}
+
+namespace detail {
+
+/// Folded text for substring matching: every code point folded (punctuation kept), and for
+/// each byte of the result the offset of the original code point it came from.
+struct FoldedText {
+    std::string text;
+    std::vector<std::size_t> origin;  ///< one per byte of text, plus the end
+};
+
+inline FoldedText fold_for_substring(std::string_view text) {
+    FoldedText out;
+    out.text.reserve(text.size());
+    out.origin.reserve(text.size() + 1);
+    std::size_t i = 0;
+    while (i < text.size()) {
+        const std::size_t at = i;
+        const char32_t cp = next_code_point(text, i);
+        const std::size_t before = out.text.size();
+        append_folded(out.text, cp == 0xFFFD ? char32_t{' '} : cp);
+        out.origin.insert(out.origin.end(), out.text.size() - before, at);
+    }
+    out.origin.push_back(text.size());
+    return out;
+}
+
+}  // namespace detail
+
+/// The text folded for substring search: each character lower case and without diacritics,
+/// punctuation and spaces kept, invalid UTF-8 as spaces. Example: `"Crème.Brûlée"` →
+/// `"creme.brulee"`.
+inline std::string fold_for_substring(std::string_view text) {
+    return detail::fold_for_substring(text).text;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Parsing
+
+namespace detail {
+
+[[noreturn]] inline void bad_query(const std::string& what) {
+    throw SessionError(ErrorCode::invalid_query, "search query: " + what);
+}
+
+// A term as written, for messages: at most 40 bytes, cut at a character boundary.
+inline std::string quoted_term(std::string_view raw) {
+    std::string_view cut = raw.substr(0, 40);
+    while (!cut.empty() && cut.size() < raw.size() &&
+           (static_cast<unsigned char>(raw[cut.size()]) & 0xC0) == 0x80)
+        cut.remove_suffix(1);
+    return "'" + std::string(cut) + (cut.size() < raw.size() ? "...'" : "'");
+}
+
+}  // namespace detail
+
+/// Parses a query. Words mode: terms are separated by spaces; `"a b"` is a phrase; a `*` at the
+/// end of a term makes its last word a prefix; a leading `-` excludes a term; a term of several
+/// words (`login-bug`, `get_user`) is the phrase of its words. Substring mode: `"..."` keeps
+/// spaces, `-` excludes, `*` is an ordinary character. Nothing else has a meaning: AND, OR,
+/// NEAR, parentheses, colons and quotes of SQL are text.
+///
+/// Throws invalid_query, naming what is wrong, when the query is empty or blank, longer than
+/// max_query_bytes, not valid UTF-8 or holds a NUL or another control character but tab and
+/// newline, has more than max_query_terms terms, has a `"` without its closing one, has no term
+/// with a letter or digit (words mode leaves such terms out: `--`, `&&`, a lone `*`), has only
+/// excluded terms, or (substring mode) a term shorter than min_substring_chars characters.
+///
+/// Complexity: linear in the size of `text`.
+inline SearchQuery parse_search_query(std::string_view text, SearchMode mode = SearchMode::words) {
+    using detail::bad_query;
+    if (text.size() > max_query_bytes)
+        bad_query("longer than " + std::to_string(max_query_bytes) + " bytes (" +
+                  std::to_string(text.size()) + ")");
+    if (!detail::is_valid_utf8(text)) bad_query("not valid UTF-8");
+    for (char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u == 0) bad_query("holds a NUL character");
+        if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F)
+            bad_query("holds a control character");
+    }
+    SearchQuery query;
+    query.mode = mode;
+    const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
+    std::size_t i = 0;
+    bool any = false;
+    std::string punctuation;  // the last term left out for having no letter or digit
+    while (i < text.size()) {
+        while (i < text.size() && space(text[i])) ++i;
+        if (i == text.size()) break;
+        any = true;
+        const std::size_t start = i;
+        SearchTerm term;
+        if (text[i] == '-' && i + 1 < text.size() && !space(text[i + 1])) {
+            term.excluded = true;
+            ++i;
+        }
+        std::string_view body;
+        if (i < text.size() && text[i] == '"') {
+            const std::size_t close = text.find('"', i + 1);
+            if (close == std::string_view::npos)
+                bad_query("the phrase starting at byte " + std::to_string(i) +
+                          " has no closing \"");
+            body = text.substr(i + 1, close - i - 1);
+            i = close + 1;
+            if (mode == SearchMode::words && i < text.size() && text[i] == '*') {
+                term.prefix = true;
+                ++i;
+            }
+            while (i < text.size() && !space(text[i])) ++i;  // text glued after a phrase
+        } else {
+            const std::size_t begin = i;
+            while (i < text.size() && !space(text[i])) ++i;
+            body = text.substr(begin, i - begin);
+            if (mode == SearchMode::words && !body.empty() && body.back() == '*') {
+                term.prefix = true;
+                while (!body.empty() && body.back() == '*') body.remove_suffix(1);
+            }
+        }
+        const std::string_view raw = text.substr(start, i - start);
+        if (query.terms.size() == max_query_terms)
+            bad_query("more than " + std::to_string(max_query_terms) + " terms");
+        if (mode == SearchMode::words) {
+            for (auto& t : detail::tokenize_for_search(body))
+                term.tokens.push_back(std::move(t.norm));
+            // Punctuation alone ("--", "&&", a lone "*") finds nothing as a word: it is left out.
+            if (term.tokens.empty()) {
+                punctuation = detail::quoted_term(raw);
+                continue;
+            }
+        } else {
+            std::string folded = fold_for_substring(body);
+            std::size_t chars = 0;
+            for (std::size_t k = 0; k < folded.size();) {
+                detail::next_code_point(folded, k);
+                ++chars;
+            }
+            if (chars < min_substring_chars)
+                bad_query("the substring term " + detail::quoted_term(raw) + " is shorter than " +
+                          std::to_string(min_substring_chars) + " characters");
+            term.tokens.push_back(std::move(folded));
+        }
+        query.terms.push_back(std::move(term));
+    }
+    if (!any) bad_query("empty");
+    if (query.terms.empty())
+        bad_query("no term has a letter or digit (" + punctuation + " is punctuation only)");
+    const bool positive = std::any_of(query.terms.begin(), query.terms.end(),
+                                      [](const SearchTerm& t) { return !t.excluded; });
+    if (!positive) bad_query("only excluded terms; give at least one term to find");
+    return query;
+}
+
+// ---------------------------------------------------------------------------------------------
+// What an entry offers to a search
+
+/// The largest tool_result_cap: database indexes hold this much of each tool result.
+inline constexpr std::size_t max_tool_result_cap = 65536;
+
+/// What is searched besides the conversation's plain text.
+struct SearchTextOptions {
+    bool thinking = false;     ///< the assistant's thinking blocks
+    bool tool_results = true;  ///< the text of tool results and shell output
+    /// At most this many bytes of each (cut at a character); at most max_tool_result_cap.
+    std::size_t tool_result_cap = 4096;
+};
+
+namespace detail {
+
+inline void append_part(std::string& out, std::string_view part) {
+    if (part.empty()) return;
+    if (!out.empty()) out.push_back('\n');
+    out.append(part);
+}
+
+inline std::string_view capped(std::string_view text, std::size_t cap) {
+    if (text.size() <= cap) return text;
+    std::size_t n = cap;
+    while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    return text.substr(0, n);
+}
+
+// The string values of tool arguments (nested ones too), in document order; keys and numbers
+// are not text the user would search for.
+inline void append_json_strings(std::string& out, const Json& value, int depth = 0) {
+    if (depth > 64) return;
+    if (value.is_string()) {
+        append_part(out, value.get_ref<const std::string&>());
+    } else if (value.is_array() || value.is_object()) {
+        for (const auto& v : value) append_json_strings(out, v, depth + 1);
+    }
+}
+
+inline void append_blocks(std::string& out, const std::vector<ContentBlock>& blocks,
+                          const SearchTextOptions& options, bool thinking_allowed) {
+    for (const auto& b : blocks) {
+        if (const auto* t = std::get_if<TextContent>(&b)) {
+            append_part(out, t->text);
+        } else if (const auto* th = std::get_if<ThinkingContent>(&b)) {
+            if (thinking_allowed && options.thinking) append_part(out, th->thinking);
+        } else if (const auto* c = std::get_if<ToolCallContent>(&b)) {
+            append_part(out, c->name);
+            append_json_strings(out, c->arguments);
+        }
+        // Images (base64 data) and blocks of unknown types are never searched.
+    }
+}
+
+inline void append_content(std::string& out, const Content& content,
+                           const SearchTextOptions& options) {
+    if (const auto* s = std::get_if<std::string>(&content)) {
+        append_part(out, *s);
+    } else {
+        append_blocks(out, std::get<std::vector<ContentBlock>>(content), options, false);
+    }
+}
+
+}  // namespace detail
+
+/// The text of an entry that search looks at: user and assistant text, thinking (when asked),
+/// tool names and the string values of tool arguments, tool results and shell commands with
+/// their output (when asked, each capped), custom messages, compaction and branch summaries,
+/// labels and session names; parts separated by newlines. Never image data, never custom
+/// entries' application data. Empty for entries with nothing to search.
+///
+/// Complexity: linear in the size of the entry's text.
+inline std::string search_text_of(const SessionTreeEntry& entry,
+                                  const SearchTextOptions& options = {}) {
+    std::string out;
+    using detail::append_part;
+    if (const auto* m = std::get_if<MessageEntry>(&entry)) {
+        const AgentMessage& msg = m->message;
+        if (const auto* u = std::get_if<UserMessage>(&msg)) {
+            detail::append_content(out, u->content, options);
+        } else if (const auto* a = std::get_if<AssistantMessage>(&msg)) {
+            detail::append_blocks(out, a->content, options, true);
+        } else if (const auto* t = std::get_if<ToolResultMessage>(&msg)) {
+            append_part(out, t->tool_name);
+            if (options.tool_results) {
+                std::string body;
+                detail::append_blocks(body, t->content, options, false);
+                append_part(out, detail::capped(body, options.tool_result_cap));
+            }
+        } else if (const auto* b = std::get_if<BashExecutionMessage>(&msg)) {
+            append_part(out, b->command);
+            if (options.tool_results)
+                append_part(out, detail::capped(b->output, options.tool_result_cap));
+        } else if (const auto* c = std::get_if<CustomMessage>(&msg)) {
+            detail::append_content(out, c->content, options);
+        } else if (const auto* bs = std::get_if<BranchSummaryMessage>(&msg)) {
+            append_part(out, bs->summary);
+        } else if (const auto* cs = std::get_if<CompactionSummaryMessage>(&msg)) {
+            append_part(out, cs->summary);
+        }
+    } else if (const auto* c = std::get_if<CompactionEntry>(&entry)) {
+        append_part(out, c->summary);
+    } else if (const auto* b = std::get_if<BranchSummaryEntry>(&entry)) {
+        append_part(out, b->summary);
+    } else if (const auto* cm = std::get_if<CustomMessageEntry>(&entry)) {
+        detail::append_content(out, cm->content, options);
+    } else if (const auto* l = std::get_if<LabelEntry>(&entry)) {
+        if (l->label) append_part(out, *l->label);
+    } else if (const auto* s = std::get_if<SessionInfoEntry>(&entry)) {
+        if (s->name) append_part(out, *s->name);
+    }
+    return out;
+}
+
+/// The text a database index keeps of an entry: search_text_of with thinking, tool results
+/// capped at max_tool_result_cap, folded by fold_for_substring. Whatever a search with any
+/// SearchTextOptions matches in an entry occurs in it, so an index built from it finds every
+/// candidate. Empty for entries with nothing to search.
+inline std::string search_index_text(const SessionTreeEntry& entry) {
+    return fold_for_substring(search_text_of(
+        entry,
+        SearchTextOptions{
+            .thinking = true, .tool_results = true, .tool_result_cap = max_tool_result_cap}));
+}
+
+/// The role of an entry's message ("user", "tool_result", ...), or "" for other entries.
+inline std::string_view search_role_of(const SessionTreeEntry& entry) noexcept {
+    const AgentMessage* m = message_of(entry);
+    return m ? role_of(*m) : std::string_view{};
+}
+
+// ---------------------------------------------------------------------------------------------
+// Matching, scoring, snippets
+
+/// A marked stretch of a snippet: bytes [begin, end) matched a term.
+struct SnippetMark {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+    friend bool operator==(const SnippetMark&, const SnippetMark&) = default;
+};
+
+/// The outcome of matching one text: whether it matched, its score, and its snippet.
+struct TextMatch {
+    bool matched = false;
+    double score = 0;
+    std::string snippet;
+    std::vector<SnippetMark> marks;
+};
+
+/// How long snippets are (bytes of the original text, about).
+inline constexpr std::size_t snippet_bytes = 160;
+
+namespace detail {
+
+struct Span {
+    std::size_t begin = 0;
+    std::size_t end = 0;
+};
+
+// Where a words-mode term occurs among the tokens: the original byte spans of each occurrence.
+inline std::vector<Span> word_term_spans(const SearchTerm& term,
+                                         const std::vector<SearchToken>& tokens) {
+    std::vector<Span> out;
+    const std::size_t n = term.tokens.size();
+    if (n == 0 || tokens.size() < n) return out;
+    for (std::size_t i = 0; i + n <= tokens.size(); ++i) {
+        bool ok = true;
+        for (std::size_t k = 0; k < n && ok; ++k) {
+            const std::string& want = term.tokens[k];
+            const std::string& have = tokens[i + k].norm;
+            if (k + 1 == n && term.prefix)
+                ok = have.compare(0, want.size(), want) == 0;
+            else
+                ok = have == want;
+        }
+        if (ok) out.push_back(Span{tokens[i].begin, tokens[i + n - 1].end});
+    }
+    return out;
+}
+
+inline std::vector<Span> substring_term_spans(const SearchTerm& term, const FoldedText& folded) {
+    std::vector<Span> out;
+    const std::string& want = term.tokens.front();
+    if (want.empty()) return out;
+    std::size_t from = 0;
+    while (true) {
+        const std::size_t at = folded.text.find(want, from);
+        if (at == std::string::npos) break;
+        out.push_back(Span{folded.origin[at], folded.origin[at + want.size()]});
+        from = at + 1;
+    }
+    return out;
+}
+
+// A cut of `text` at or before `at` that does not split a character.
+inline std::size_t char_floor(std::string_view text, std::size_t at) {
+    if (at >= text.size()) return text.size();
+    while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
+    return at;
+}
+
+inline void make_snippet(std::string_view text, std::vector<Span> spans, TextMatch& out) {
+    std::sort(spans.begin(), spans.end(),
+              [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    const std::size_t first = spans.empty() ? 0 : spans.front().begin;
+    std::size_t begin = first > snippet_bytes / 4 ? first - snippet_bytes / 4 : 0;
+    begin = char_floor(text, begin);
+    // Start at a word when one starts shortly before the cut.
+    if (begin > 0) {
+        const std::size_t space = text.find_first_of(" \n\t", begin);
+        if (space != std::string_view::npos && space < first) begin = space + 1;
+    }
+    std::size_t end = char_floor(text, std::min(text.size(), begin + snippet_bytes));
+    for (const auto& s : spans)
+        if (s.begin < end && s.end > end && s.begin >= begin) end = s.end;  // whole first mark
+    std::string& snippet = out.snippet;
+    if (begin > 0) snippet += "…";
+    const std::size_t shift = snippet.size();
+    for (std::size_t k = begin; k < end; ++k) {
+        const char c = text[k];
+        snippet.push_back(c == '\n' || c == '\r' || c == '\t' ? ' ' : c);
+    }
+    if (end < text.size()) snippet += "…";
+    std::size_t last_end = 0;
+    for (const auto& s : spans) {
+        if (s.begin < begin || s.end > end || s.begin < last_end) continue;
+        out.marks.push_back(SnippetMark{s.begin - begin + shift, s.end - begin + shift});
+        last_end = s.end;
+    }
+}
+
+}  // namespace detail
+
+/// Matches a text against a query: every term that is not excluded occurs, no excluded term
+/// does. The score (higher is better) grows with the number of occurrences of each term
+/// (saturating) and shrinks slowly with the length of the text; the snippet is about
+/// snippet_bytes of the text around the first occurrence, newlines as spaces, "…" where it was
+/// cut, with each occurrence of a term marked.
+///
+/// Complexity: linear in the size of `text` times the number of terms.
+inline TextMatch match_text(const SearchQuery& query, std::string_view text) {
+    TextMatch out;
+    if (text.empty() || query.terms.empty()) return out;
+    std::vector<detail::Span> spans;
+    double score = 0;
+    std::size_t length = 0;
+    std::vector<detail::SearchToken> tokens;
+    detail::FoldedText folded;
+    if (query.mode == SearchMode::words) {
+        tokens = detail::tokenize_for_search(text);
+        length = tokens.size();
+    } else {
+        folded = detail::fold_for_substring(text);
+        length = folded.text.size() / 6 + 1;
+    }
+    for (const auto& term : query.terms) {
+        const auto found = query.mode == SearchMode::words
+                               ? detail::word_term_spans(term, tokens)
+                               : detail::substring_term_spans(term, folded);
+        if (term.excluded) {
+            if (!found.empty()) return out;
+            continue;
+        }
+        if (found.empty()) return out;
+        const auto tf = static_cast<double>(found.size());
+        score += (tf * 2.2) / (tf + 1.2) * (term.tokens.size() > 1 ? 1.5 : 1.0);
+        spans.insert(spans.end(), found.begin(), found.end());
+    }
+    out.matched = true;
+    out.score = score / (1.0 + std::log1p(static_cast<double>(length) / 64.0));
+    detail::make_snippet(text, std::move(spans), out);
+    return out;
+}
+
+/// A snippet with its marks written in: `open` before and `close` after each marked stretch.
+/// Example: `marked_snippet(hit.snippet, hit.marks, "[", "]")`.
+inline std::string marked_snippet(std::string_view snippet, const std::vector<SnippetMark>& marks,
+                                  std::string_view open, std::string_view close) {
+    std::string out;
+    std::size_t at = 0;
+    for (const auto& m : marks) {
+        if (m.begin < at || m.end > snippet.size()) continue;
+        out.append(snippet.substr(at, m.begin - at));
+        out.append(open);
+        out.append(snippet.substr(m.begin, m.end - m.begin));
+        out.append(close);
+        at = m.end;
+    }
+    out.append(snippet.substr(at));
+    return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Options and results
+
+/// The order of hits.
+enum class SearchOrder {
+    relevance,  ///< highest score first
+    newest,     ///< newest entry first (by its timestamp)
+};
+
+/// Where a page of search results starts: after the hit with these keys. Take it from
+/// SearchResult::next; it stays valid while sessions are appended to (keyset paging).
+struct SearchCursor {
+    double score = 0;
+    std::string timestamp;
+    std::string session_id;
+    std::uint64_t seq = 0;
+    friend bool operator==(const SearchCursor&, const SearchCursor&) = default;
+};
+
+/// What a search looks at and how it returns hits.
+struct SearchOptions {
+    SearchMode mode = SearchMode::words;       ///< for the overloads that take the query as text
+    SearchTextOptions text{};                  ///< which text of an entry is searched
+    std::optional<std::string> cwd{};          ///< only sessions of this working directory
+    std::optional<std::string> since{};        ///< only entries at or after this ISO 8601 UTC time
+    std::optional<std::string> until{};        ///< only entries before this ISO 8601 UTC time
+    std::vector<std::string> roles{};          ///< only message entries of these roles (empty: any)
+    std::vector<std::string> exclude_roles{};  ///< never message entries of these roles
+    std::vector<std::string> types{};          ///< only entries of these types (empty: any)
+    std::vector<std::string> exclude_types{};  ///< never entries of these types
+    /// Only sessions whose name contains this text (compared as words-mode text is: case and
+    /// diacritics ignored).
+    std::optional<std::string> session_name{};
+    /// Only sessions whose header metadata holds each of these keys with an equal value.
+    Json metadata = Json::object();
+    SearchOrder order = SearchOrder::relevance;
+    std::size_t limit = 50;                            ///< at most this many hits a page
+    std::optional<SearchCursor> after = std::nullopt;  ///< keyset paging: start after this hit
+};
+
+/// One entry that matched.
+struct SearchHit {
+    std::string session_id;
+    std::string cwd;
+    std::string session_name;  ///< empty when the session has none
+    std::string entry_id;
+    std::string entry_type;  ///< "message", "compaction", "label", ...
+    std::string role;        ///< the message's role; empty for other entries
+    std::string timestamp;   ///< the entry's
+    std::uint64_t seq = 0;   ///< the entry's position in its session (append order, from 0)
+    double score = 0;
+    std::string snippet;
+    std::vector<SnippetMark> marks;
+
+    /// The cursor that starts the page after this hit.
+    [[nodiscard]] SearchCursor cursor() const {
+        return SearchCursor{score, timestamp, session_id, seq};
+    }
+};
+
+/// A page of hits in the options' order and the cursor of the next page when more follow.
+struct SearchResult {
+    std::vector<SearchHit> hits;
+    std::optional<SearchCursor> next;
+};
+
+/// Receives hits as a search finds them (in no particular order); return false to stop.
+using SearchHitSink = std::function<bool(SearchHit&&)>;
+
+namespace detail {
+
+// True for the start of an ISO 8601 UTC time as entries carry it ("2026", "2026-12-02",
+// "2026-12-02T07:43", "2026-12-02T07:43:23.123Z"): it then compares with entry times as text.
+inline bool is_time_bound(std::string_view t) {
+    constexpr std::string_view shape = "dddd-dd-ddTdd:dd:dd.dddZ";
+    // Whole parts only: a year, a month, a day, an hour, minutes, seconds, milliseconds, Z.
+    constexpr std::size_t sizes[] = {4, 7, 10, 13, 16, 19, 23, 24};
+    if (std::find(std::begin(sizes), std::end(sizes), t.size()) == std::end(sizes)) return false;
+    for (std::size_t i = 0; i < t.size(); ++i) {
+        if (shape[i] == 'd' ? (t[i] < '0' || t[i] > '9') : t[i] != shape[i]) return false;
+    }
+    return true;
+}
+
+inline void check_search_options(const SearchOptions& options) {
+    if (options.limit == 0) bad_query("limit is 0; ask for at least one hit");
+    if (!options.metadata.is_object()) bad_query("the metadata filter is not a JSON object");
+    if (options.text.tool_result_cap > max_tool_result_cap)
+        bad_query("tool_result_cap " + std::to_string(options.text.tool_result_cap) +
+                  " is above max_tool_result_cap (" + std::to_string(max_tool_result_cap) + ")");
+    if (options.since && !is_time_bound(*options.since))
+        bad_query("since " + quoted_term(*options.since) +
+                  " is not an ISO 8601 UTC time such as 2026-12-02 or 2026-12-02T07:43:23.123Z");
+    if (options.until && !is_time_bound(*options.until))
+        bad_query("until " + quoted_term(*options.until) +
+                  " is not an ISO 8601 UTC time such as 2026-12-02 or 2026-12-02T07:43:23.123Z");
+}
+
+/// The session-level filters: cwd, metadata and name.
+inline bool session_passes(const SearchOptions& options, const SessionHeader& header,
+                           std::string_view name) {
+    if (options.cwd && header.cwd != *options.cwd) return false;
+    for (const auto& [key, value] : options.metadata.items()) {
+        if (!header.metadata.is_object()) return false;
+        const auto it = header.metadata.find(key);
+        if (it == header.metadata.end() || *it != value) return false;
+    }
+    if (options.session_name) {
+        const std::string want = normalize_for_search(*options.session_name);
+        const std::string have = normalize_for_search(name);
+        if (have.find(want) == std::string::npos) return false;
+    }
+    return true;
+}
+
+inline bool listed(const std::vector<std::string>& list, std::string_view value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+/// The strings an index must find in an entry's search_index_text for the entry to be able to
+/// match: every word of every term that is not excluded (words mode) or every such term
+/// (substring mode), when at least min_substring_chars characters long (shorter ones cannot be
+/// looked up in a trigram index). Empty: the index cannot narrow the search down.
+inline std::vector<std::string> index_strings(const SearchQuery& query) {
+    std::vector<std::string> out;
+    for (const auto& term : query.terms) {
+        if (term.excluded) continue;
+        for (const auto& token : term.tokens) {
+            std::size_t chars = 0;
+            for (std::size_t k = 0; k < token.size();) {
+                next_code_point(token, k);
+                ++chars;
+            }
+            if (chars >= min_substring_chars &&
+                std::find(out.begin(), out.end(), token) == out.end())
+                out.push_back(token);
+        }
+    }
+    return out;
+}
+
+/// An FTS5 query that finds the rows holding every one of `strings`: each one a string literal
+/// (its quotes doubled), joined by AND. Passed as a bound parameter, never spliced into SQL;
+/// being only string literals, it has no operator of its own.
+inline std::string fts5_all_of(const std::vector<std::string>& strings) {
+    std::string out;
+    for (const auto& s : strings) {
+        if (!out.empty()) out += " AND ";
+        out.push_back('"');
+        for (char c : s) {
+            if (c == '"') out.push_back('"');
+            out.push_back(c);
+        }
+        out.push_back('"');
+    }
+    return out;
+}
+
+/// The entry-level filters: time, roles, types (applied before any text is looked at).
+inline bool entry_passes(const SearchOptions& options, const SessionTreeEntry& entry) {
+    const EntryBase& base = base_of(entry);
+    if (options.since && base.timestamp < *options.since) return false;
+    if (options.until && !(base.timestamp < *options.until)) return false;
+    const std::string_view type = type_of(entry);
+    if (!options.types.empty() && !listed(options.types, type)) return false;
+    if (listed(options.exclude_types, type)) return false;
+    const std::string_view role = search_role_of(entry);
+    if (!options.roles.empty() && (role.empty() || !listed(options.roles, role))) return false;
+    if (!role.empty() && listed(options.exclude_roles, role)) return false;
+    return true;
+}
+
+/// Matches one entry (filters first) and, when it matches, hands its hit to `sink`.
+inline bool search_entry(const SearchQuery& query, const SearchOptions& options,
+                         const SessionHeader& header, const std::string& name,
+                         const SessionTreeEntry& entry, std::uint64_t seq,
+                         const SearchHitSink& sink) {
+    if (!entry_passes(options, entry)) return true;
+    const std::string text = search_text_of(entry, options.text);
+    TextMatch m = match_text(query, text);
+    if (!m.matched) return true;
+    SearchHit hit;
+    hit.session_id = header.id;
+    hit.cwd = header.cwd;
+    hit.session_name = name;
+    hit.entry_id = id_of(entry);
+    hit.entry_type = std::string(type_of(entry));
+    hit.role = std::string(search_role_of(entry));
+    hit.timestamp = base_of(entry).timestamp;
+    hit.seq = seq;
+    hit.score = m.score;
+    hit.snippet = std::move(m.snippet);
+    hit.marks = std::move(m.marks);
+    return sink(std::move(hit));
+}
+
+/// Searches every entry of one stored session (read in pages); false when the sink stopped.
+template <SessionStorage S>
+bool search_storage(const SearchQuery& query, const SearchOptions& options, const S& storage,
+                    const SearchHitSink& sink) {
+    const SessionHeader& header = storage.metadata();
+    const std::string name = storage.get_session_name().value_or("");
+    if (!session_passes(options, header, name)) return true;
+    constexpr std::size_t page = 1024;
+    std::size_t seq = 0;
+    while (true) {
+        const auto handles = storage.get_entries(EntriesQuery{seq, page});
+        if (handles.empty()) return true;
+        for (const auto& h : handles) {
+            if (!search_entry(query, options, header, name, *h, seq, sink)) return false;
+            ++seq;
+        }
+    }
+}
+
+/// True when `a` comes before `b` in the order of the options.
+inline bool hit_before(const SearchCursor& a, const SearchCursor& b, SearchOrder order) {
+    if (order == SearchOrder::relevance) {
+        if (a.score != b.score) return a.score > b.score;
+    } else if (a.timestamp != b.timestamp) {
+        return a.timestamp > b.timestamp;
+    }
+    if (a.session_id != b.session_id) return a.session_id < b.session_id;
+    return a.seq < b.seq;
+}
+
+/// Keeps the hits of the options' page, in order, and sets the next cursor.
+inline SearchResult page_hits(std::vector<SearchHit> hits, const SearchOptions& options) {
+    SearchResult out;
+    if (options.after) {
+        const SearchCursor& after = *options.after;
+        std::erase_if(hits, [&](const SearchHit& h) {
+            return !hit_before(after, h.cursor(), options.order);
+        });
+    }
+    const auto before = [&](const SearchHit& a, const SearchHit& b) {
+        return hit_before(a.cursor(), b.cursor(), options.order);
+    };
+    if (hits.size() > options.limit) {
+        std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(options.limit),
+                          hits.end(), before);
+        hits.resize(options.limit);
+        out.next = hits.back().cursor();
+    } else {
+        std::sort(hits.begin(), hits.end(), before);
+    }
+    out.hits = std::move(hits);
+    return out;
+}
+
+}  // namespace detail
+
+// ---------------------------------------------------------------------------------------------
+// Searching repositories
+
+/// Streams the hits of `query` over every session of `repo` to `sink`, in no particular order,
+/// until the sink returns false; the options' filters and text options apply, their order and
+/// paging do not. This generic version reads each session that passes the session filters
+/// (list, then open_read_only); repositories with an index or a faster scan overload it.
+///
+/// Throws invalid_query for options that cannot be met (a limit of 0, metadata that is not an
+/// object, an empty time bound); the repository's own errors as it throws them, except that a
+/// session removed while the search runs is skipped.
+///
+/// Complexity: reads every entry of every session that passes the session filters.
+template <SessionRepository R>
+void search_each(const R& repo, const SearchQuery& query, const SearchOptions& options,
+                 const SearchHitSink& sink) {
+    detail::check_search_options(options);
+    ListOptions lo;
+    lo.cwd = options.cwd;
+    const SessionList sessions = list(repo, lo);
+    for (const auto& listing : sessions.sessions) {
+        std::optional<typename R::session_type> session;
+        try {
+            session.emplace(open_read_only(repo, listing.header.id));
+        } catch (const SessionError& e) {
+            if (e.code() == ErrorCode::not_found) continue;  // removed since it was listed
+            throw;
+        }
+        if (!detail::search_storage(query, options, session->storage(), sink)) return;
+    }
+}
+
+/// The hits of `query` over every session of `repo`: the page the options ask for, in their
+/// order (relevance: score, then session id, then position; newest: entry time, then session
+/// id, then position), with the cursor of the next page. Every repository gives the same hits
+/// in the same order for the same sessions: the index of a database only narrows down which
+/// entries are read, the matcher of this header decides.
+///
+/// Throws invalid_query as search_each does; the repository's own errors as it throws them.
+///
+/// Example: `auto page = search(repo, parse_search_query("login bug"), {});`
+///
+/// Complexity: that of search_each, plus sorting the hits.
+template <SessionRepository R>
+SearchResult search(const R& repo, const SearchQuery& query, const SearchOptions& options = {}) {
+    detail::check_search_options(options);
+    std::vector<SearchHit> hits;
+    search_each(repo, query, options, [&hits](SearchHit&& h) {
+        hits.push_back(std::move(h));
+        return true;
+    });
+    return detail::page_hits(std::move(hits), options);
+}
+
+/// search with the query given as text, parsed in the options' mode (parse_search_query's
+/// errors: invalid_query).
+template <SessionRepository R>
+SearchResult search(const R& repo, std::string_view query, const SearchOptions& options = {}) {
+    return search(repo, parse_search_query(query, options.mode), options);
+}
+
+}  // namespace agentcore

@@ -1,0 +1,449 @@
+// Search across sessions (search.hpp): the query language and its errors, the normaliser, the
+// text each entry offers, snippets and scores, filters, ordering, paging, and the same answers
+// from the memory, JSONL and run-time chosen repositories.
+
+#include "support/catch.hpp"
+#include "support/errors.hpp"
+#include "support/scratch.hpp"
+#include "support/search_corpus.hpp"
+
+#include <agentcore/any_repo.hpp>
+#include <agentcore/search.hpp>
+#include <agentcore/session.hpp>
+
+#include <algorithm>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+using namespace agentcore;
+using agentcore::testing::error_of;
+using agentcore::testing::message_of_error;
+
+namespace search_tests {
+
+using HitKey = std::pair<std::string, std::string>;  // session id, entry id
+
+template <class Repo>
+std::set<HitKey> hit_keys(const Repo& repo, std::string_view q, SearchOptions o = {}) {
+    o.limit = 1000000;
+    std::set<HitKey> out;
+    for (const auto& h : search(repo, q, o).hits) out.emplace(h.session_id, h.entry_id);
+    return out;
+}
+
+inline InMemorySessionRepo small_repo() {
+    InMemorySessionRepo repo(Environment::deterministic(1796197403123, 7, 1000));
+    auto a = create(repo, CreateOptions{std::string("s-login"), "/work/app", Json{{"team", "core"}},
+                                        std::nullopt});
+    const std::string u = append_message(a, UserMessage{"The login bug is back on Safari", 1, {}});
+    AssistantMessage reply;
+    reply.content.push_back(ThinkingContent{"secret musing about caching", {}});
+    reply.content.push_back(TextContent{"I fixed the Login-Bug in getUserById.", {}});
+    reply.content.push_back(
+        ToolCallContent{"c1", "read_file", Json{{"path", "src/auth/login.cpp"}}, {}});
+    append_message(a, reply);
+    ToolResultMessage result;
+    result.tool_call_id = "c1";
+    result.tool_name = "read_file";
+    result.content.push_back(TextContent{"int main() { return login_check(); }", {}});
+    result.content.push_back(ImageContent{"bG9naW4gYnVn", "image/png", {}});
+    append_message(a, result);
+    append_label(a, u, std::string("crème brûlée milestone"));
+    append_session_name(a, "Fixing the login");
+    auto b = create(repo, CreateOptions{std::string("s-greek"), "/work/lib", Json{{"team", "web"}},
+                                        std::nullopt});
+    append_message(b, UserMessage{"Καλημέρα ΑΘΉΝΑ, ёлка в Москве", 1, {}});
+    append_message(b, UserMessage{"naïve café login", 1, {}});
+    append_compaction(b, "Summary: the login works now", std::nullopt, 10);
+    return repo;
+}
+
+}  // namespace search_tests
+
+using search_tests::hit_keys;
+using search_tests::HitKey;
+
+TEST_CASE("the normaliser folds case and removes diacritics of Latin, Greek and Cyrillic",
+          "[search]") {
+    CHECK(normalize_for_search("Ça va, Ölçer!") == "ca va olcer");
+    CHECK(normalize_for_search("CRÈME Brûlée Straße ÆON Œuvre Łódź") ==
+          "creme brulee strasse aeon oeuvre lodz");
+    CHECK(normalize_for_search("ΑΘΉΝΑ Σοφίας ὁδός") == normalize_for_search("αθηνα σοφιας ὁδος"));
+    CHECK(normalize_for_search("ΣΟΦΟΣ") == "σοφοσ");
+    CHECK(normalize_for_search("Ёлка МОСКВА") == "елка москва");
+    CHECK(normalize_for_search("cafe\xCC\x81") == "cafe");  // a combining accent
+    CHECK(normalize_for_search("get_user-by.id") == "get user by id");
+    CHECK(normalize_for_search("東京タワー") == "東 京 タ ワ ー");
+    CHECK(normalize_for_search("a\xFF\xFE"
+                               "b") == "a b");      // invalid bytes separate words
+    CHECK(normalize_for_search("\xC0\xAF") == "");  // an overlong '/'
+    CHECK(fold_for_substring("Crème.Brûlée/GetUser") == "creme.brulee/getuser");
+}
+
+TEST_CASE("the query language: words, phrases, prefixes, exclusions and substrings", "[search]") {
+    const SearchQuery q = parse_search_query(R"(login "Bug fixed" deplo* -Flaky get_user)");
+    REQUIRE(q.terms.size() == 5);
+    CHECK(q.terms[0].tokens == std::vector<std::string>{"login"});
+    CHECK(q.terms[1].tokens == std::vector<std::string>{"bug", "fixed"});
+    CHECK(q.terms[2].prefix);
+    CHECK(q.terms[2].tokens == std::vector<std::string>{"deplo"});
+    CHECK(q.terms[3].excluded);
+    CHECK(q.terms[3].tokens == std::vector<std::string>{"flaky"});
+    CHECK(q.terms[4].tokens == std::vector<std::string>{"get", "user"});
+    const SearchQuery s =
+        parse_search_query(R"(getUserById "a b c" -*.tmp)", SearchMode::substring);
+    REQUIRE(s.terms.size() == 3);
+    CHECK(s.terms[0].tokens == std::vector<std::string>{"getuserbyid"});
+    CHECK(s.terms[1].tokens == std::vector<std::string>{"a b c"});
+    CHECK(s.terms[2].excluded);
+    CHECK(s.terms[2].tokens == std::vector<std::string>{"*.tmp"});
+}
+
+TEST_CASE("empty, blank, negative-only, oversized and malformed queries are invalid_query",
+          "[search]") {
+    const auto code = [](std::string_view q, SearchMode m = SearchMode::words) {
+        return error_of([&] { parse_search_query(q, m); });
+    };
+    CHECK(code("") == ErrorCode::invalid_query);
+    CHECK(code("   \t\n") == ErrorCode::invalid_query);
+    CHECK(code("-flaky -bug") == ErrorCode::invalid_query);
+    CHECK(code(std::string(max_query_bytes + 1, 'a')) == ErrorCode::invalid_query);
+    CHECK(code(std::string(std::string_view("a\0b", 3))) == ErrorCode::invalid_query);
+    CHECK(code("a\x01") == ErrorCode::invalid_query);
+    CHECK(code("caf\xC3") == ErrorCode::invalid_query);
+    CHECK(code("\"unterminated phrase") == ErrorCode::invalid_query);
+    CHECK(code("*") == ErrorCode::invalid_query);
+    CHECK(code("-") == ErrorCode::invalid_query);
+    CHECK(code("\"\"") == ErrorCode::invalid_query);
+    CHECK(code("... -- &&") == ErrorCode::invalid_query);
+    CHECK(parse_search_query("login ... *").terms.size() == 1);
+    CHECK(code("ab", SearchMode::substring) == ErrorCode::invalid_query);
+    CHECK(code("login -ab", SearchMode::substring) == ErrorCode::invalid_query);
+    std::string many;
+    for (std::size_t i = 0; i <= max_query_terms; ++i) many += "w" + std::to_string(i) + " ";
+    CHECK(code(many) == ErrorCode::invalid_query);
+    CHECK_NOTHROW(parse_search_query(std::string(max_query_bytes, 'a')));
+    CHECK(message_of_error([] { parse_search_query(""); }) ==
+          "[agentcore.invalid_query] search query: empty");
+    CHECK(message_of_error([] { parse_search_query("-a"); }).find("only excluded terms") !=
+          std::string::npos);
+    CHECK(message_of_error([] {
+              parse_search_query("*");
+          }).find("no term has a letter or digit ('*' is punctuation only)") != std::string::npos);
+    CHECK(message_of_error([] {
+              parse_search_query("xy", SearchMode::substring);
+          }).find("shorter than 3") != std::string::npos);
+    CHECK(message_of_error([] { parse_search_query("\"x"); }).find("no closing") !=
+          std::string::npos);
+    CHECK(to_string(ErrorCode::invalid_query) == "invalid_query");
+}
+
+TEST_CASE("hostile queries are text: operators of FTS5 and SQL match only as words", "[search]") {
+    InMemorySessionRepo repo;
+    auto s = create(repo, CreateOptions{std::string("hostile"), "/w", {}, std::nullopt});
+    const std::string plain = append_message(s, UserMessage{"login bug", 1, {}});
+    const std::string ops =
+        append_message(s, UserMessage{"NEAR(login bug) AND x OR y; DROP TABLE entries", 1, {}});
+    const std::string quote =
+        append_message(s, UserMessage{"it's O'Brien's \"quoted\" 50%", 1, {}});
+    CHECK(hit_keys(repo, "login bug") == std::set<HitKey>{{"hostile", plain}, {"hostile", ops}});
+    CHECK(hit_keys(repo, "NEAR(login bug)") == std::set<HitKey>{{"hostile", ops}});
+    CHECK(hit_keys(repo, "login AND bug") == std::set<HitKey>{{"hostile", ops}});
+    CHECK(hit_keys(repo, "login OR nothing").empty());
+    CHECK(hit_keys(repo, "entries; DROP TABLE entries --") == std::set<HitKey>{{"hostile", ops}});
+    CHECK(hit_keys(repo, "entries; DROP TABLE sessions --").empty());
+    CHECK(hit_keys(repo, "x' OR '1'='1").empty());
+    CHECK(hit_keys(repo, "O'Brien") == std::set<HitKey>{{"hostile", quote}});
+    CHECK(hit_keys(repo, "\"quoted\" 50%") == std::set<HitKey>{{"hostile", quote}});
+    CHECK(hit_keys(repo, "column:login").empty());
+    CHECK(
+        hit_keys(repo, "\"'; DROP TABLE\"", SearchOptions{.mode = SearchMode::substring}).empty());
+    CHECK(hit_keys(repo, "\"; DROP TABLE\"", SearchOptions{.mode = SearchMode::substring}) ==
+          std::set<HitKey>{{"hostile", ops}});
+    CHECK(error_of([&] {
+              hit_keys(repo, "'; DROP", SearchOptions{.mode = SearchMode::substring});
+          }) == ErrorCode::invalid_query);
+    CHECK(hit_keys(repo, "TABLE entries", SearchOptions{.mode = SearchMode::substring}) ==
+          std::set<HitKey>{{"hostile", ops}});
+    CHECK(error_of([&] {
+              hit_keys(repo, "O'Brien's \"", SearchOptions{.mode = SearchMode::substring});
+          }) == ErrorCode::invalid_query);
+    CHECK(hit_keys(repo, "\"O'Brien's \"", SearchOptions{.mode = SearchMode::substring}) ==
+          std::set<HitKey>{{"hostile", quote}});
+}
+
+TEST_CASE("what an entry offers to search: text, tools, summaries, labels and names, never images",
+          "[search]") {
+    AssistantMessage a;
+    a.content.push_back(ThinkingContent{"pondering", {}});
+    a.content.push_back(TextContent{"answer", {}});
+    a.content.push_back(ToolCallContent{"c", "bash", Json{{"cmd", "ls -l"}, {"n", 42}}, {}});
+    MessageEntry e;
+    e.message = a;
+    CHECK(search_text_of(e) == "answer\nbash\nls -l");
+    CHECK(search_text_of(e, SearchTextOptions{.thinking = true}) ==
+          "pondering\nanswer\nbash\nls -l");
+    ToolResultMessage r;
+    r.tool_name = "read_file";
+    r.content.push_back(TextContent{"héllo wörld", {}});
+    r.content.push_back(ImageContent{"aGVsbG8=", "image/png", {}});
+    e.message = r;
+    CHECK(search_text_of(e) == "read_file\nhéllo wörld");
+    CHECK(search_text_of(e, SearchTextOptions{.tool_results = false}) == "read_file");
+    // The cap cuts at a character: "héllo" is 6 bytes, the cap of 2 would split the é.
+    CHECK(search_text_of(e, SearchTextOptions{.tool_result_cap = 2}) == "read_file\nh");
+    e.message = BashExecutionMessage{"make test", "all passed", 0, false, false, {}, {}, 1, {}};
+    CHECK(search_text_of(e) == "make test\nall passed");
+    CompactionEntry c;
+    c.summary = "compacted";
+    CHECK(search_text_of(c) == "compacted");
+    BranchSummaryEntry b;
+    b.summary = "abandoned";
+    CHECK(search_text_of(b) == "abandoned");
+    LabelEntry l;
+    l.label = "milestone";
+    CHECK(search_text_of(l) == "milestone");
+    SessionInfoEntry n;
+    n.name = "my session";
+    CHECK(search_text_of(n) == "my session");
+    CustomEntry custom;
+    custom.data = Json{{"text", "hidden"}};
+    CHECK(search_text_of(custom).empty());
+    CustomMessageEntry cm;
+    cm.content = std::vector<ContentBlock>{TextContent{"note", {}}, ImageContent{"eA==", "x", {}}};
+    CHECK(search_text_of(cm) == "note");
+}
+
+TEST_CASE("snippets mark every occurrence around the first; scores favour more occurrences",
+          "[search]") {
+    const TextMatch m =
+        match_text(parse_search_query("login bug"), "The LOGIN bug: login failed\nagain");
+    REQUIRE(m.matched);
+    CHECK(m.snippet == "The LOGIN bug: login failed again");
+    CHECK(marked_snippet(m.snippet, m.marks, "[", "]") ==
+          "The [LOGIN] [bug]: [login] failed again");
+    const std::string long_text = std::string(400, 'x') + " café " + std::string(400, 'y');
+    const TextMatch far = match_text(parse_search_query("CAFE"), long_text);
+    REQUIRE(far.matched);
+    CHECK(far.snippet.rfind("…", 0) == 0);
+    CHECK(marked_snippet(far.snippet, far.marks, "<", ">").find("<café>") != std::string::npos);
+    CHECK(far.snippet.size() < 260);
+    const TextMatch once = match_text(parse_search_query("bug"), "a bug here and there");
+    const TextMatch twice = match_text(parse_search_query("bug"), "a bug here and a bug there");
+    CHECK(twice.score > once.score);
+    CHECK_FALSE(match_text(parse_search_query("bug -here"), "a bug here").matched);
+    CHECK_FALSE(match_text(parse_search_query("\"bug there\""), "bug here there").matched);
+    CHECK(match_text(parse_search_query("her*"), "a bug here").matched);
+    CHECK_FALSE(match_text(parse_search_query("her"), "a bug here").matched);
+    const TextMatch sub =
+        match_text(parse_search_query("UserBy", SearchMode::substring), "call getUserById(7)");
+    REQUIRE(sub.matched);
+    CHECK(marked_snippet(sub.snippet, sub.marks, "[", "]") == "call get[UserBy]Id(7)");
+}
+
+TEST_CASE("search finds entries of every kind across sessions, with their places", "[search]") {
+    const InMemorySessionRepo repo = search_tests::small_repo();
+    const SearchResult r = search(repo, "login");
+    std::set<std::string> kinds;
+    for (const auto& h : r.hits) kinds.insert(h.entry_type + "/" + h.role);
+    CHECK(kinds == std::set<std::string>{"compaction/", "message/assistant", "message/tool_result",
+                                         "message/user", "session_info/"});
+    for (const auto& h : r.hits) {
+        CHECK(!h.entry_id.empty());
+        CHECK(!h.timestamp.empty());
+        CHECK(h.score > 0);
+        CHECK(!h.marks.empty());
+    }
+    const auto it = std::find_if(r.hits.begin(), r.hits.end(),
+                                 [](const SearchHit& h) { return h.role == "user"; });
+    REQUIRE(it != r.hits.end());
+    CHECK(it->session_name.empty() == (it->session_id != "s-login"));
+    // Words are whole: "login" in login.cpp is a word of the path, login_check of the tool result.
+    CHECK(hit_keys(repo, "login.cpp").size() == 1);
+    CHECK(hit_keys(repo, "musing").empty());
+    CHECK(hit_keys(repo, "musing", SearchOptions{.text = {.thinking = true}}).size() == 1);
+    CHECK(hit_keys(repo, "login_check").size() == 1);
+    CHECK(hit_keys(repo, "login_check", SearchOptions{.text = {.tool_results = false}}).empty());
+    CHECK(hit_keys(repo, "bG9naW4gYnVn").empty());
+    CHECK(hit_keys(repo, "CREME BRULEE").size() == 1);
+    CHECK(hit_keys(repo, "αθηνα елка").size() == 1);
+    CHECK(hit_keys(repo, "\"login bug\"").size() == 2);  // "Login-Bug" is the phrase too
+    CHECK(hit_keys(repo, "getuserbyid").size() == 1);
+    CHECK(hit_keys(repo, "UserBy", SearchOptions{.mode = SearchMode::substring}).size() == 1);
+    CHECK(hit_keys(repo, "auth/LOGIN", SearchOptions{.mode = SearchMode::substring}).size() == 1);
+    CHECK(hit_keys(repo, "naive cafe").size() == 1);
+    CHECK(hit_keys(repo, "log* -safari").size() == 5);
+}
+
+TEST_CASE("search filters by cwd, time, roles, types, session name and metadata", "[search]") {
+    const InMemorySessionRepo repo = search_tests::small_repo();
+    const auto count = [&](SearchOptions o) {
+        return hit_keys(repo, "login", std::move(o)).size();
+    };
+    CHECK(count({}) == 6);
+    CHECK(count({.cwd = "/work/lib"}) == 2);
+    CHECK(count({.cwd = "/nowhere"}) == 0);
+    CHECK(count({.roles = {"user"}}) == 2);
+    CHECK(count({.exclude_roles = {"tool_result"}}) == 5);
+    CHECK(count({.types = {"compaction", "session_info"}}) == 2);
+    CHECK(count({.exclude_types = {"message"}}) == 2);
+    CHECK(count({.session_name = "FIXING"}) == 4);
+    CHECK(count({.metadata = Json{{"team", "web"}}}) == 2);
+    CHECK(count({.metadata = Json{{"team", "none"}}}) == 0);
+    const SearchResult all = search(repo, "login", SearchOptions{.order = SearchOrder::newest});
+    REQUIRE(all.hits.size() == 6);
+    const std::string middle = all.hits[3].timestamp;
+    CHECK(count({.since = middle}) == 4);
+    CHECK(count({.until = middle}) == 2);
+    CHECK(count({.since = "2026", .until = "2099-01-01"}) == 6);
+    CHECK(count({.until = "2000"}) == 0);
+    for (std::size_t i = 1; i < all.hits.size(); ++i)
+        CHECK(all.hits[i - 1].timestamp >= all.hits[i].timestamp);
+    const SearchResult ranked = search(repo, "login");
+    for (std::size_t i = 1; i < ranked.hits.size(); ++i)
+        CHECK(ranked.hits[i - 1].score >= ranked.hits[i].score);
+}
+
+TEST_CASE("options that cannot be met are invalid_query", "[search]") {
+    const InMemorySessionRepo repo = search_tests::small_repo();
+    CHECK(error_of([&] { search(repo, "login", SearchOptions{.limit = 0}); }) ==
+          ErrorCode::invalid_query);
+    CHECK(error_of([&] { search(repo, "login", SearchOptions{.since = "yesterday"}); }) ==
+          ErrorCode::invalid_query);
+    CHECK(error_of([&] { search(repo, "login", SearchOptions{.until = ""}); }) ==
+          ErrorCode::invalid_query);
+    CHECK(error_of([&] { search(repo, "login", SearchOptions{.metadata = Json::array()}); }) ==
+          ErrorCode::invalid_query);
+    CHECK(error_of([&] {
+              search(repo, "login",
+                     SearchOptions{.text = {.tool_result_cap = max_tool_result_cap + 1}});
+          }) == ErrorCode::invalid_query);
+    CHECK(message_of_error([&] {
+              search(repo, "login", SearchOptions{.since = "2026-1"});
+          }).find("since '2026-1' is not an ISO 8601") != std::string::npos);
+}
+
+TEST_CASE("the strings an index must hold: words or substrings of three characters and more",
+          "[search]") {
+    using agentcore::detail::fts5_all_of;
+    using agentcore::detail::index_strings;
+    CHECK(index_strings(parse_search_query("Login \"fix the bug\" ab* -flaky login")) ==
+          std::vector<std::string>{"login", "fix", "the", "bug"});
+    CHECK(index_strings(parse_search_query("a b* ok")).empty());
+    CHECK(index_strings(parse_search_query("x\"NEAR -zzz", SearchMode::substring)) ==
+          std::vector<std::string>{"x\"near"});
+    CHECK(fts5_all_of({"x\" near", "or"}) == "\"x\"\" near\" AND \"or\"");
+    // The index text holds every part any search options can match, folded.
+    AssistantMessage a;
+    a.content.push_back(ThinkingContent{"Pondering", {}});
+    a.content.push_back(TextContent{"Answer", {}});
+    MessageEntry e;
+    e.message = a;
+    CHECK(search_index_text(e) == "pondering\nanswer");
+}
+
+TEST_CASE("paging by cursor is stable: pages join to the whole result, also across appends",
+          "[search]") {
+    InMemorySessionRepo repo(Environment::deterministic(1796197403123, 3));
+    agentcore::testing::write_search_corpus(repo, 11, 30);
+    for (const SearchOrder order : {SearchOrder::relevance, SearchOrder::newest}) {
+        INFO(static_cast<int>(order));
+        SearchOptions o{.order = order, .limit = 1000000};
+        const SearchResult whole = search(repo, "login", o);
+        REQUIRE(whole.hits.size() > 20);
+        CHECK_FALSE(whole.next);
+        o.limit = 7;
+        std::vector<SearchCursor> seen;
+        bool appended = false;
+        while (true) {
+            const SearchResult page = search(repo, "login", o);
+            for (const auto& h : page.hits) seen.push_back(h.cursor());
+            if (!page.next) break;
+            CHECK(page.hits.size() == 7);
+            CHECK(*page.next == page.hits.back().cursor());
+            o.after = page.next;
+            if (!appended) {
+                // A new hit that sorts before the cursor must not shift later pages.
+                auto s = open(repo, whole.hits.front().session_id);
+                append_message(s, UserMessage{"login login login", 1, {}});
+                appended = true;
+            }
+        }
+        // Hits added after the first page sort before the cursor (newer, and scored higher):
+        // the later pages are exactly the rest of the whole result.
+        std::vector<SearchCursor> expected;
+        for (const auto& h : whole.hits) expected.push_back(h.cursor());
+        CHECK(seen == expected);
+        CHECK(search(repo, "login", SearchOptions{.order = order, .limit = 1000000}).hits.size() ==
+              whole.hits.size() + 1);
+    }
+}
+
+TEST_CASE("a sink that returns false stops the search", "[search]") {
+    InMemorySessionRepo repo(Environment::deterministic(1796197403123, 3));
+    agentcore::testing::write_search_corpus(repo, 5, 10);
+    std::size_t calls = 0;
+    search_each(repo, parse_search_query("login"), {}, [&](SearchHit&&) { return ++calls < 3; });
+    CHECK(calls == 3);
+}
+
+TEST_CASE("memory, JSONL and run-time chosen repositories give the same hits in the same order",
+          "[search][jsonl][any]") {
+    agentcore::testing::ScratchDir dir;
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 21, 40);
+    JsonlSessionRepo jsonl(dir.path() + "/sessions");
+    for (const auto& l : list(memory).sessions) copy_session(memory, jsonl, l.header.id);
+    AnyRepository any_jsonl = open_repository("jsonl:" + dir.path() + "/sessions");
+    AnyRepository any_memory(memory);
+    const std::vector<std::pair<std::string, SearchOptions>> queries{
+        {"login", {}},
+        {"\"login bug\"", {}},
+        {"caf* -timeout", {}},
+        {"ΑΘΗΝΑ", {}},
+        {"ёлка москва", {}},
+        {"strasse", {}},
+        {"rare_zebra_word", {}},
+        {"getUserById", {.mode = SearchMode::substring}},
+        {"auth/login", {.mode = SearchMode::substring}},
+        {"session", {.order = SearchOrder::newest, .limit = 5}},
+        {"token", {.cwd = "/work/lib", .exclude_roles = {"tool_result"}}},
+        {"retry", {.text = {.thinking = true}, .roles = {"assistant"}}},
+        {"cache", {.metadata = Json{{"team", "web"}}}},
+        {"deploy", {.types = {"compaction", "branch_summary", "label", "session_info"}}},
+    };
+    for (const auto& [q, o] : queries) {
+        INFO(q);
+        const SearchResult expected = search(memory, q, o);
+        CHECK(!search(memory, q, SearchOptions{.mode = o.mode}).hits.empty());
+        for (const SearchResult& got :
+             {search(jsonl, q, o), search(any_jsonl, q, o), search(any_memory, q, o)}) {
+            REQUIRE(got.hits.size() == expected.hits.size());
+            for (std::size_t i = 0; i < got.hits.size(); ++i) {
+                CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
+                CHECK(got.hits[i].entry_id == expected.hits[i].entry_id);
+                CHECK(got.hits[i].snippet == expected.hits[i].snippet);
+                CHECK(got.hits[i].marks == expected.hits[i].marks);
+            }
+            CHECK(got.next == expected.next);
+        }
+    }
+}
+
+TEST_CASE("a damaged JSONL session ends the search with its error; a removed one is skipped",
+          "[search][jsonl]") {
+    agentcore::testing::ScratchDir dir;
+    JsonlSessionRepo repo(dir.path() + "/sessions");
+    agentcore::testing::write_search_corpus(repo, 4, 6);
+    CHECK(!search(repo, "login").hits.empty());
+    const auto sessions = list(repo).sessions;
+    std::string text = agentcore::testing::read_file(sessions[0].path);
+    const auto second = text.find('\n', text.find('\n') + 1);
+    text.insert(second + 1, "{not json}\n");
+    agentcore::testing::write_file(sessions[0].path, text);
+    CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_entry);
+    remove(repo, sessions[0].header.id);
+    CHECK(!search(repo, "login").hits.empty());
+}
