@@ -8,6 +8,7 @@
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/repo.hpp>
+#include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/sqlite/sqlite_storage.hpp>
 
@@ -173,6 +174,90 @@ inline SqliteSessionRepo::session_type import_session(SqliteSessionRepo& repo, S
     so.dialect = dialect;
     return detail::sqlite::make_session(
         SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), entries));
+}
+
+/// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
+/// search_each in search.hpp). The FTS5 trigram index (`search_index`) gives the entries that
+/// hold every word or substring of three characters and more of the terms not excluded; each
+/// of them is read, decoded and judged by the matcher of search.hpp, so the hits are those of
+/// every other repository. A query with no such word (`ab*`, `go to`) cannot use the index and
+/// reads every session that passes the cwd filter. Terms reach FTS5 only as string literals in
+/// a bound parameter (detail::fts5_all_of).
+///
+/// Complexity: one index query, then one read per candidate entry.
+inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
+                        const SearchOptions& options, const SearchHitSink& sink) {
+    detail::check_search_options(options);
+    const std::vector<std::string> strings = detail::index_strings(query);
+    if (strings.empty()) {
+        search_each<SqliteSessionRepo>(repo, query, options, sink);
+        return;
+    }
+    auto& db = repo.database();
+    std::vector<std::pair<std::string, std::int64_t>> candidates;
+    {
+        auto& q = db.statement(
+            "SELECT r.session_id, r.seq FROM search_index JOIN search_rows r ON r.row = "
+            "search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR r.session_id IN "
+            "(SELECT id FROM sessions WHERE cwd = ?2)) ORDER BY r.session_id, r.seq");
+        detail::sqlite::Reset reset(q);
+        q.bind(1, detail::fts5_all_of(strings)).bind_optional(2, options.cwd);
+        while (q.step()) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
+    }
+    std::size_t i = 0;
+    while (i < candidates.size()) {
+        const std::string& session_id = candidates[i].first;
+        std::size_t end = i;
+        while (end < candidates.size() && candidates[end].first == session_id) ++end;
+        SessionHeader header;
+        std::string name;
+        Dialect dialect = Dialect::native;
+        bool found = false;
+        {
+            auto& s = db.statement("SELECT header, dialect, name FROM sessions WHERE id = ?1");
+            detail::sqlite::Reset reset(s);
+            s.bind(1, session_id);
+            if (s.step()) {
+                found = true;
+                try {
+                    header = decode_header(s.text(0));
+                } catch (const SessionError& e) {
+                    throw SessionError(ErrorCode::invalid_session,
+                                       "session '" + session_id + "' in database '" + repo.path() +
+                                           "': header: " + std::string(e.detail()),
+                                       ErrorLocation{.session = session_id});
+                }
+                if (s.int64(1) == static_cast<std::int64_t>(Dialect::pi)) dialect = Dialect::pi;
+                name = s.optional_text(2).value_or("");
+            }
+        }
+        // A session removed since the index was asked is skipped, as in every repository.
+        if (found && detail::session_passes(options, header, name)) {
+            for (; i < end; ++i) {
+                const std::int64_t seq = candidates[i].second;
+                auto& e =
+                    db.statement("SELECT line FROM entries WHERE session_id = ?1 AND seq = ?2");
+                detail::sqlite::Reset reset(e);
+                e.bind(1, session_id).bind(2, seq);
+                if (!e.step()) continue;
+                SessionTreeEntry entry;
+                try {
+                    entry = decode_entry(e.text(0), dialect);
+                } catch (const SessionError& err) {
+                    throw SessionError(ErrorCode::invalid_entry,
+                                       "session '" + session_id + "' in database '" + repo.path() +
+                                           "' entry " + std::to_string(seq) + ": " +
+                                           std::string(err.detail()),
+                                       ErrorLocation{.session = session_id,
+                                                     .seq = static_cast<std::uint64_t>(seq)});
+                }
+                if (!detail::search_entry(query, options, header, name, entry,
+                                          static_cast<std::uint64_t>(seq - 1), sink))
+                    return;
+            }
+        }
+        i = end;
+    }
 }
 
 static_assert(SessionRepository<SqliteSessionRepo>);

@@ -534,6 +534,7 @@ private:
             .bind_optional(7, row.label)
             .bind(8, line ? std::string_view(*line) : std::string_view(encoded))
             .run();
+        detail::sqlite::insert_search_row(*db_, session, seq, entry);
     }
 
     // The decoded entry at `seq`, from the cache or from its stored line. A line the codec

@@ -6,14 +6,21 @@
 // next append position, the leaf, the name and the stats — updated in each append's transaction.
 // `entries` keeps each entry's line as the codec wrote it, so that an export gives the bytes of
 // a JSONL file, plus the columns the queries need (seq, id, parent, type, label target).
+// `search_rows` keeps each entry's search_index_text (search.hpp; entries with none have no
+// row), written in the append's transaction, and `search_index` is its FTS5 trigram index:
+// searches ask it for the entries that hold a query's words or substrings.
 
+#include <agentcore/codec.hpp>
 #include <agentcore/error.hpp>
+#include <agentcore/search.hpp>
 #include <agentcore/sqlite/detail/db.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <iterator>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace agentcore::detail::sqlite {
 
@@ -36,7 +43,57 @@ inline constexpr const char* migrations[] = {
     // 2: listing by working directory and labels by target without a scan.
     "CREATE INDEX sessions_by_cwd ON sessions (cwd, created, id);"
     "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label';",
+    // 3: search. The FTS5 index reads its text from search_rows (external content); the
+    // triggers keep it in step, also when a session's rows go with it (ON DELETE CASCADE). The
+    // rows of the entries stored before are written by fill_search_rows, in the same
+    // transaction.
+    "CREATE TABLE search_rows ("
+    " row INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE "
+    "CASCADE, seq INTEGER NOT NULL, text TEXT NOT NULL, UNIQUE (session_id, seq)) STRICT;"
+    "CREATE VIRTUAL TABLE search_index USING fts5(text, content='search_rows', "
+    "content_rowid='row', tokenize='trigram case_sensitive 1');"
+    "CREATE TRIGGER search_rows_insert AFTER INSERT ON search_rows BEGIN"
+    " INSERT INTO search_index (rowid, text) VALUES (new.row, new.text); END;"
+    "CREATE TRIGGER search_rows_delete AFTER DELETE ON search_rows BEGIN"
+    " INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', old.row, old.text);"
+    " END;",
 };
+
+/// The schema version that added search; migrating to it indexes the entries already stored.
+inline constexpr std::int64_t search_schema_version = 3;
+
+inline constexpr const char* insert_search_row_sql =
+    "INSERT INTO search_rows (session_id, seq, text) VALUES (?1, ?2, ?3)";
+
+/// Writes the search row of an entry (none when it has no text to search).
+inline void insert_search_row(Database& db, std::string_view session, std::int64_t seq,
+                              const SessionTreeEntry& entry) {
+    const std::string text = search_index_text(entry);
+    if (text.empty()) return;
+    db.statement(insert_search_row_sql).bind(1, session).bind(2, seq).bind(3, text).run();
+}
+
+/// Writes the search rows of every stored entry (the migration to search_schema_version). A
+/// line the codec cannot read gets no row: it cannot be shown by a search either.
+inline void fill_search_rows(Database& db) {
+    // Streamed: the rows go into another table than the one being read, which SQLite allows
+    // while the read is under way.
+    auto& q = db.statement(
+        "SELECT e.session_id, e.seq, e.line, s.dialect FROM entries e JOIN sessions s ON s.id = "
+        "e.session_id");
+    Reset reset(q);
+    while (q.step()) {
+        const Dialect dialect =
+            q.int64(3) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+        std::optional<SessionTreeEntry> entry;
+        try {
+            entry.emplace(decode_entry(q.text(2), dialect));
+        } catch (const SessionError&) {
+            continue;
+        }
+        insert_search_row(db, q.text(0), q.int64(1), *entry);
+    }
+}
 
 /// The schema version this library writes.
 inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::size(migrations));
@@ -97,6 +154,7 @@ inline void prepare(Database& db, bool writable, bool durable) {
             "creating the schema of");
     for (std::int64_t v = version; v < schema_version; ++v) {
         db.exec(migrations[v], "migrating the schema of");
+        if (v + 1 == search_schema_version) fill_search_rows(db);
         db.statement(
               "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, "
               "strftime('%Y-%m-%dT%H:%M:%fZ'))")
