@@ -78,4 +78,22 @@ struct CopyOptions {
 };
 int run_copy(const CopyOptions& options);
 
+struct SearchCommandOptions {
+    std::string query;
+    std::string repository;  ///< a folder of session files or a URL
+    std::optional<std::string> cwd;
+    std::optional<std::string> since;  ///< ISO 8601 UTC, inclusive
+    std::optional<std::string> until;  ///< ISO 8601 UTC, exclusive
+    std::vector<std::string> roles;    ///< only messages of these roles
+    std::vector<std::string> exclude_roles;
+    bool thinking = false;         ///< search the assistant's thinking too
+    bool no_tool_results = false;  ///< leave the output of tools out of the text searched
+    bool substring = false;        ///< substring mode instead of words
+    bool newest = false;           ///< newest first instead of best first
+    std::size_t limit = 20;
+    bool json = false;
+};
+/// Exit 0 with matches, 1 without, 2 for an invalid query or an unreadable repository.
+int run_search(const SearchCommandOptions& options);
+
 }  // namespace agentcore::tool

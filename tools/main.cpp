@@ -1,6 +1,6 @@
 // agentcore: inspect, draw, check, repair, convert and export agent sessions (files of the native
-// and pi dialects, and sessions of any repository open_repository opens), and copy sessions between
-// repositories. Arguments and help come from CLI11.
+// and pi dialects, and sessions of any repository open_repository opens), copy sessions between
+// repositories, and search them. Arguments and help come from CLI11.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -141,6 +141,37 @@ int main(int argc, char** argv) {
     copy_cmd->add_option("-s,--session", copy.sessions,
                          "Copy only this session (repeatable; default: every session)");
     copy_cmd->callback([&] { command = [&] { return run_copy(copy); }; });
+
+    SearchCommandOptions find;
+    find.repository = default_root();
+    auto* search_cmd = app.add_subcommand(
+        "search",
+        "Find entries in every session: words, \"phrases\", prefix*, -excluded (--substring for "
+        "identifiers and paths); hits grouped by session, each with the command that shows it");
+    search_cmd->add_option("QUERY", find.query, "The query")->required();
+    search_cmd->add_option("REPO", find.repository,
+                           "Repository: a folder of session files or a URL such as "
+                           "sqlite:sessions.db (default: $AGENTCORE_SESSIONS or ./sessions)");
+    search_cmd->add_option("--cwd", find.cwd, "Only sessions of this working directory");
+    search_cmd->add_option("--since", find.since,
+                           "Only entries at or after this UTC time (2026-12-02, "
+                           "2026-12-02T07:43, ...)");
+    search_cmd->add_option("--until", find.until, "Only entries before this UTC time");
+    search_cmd->add_option("--role", find.roles,
+                           "Only messages of this role: user, assistant, tool_result, ... "
+                           "(repeatable)");
+    search_cmd->add_option("--exclude-role", find.exclude_roles,
+                           "Never messages of this role (repeatable)");
+    search_cmd->add_flag("--thinking", find.thinking, "Search the assistant's thinking too");
+    search_cmd->add_flag("--no-tool-results", find.no_tool_results,
+                         "Leave the output of tools and shell commands out");
+    search_cmd->add_flag("--substring", find.substring,
+                         "Each term is a substring (getUserById, src/auth/login.cpp)");
+    search_cmd->add_flag("--newest", find.newest, "Newest first instead of best first");
+    search_cmd->add_option("--limit", find.limit, "At most this many hits (default 20)")
+        ->check(CLI::Range(std::size_t{1}, std::size_t{100000}));
+    search_cmd->add_flag("--json", find.json, "JSON output");
+    search_cmd->callback([&] { command = [&] { return run_search(find); }; });
 
     try {
         app.parse(argc, argv);

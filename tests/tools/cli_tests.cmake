@@ -4,7 +4,7 @@
 # Help and usage.
 agentcore_cli_test(help EXIT 0 ARGS --help
                    STDOUT_REGEX "Subcommands:.*ls.*info.*tree.*context.*verify.*repair.*convert.*export.*copy")
-foreach(command ls info tree context verify repair convert export copy)
+foreach(command ls info tree context verify repair convert export copy search)
     agentcore_cli_test(help_${command} EXIT 0 ARGS ${command} --help STDOUT_REGEX "Usage: .*${command}")
 endforeach()
 agentcore_cli_test(usage_no_command EXIT 2 ARGS "" STDERR_REGEX "subcommand")
@@ -23,6 +23,34 @@ agentcore_cli_test(ls_env_root EXIT 0 ARGS ls ENV AGENTCORE_SESSIONS=<FIXTURES>/
 agentcore_cli_test(ls_bad_header EXIT 1 ARGS ls <FIXTURES>/sessions-broken STDOUT_REGEX "delta-0004"
                    STDERR_REGEX "skipped .*broken-0005.jsonl' line 1: .*'id'")
 agentcore_cli_test(ls_missing_root EXIT 2 ARGS ls STDERR_REGEX "./sessions: not a sessions folder")
+
+# search: hits grouped by session, each with the command that shows it; marks as «…» when piped,
+# colours on a terminal only.
+agentcore_cli_test(search EXIT 0 COLOUR OFF ARGS search HELLO <FIXTURES>/sessions
+                   STDOUT_REGEX "^[a-z]+-000[123]  .*\n  [0-9a-f]+  user  2026-01-01T[0-9:.]+Z  [0-9.]+\n    «Hello»\n    agentcore context [^ ]+/sessions [a-z]+-000[123] --leaf [0-9a-f]+\n"
+                   NO_STDOUT_REGEX "Hi\\.")
+agentcore_cli_test(search_name EXIT 0 ARGS search "alph*" <FIXTURES>/sessions
+                   STDOUT_REGEX "^alpha-0001  Alpha  /home/dev/project\n  [0-9a-f]+  session_info  .*\n    «Alpha»\n"
+                   NO_STDOUT_REGEX "beta|gamma")
+agentcore_cli_test(search_cwd EXIT 0 ARGS search hello <FIXTURES>/sessions --cwd /tmp/other
+                   STDOUT_REGEX "gamma-0003" NO_STDOUT_REGEX "alpha|beta")
+agentcore_cli_test(search_role EXIT 0 ARGS search "hi" <FIXTURES>/sessions --role assistant --limit 1
+                   STDOUT_REGEX "  assistant  .*\n    «Hi»\.\n.*\(more matches: raise --limit, now 1\)")
+agentcore_cli_test(search_since EXIT 1 ARGS search hello <FIXTURES>/sessions --since 2027-01-01
+                   STDOUT_REGEX "^no matches\n$")
+agentcore_cli_test(search_json EXIT 0 ARGS search hello <FIXTURES>/sessions --json --newest
+                   STDOUT_REGEX "\"entry_type\": \"message\",.*\"snippet\": \"Hello\",\n *\"marks\": .\n *.\n *0,\n *5\n.*\"open\": \"agentcore context .+/sessions [a-z]+-000[123] --leaf [0-9a-f]+\"\n"
+                   NO_STDOUT_REGEX "«")
+agentcore_cli_test(search_substring EXIT 0 ARGS search ell <FIXTURES>/sessions --substring
+                   STDOUT_REGEX "H«ell»o")
+agentcore_cli_test(search_no_match EXIT 1 ARGS search zebra <FIXTURES>/sessions STDOUT_REGEX "^no matches\n$")
+agentcore_cli_test(search_invalid_query EXIT 2 ARGS search "*" <FIXTURES>/sessions
+                   STDERR_REGEX "invalid_query.*no term has a letter or digit")
+agentcore_cli_test(search_bad_time EXIT 2 ARGS search hello <FIXTURES>/sessions --since yesterday
+                   STDERR_REGEX "invalid_query.*since 'yesterday' is not an ISO 8601")
+agentcore_cli_test(search_missing_root EXIT 2 ARGS search hello missing-folder STDERR_REGEX "missing-folder")
+agentcore_cli_test(search_pty_colour EXIT 0 PTY ON COLOUR ON ARGS search hello <FIXTURES>/sessions
+                   STDOUT_REGEX "Hello" NO_STDOUT_REGEX "«")
 
 # info
 agentcore_cli_test(info_native EXIT 0 ARGS info <FIXTURES>/native.jsonl GOLDEN info-native.txt)
@@ -275,6 +303,8 @@ if(TARGET agentcore::sqlite)
     agentcore_cli_test(sqlite_export_onto_database EXIT 2 WRAP ${into_db} ARGS export sqlite:s.db tour-0001 -o ./s.db
                        STDERR_REGEX "'./s.db': is the input file 's.db'")
     agentcore_cli_test(sqlite_ls EXIT 0 WRAP ${into_db} ARGS ls sqlite:s.db GOLDEN ls-sqlite.txt)
+    agentcore_cli_test(sqlite_search EXIT 0 WRAP ${into_db} ARGS search "rewrite main.cpp" sqlite:s.db
+                       STDOUT_REGEX "^tour-0001  .*\n  [0-9a-f]+  user  .*\n    «Rewrite» «main\\.cpp» in Rust\\.\n    agentcore context sqlite:s\\.db tour-0001 --leaf [0-9a-f]+\n")
     agentcore_cli_test(sqlite_ls_cwd_json EXIT 0 WRAP ${into_db} ARGS ls sqlite:s.db --cwd /home/dev/extras --json
                        STDOUT_REGEX "\"id\": \"extras-pi-0004\",.*\"size\": null,\n *\"dialect\": \"pi\","
                        NO_STDOUT_REGEX "tour-")
