@@ -325,23 +325,42 @@ TEST_CASE("options that cannot be met are invalid_query", "[search]") {
           }).find("since '2026-1' is not an ISO 8601") != std::string::npos);
 }
 
-TEST_CASE("the strings an index must hold: words or substrings of three characters and more",
+TEST_CASE("what an index of words can check: whole words, prefixes and parts of words",
           "[search]") {
-    using agentcore::detail::fts5_all_of;
-    using agentcore::detail::index_strings;
-    CHECK(index_strings(parse_search_query("Login \"fix the bug\" ab* -flaky login")) ==
-          std::vector<std::string>{"login", "fix", "the", "bug"});
-    CHECK(index_strings(parse_search_query("a b* ok")).empty());
-    CHECK(index_strings(parse_search_query("x\"NEAR -zzz", SearchMode::substring)) ==
-          std::vector<std::string>{"x\"near"});
-    CHECK(fts5_all_of({"x\" near", "or"}) == "\"x\"\" near\" AND \"or\"");
+    using agentcore::detail::fts5_literal;
+    using agentcore::detail::index_words;
+    using W = agentcore::detail::IndexWord;
+    using K = W::Kind;
+    CHECK(index_words(parse_search_query("Login \"fix the bug\" ab* -flaky login a*")) ==
+          std::vector<W>{{"login", K::whole},
+                         {"fix", K::whole},
+                         {"the", K::whole},
+                         {"bug", K::whole},
+                         {"ab", K::prefix}});
+    CHECK(index_words(parse_search_query("a*")).empty());
+    // Substring terms: bounded words are whole, the last one a prefix, the first one a part.
+    CHECK(index_words(parse_search_query("auth/Login.cp", SearchMode::substring)) ==
+          std::vector<W>{{"auth", K::part}, {"login", K::whole}, {"cp", K::prefix}});
+    CHECK(index_words(parse_search_query("UserBy", SearchMode::substring)) ==
+          std::vector<W>{{"userby", K::part}});
+    CHECK(index_words(parse_search_query("/src/ -abc", SearchMode::substring)) ==
+          std::vector<W>{{"src", K::whole}});
+    CHECK(index_words(parse_search_query("x.y Ölç", SearchMode::substring)) ==
+          std::vector<W>{{"olc", K::part}});
+    CHECK(index_words(parse_search_query("東京タワー", SearchMode::substring)) ==
+          std::vector<W>{{"東", K::whole},
+                         {"京", K::whole},
+                         {"タ", K::whole},
+                         {"ワ", K::whole},
+                         {"ー", K::whole}});
+    CHECK(fts5_literal("x\" near") == "\"x\"\" near\"");
     // The index text holds every part any search options can match, folded.
     AssistantMessage a;
     a.content.push_back(ThinkingContent{"Pondering", {}});
     a.content.push_back(TextContent{"Answer", {}});
     MessageEntry e;
     e.message = a;
-    CHECK(search_index_text(e) == "pondering\nanswer");
+    CHECK(search_index_text(e) == "pondering answer");
 }
 
 TEST_CASE("paging by cursor is stable: pages join to the whole result, also across appends",

@@ -570,12 +570,13 @@ inline std::string search_text_of(const SessionTreeEntry& entry,
     return out;
 }
 
-/// The text a database index keeps of an entry: search_text_of with thinking, tool results
-/// capped at max_tool_result_cap, folded by fold_for_substring. Whatever a search with any
-/// SearchTextOptions matches in an entry occurs in it, so an index built from it finds every
-/// candidate. Empty for entries with nothing to search.
+/// The text a database index keeps of an entry: the words of search_text_of with thinking and
+/// tool results (capped at max_tool_result_cap), normalised as normalize_for_search does, one
+/// space between words. Whatever a search with any SearchTextOptions matches in an entry, in
+/// words or substring mode, is made of these words, so an index of them finds every candidate
+/// (index_words). Empty for entries with nothing to search.
 inline std::string search_index_text(const SessionTreeEntry& entry) {
-    return fold_for_substring(search_text_of(
+    return normalize_for_search(search_text_of(
         entry,
         SearchTextOptions{
             .thinking = true, .tool_results = true, .tool_result_cap = max_tool_result_cap}));
@@ -867,42 +868,98 @@ inline bool listed(const std::vector<std::string>& list, std::string_view value)
     return std::find(list.begin(), list.end(), value) != list.end();
 }
 
-/// The strings an index must find in an entry's search_index_text for the entry to be able to
-/// match: every word of every term that is not excluded (words mode) or every such term
-/// (substring mode), when at least min_substring_chars characters long (shorter ones cannot be
-/// looked up in a trigram index). Empty: the index cannot narrow the search down.
-inline std::vector<std::string> index_strings(const SearchQuery& query) {
-    std::vector<std::string> out;
+/// What an index of words (the words of search_index_text) can check of an entry that might
+/// match a query.
+struct IndexWord {
+    enum class Kind {
+        whole,   ///< the entry holds this word
+        prefix,  ///< the entry holds a word that starts with this
+        part,    ///< the entry holds a word that contains this
+    };
+    std::string text;
+    Kind kind = Kind::whole;
+    friend bool operator==(const IndexWord&, const IndexWord&) = default;
+};
+
+inline std::size_t char_count(std::string_view s) {
+    std::size_t chars = 0;
+    for (std::size_t k = 0; k < s.size();) {
+        next_code_point(s, k);
+        ++chars;
+    }
+    return chars;
+}
+
+/// The conditions an entry that can match `query` meets in an index of its words: each of them
+/// holds for every such entry, so the entries meeting all of them are a superset of the hits
+/// (the matcher then decides). Words mode: each word of a term that is not excluded is a whole
+/// word, and the last one a prefix when the term ends with `*` (prefixes of one character are
+/// left out: they narrow down nothing). Substring mode: a term is cut into its words as the
+/// text is; a word with a non-word character (or the term's start or end) on both sides is a
+/// whole word of the text, one that ends the term is the start of a word, and one that starts
+/// it is part of a word (at least two characters, else left out). Empty: the index cannot
+/// narrow the search down.
+inline std::vector<IndexWord> index_words(const SearchQuery& query) {
+    std::vector<IndexWord> out;
+    const auto add = [&](IndexWord w) {
+        if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
+    };
     for (const auto& term : query.terms) {
         if (term.excluded) continue;
-        for (const auto& token : term.tokens) {
-            std::size_t chars = 0;
-            for (std::size_t k = 0; k < token.size();) {
-                next_code_point(token, k);
-                ++chars;
+        if (query.mode == SearchMode::words) {
+            for (std::size_t k = 0; k < term.tokens.size(); ++k) {
+                const bool prefix = term.prefix && k + 1 == term.tokens.size();
+                if (prefix && char_count(term.tokens[k]) < 2) continue;
+                add(IndexWord{term.tokens[k],
+                              prefix ? IndexWord::Kind::prefix : IndexWord::Kind::whole});
             }
-            if (chars >= min_substring_chars &&
-                std::find(out.begin(), out.end(), token) == out.end())
-                out.push_back(token);
+            continue;
+        }
+        // The runs of word characters of the folded term, each ideograph or kana a run of its
+        // own, as tokenize_for_search cuts the text (whose folded form holds the term).
+        const std::string& s = term.tokens.front();
+        struct Run {
+            std::size_t begin, end;
+            bool single;
+        };
+        std::vector<Run> runs;
+        bool in_run = false;
+        for (std::size_t i = 0; i < s.size();) {
+            const std::size_t at = i;
+            const char32_t cp = next_code_point(s, i);
+            if (!is_word_char(cp)) {
+                in_run = false;
+                continue;
+            }
+            const bool single = is_single_char_word(cp);
+            if (!in_run || single) runs.push_back(Run{at, at, single});
+            runs.back().end = i;
+            in_run = !single;
+        }
+        for (std::size_t r = 0; r < runs.size(); ++r) {
+            const Run& run = runs[r];
+            const bool starts = run.single || run.begin > 0;
+            const bool ends = run.single || run.end < s.size();
+            std::string text = s.substr(run.begin, run.end - run.begin);
+            if (starts && ends)
+                add(IndexWord{std::move(text), IndexWord::Kind::whole});
+            else if (char_count(text) >= 2)
+                add(IndexWord{std::move(text),
+                              starts ? IndexWord::Kind::prefix : IndexWord::Kind::part});
         }
     }
     return out;
 }
 
-/// An FTS5 query that finds the rows holding every one of `strings`: each one a string literal
-/// (its quotes doubled), joined by AND. Passed as a bound parameter, never spliced into SQL;
-/// being only string literals, it has no operator of its own.
-inline std::string fts5_all_of(const std::vector<std::string>& strings) {
-    std::string out;
-    for (const auto& s : strings) {
-        if (!out.empty()) out += " AND ";
-        out.push_back('"');
-        for (char c : s) {
-            if (c == '"') out.push_back('"');
-            out.push_back(c);
-        }
-        out.push_back('"');
+/// `text` as an FTS5 string literal: in double quotes, its own quotes doubled. Being a string
+/// literal, it has no operator of its own.
+inline std::string fts5_literal(std::string_view text) {
+    std::string out = "\"";
+    for (char c : text) {
+        if (c == '"') out.push_back('"');
+        out.push_back(c);
     }
+    out.push_back('"');
     return out;
 }
 

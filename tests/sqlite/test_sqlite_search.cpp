@@ -193,9 +193,12 @@ TEST_CASE("the index is what narrows a search down: emptied, it finds nothing th
     CHECK(keys_of(repo, "login").size() == 1);
     exec_raw(db, "DELETE FROM search_rows");
     CHECK(keys_of(repo, "login").empty());
-    // Words shorter than three characters cannot be looked up: such a query reads the sessions.
-    CHECK(keys_of(repo, "go to").size() == 1);
-    CHECK(keys_of(repo, "lo*").size() == 1);
+    CHECK(keys_of(repo, "go to").empty());
+    CHECK(keys_of(repo, "lo*").empty());
+    CHECK(keys_of(repo, "ogin", {.mode = SearchMode::substring}).empty());
+    // A query that gives the index no condition reads the sessions.
+    CHECK(keys_of(repo, "t*").size() == 1);
+    CHECK(keys_of(repo, "\"o t\"", {.mode = SearchMode::substring}).size() == 1);
 }
 
 TEST_CASE("a database of the schema before search is migrated and its entries indexed",
@@ -211,9 +214,8 @@ TEST_CASE("a database of the schema before search is migrated and its entries in
     }
     // Back to version 2: what a database written before search holds.
     exec_raw(db,
-             "DROP TRIGGER search_rows_insert; DROP TRIGGER search_rows_delete; DROP TABLE "
-             "search_index; DROP TABLE search_rows; DELETE FROM agentcore_schema_migrations "
-             "WHERE version >= 3");
+             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DELETE "
+             "FROM agentcore_schema_migrations WHERE version >= 3");
     CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(db, "old"); }) ==
           ErrorCode::invalid_session);
     SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
@@ -222,6 +224,33 @@ TEST_CASE("a database of the schema before search is migrated and its entries in
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 2);
     CHECK(keys_of(repo, "olcer").size() == 1);
     CHECK(keys_of(repo, "ZURICH").size() == 1);
+    exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
+}
+
+TEST_CASE("a database with the trigram index of schema version 3 is migrated to the word index",
+          "[sqlite][search][schema]") {
+    ScratchDir dir;
+    const std::string db = dir.file("v3.db");
+    {
+        SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
+        auto s = create(repo, CreateOptions{std::string("v3"), "/w", {}, std::nullopt});
+        append_message(s, UserMessage{"the getUserById lookup", 1, {}});
+    }
+    exec_raw(db,
+             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DELETE "
+             "FROM agentcore_schema_migrations WHERE version >= 3");
+    exec_raw(db, detail::sqlite::migrations[2]);
+    exec_raw(
+        db,
+        "INSERT INTO search_rows (session_id, seq, text) VALUES ('v3', 1, 'the getuserbyid "
+        "lookup'); INSERT INTO agentcore_schema_migrations VALUES (3, '2026-12-03T00:00:00Z')");
+    SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
+    CHECK(count_of(db, "SELECT max(version) FROM agentcore_schema_migrations") == 4);
+    CHECK(count_of(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'search_rows_%'") == 0);
+    CHECK(keys_of(repo, "getuserbyid").size() == 1);
+    CHECK(keys_of(repo, "UserBy", {.mode = SearchMode::substring}).size() == 1);
+    remove(repo, "v3");
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 

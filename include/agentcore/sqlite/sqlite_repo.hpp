@@ -140,6 +140,7 @@ inline void remove(SqliteSessionRepo& repo, std::string_view id) {
     check_session_id(id);
     auto& db = repo.database();
     detail::sqlite::Transaction tx(db);
+    detail::sqlite::remove_search_rows(db, id);
     db.statement("DELETE FROM sessions WHERE id = ?1").bind(1, id).run();
     tx.commit();
 }
@@ -176,24 +177,66 @@ inline SqliteSessionRepo::session_type import_session(SqliteSessionRepo& repo, S
         SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), entries));
 }
 
+namespace detail::sqlite {
+
+/// The most words of the index a part of a word may stand for; a part found in more (`ing`)
+/// narrows down too little and is left to the matcher.
+inline constexpr std::size_t max_part_words = 128;
+
+/// The FTS5 query for index_words(query): whole words and prefixes as string literals, a part
+/// of a word as the words of the index that contain it (search_vocab), all joined by AND.
+/// Empty when the index cannot narrow the search down; nullopt when no entry can match (a
+/// part that no word of the index contains). Terms appear only as string literals.
+inline std::optional<std::string> fts5_candidates(Database& db, const SearchQuery& query) {
+    std::string out;
+    for (const IndexWord& w : index_words(query)) {
+        std::string condition;
+        if (w.kind == IndexWord::Kind::part) {
+            auto& v = db.statement("SELECT term FROM search_vocab WHERE instr(term, ?1) > 0");
+            Reset reset(v);
+            v.bind(1, w.text);
+            std::size_t words = 0;
+            while (words <= max_part_words && v.step()) {
+                condition += words == 0 ? "(" : " OR ";
+                condition += fts5_literal(v.text(0));
+                ++words;
+            }
+            if (words == 0) return std::nullopt;
+            if (words > max_part_words) continue;
+            condition += ")";
+        } else {
+            condition = fts5_literal(w.text);
+            if (w.kind == IndexWord::Kind::prefix) condition += "*";
+        }
+        if (!out.empty()) out += " AND ";
+        out += condition;
+    }
+    return out;
+}
+
+}  // namespace detail::sqlite
+
 /// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
-/// search_each in search.hpp). The FTS5 trigram index (`search_index`) gives the entries that
-/// hold every word or substring of three characters and more of the terms not excluded; each
-/// of them is read, decoded and judged by the matcher of search.hpp, so the hits are those of
-/// every other repository. A query with no such word (`ab*`, `go to`) cannot use the index and
-/// reads every session that passes the cwd filter. Terms reach FTS5 only as string literals in
-/// a bound parameter (detail::fts5_all_of).
+/// search_each in search.hpp). The FTS5 index of words (`search_index`) gives the entries that
+/// meet every condition of detail::index_words: they hold the query's words and prefixes, and
+/// words containing the parts of words of substring terms (looked up in the index's list of
+/// words). Each of them is read, decoded and judged by the matcher of search.hpp, so the hits
+/// are those of every other repository. A query that gives no condition (`a*`, a substring
+/// term inside words that too many words of the index contain) reads every session that
+/// passes the cwd filter. Terms reach FTS5 only as string literals in a bound parameter.
 ///
-/// Complexity: one index query, then one read per candidate entry.
+/// Complexity: one index query (and one pass over the index's words per part of a word), then
+/// one read per candidate entry.
 inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
                         const SearchOptions& options, const SearchHitSink& sink) {
     detail::check_search_options(options);
-    const std::vector<std::string> strings = detail::index_strings(query);
-    if (strings.empty()) {
+    auto& db = repo.database();
+    const std::optional<std::string> match = detail::sqlite::fts5_candidates(db, query);
+    if (!match) return;
+    if (match->empty()) {
         search_each<SqliteSessionRepo>(repo, query, options, sink);
         return;
     }
-    auto& db = repo.database();
     std::vector<std::pair<std::string, std::int64_t>> candidates;
     {
         auto& q = db.statement(
@@ -201,7 +244,7 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
             "search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR r.session_id IN "
             "(SELECT id FROM sessions WHERE cwd = ?2)) ORDER BY r.session_id, r.seq");
         detail::sqlite::Reset reset(q);
-        q.bind(1, detail::fts5_all_of(strings)).bind_optional(2, options.cwd);
+        q.bind(1, *match).bind_optional(2, options.cwd);
         while (q.step()) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
     }
     std::size_t i = 0;

@@ -6,9 +6,10 @@
 // next append position, the leaf, the name and the stats — updated in each append's transaction.
 // `entries` keeps each entry's line as the codec wrote it, so that an export gives the bytes of
 // a JSONL file, plus the columns the queries need (seq, id, parent, type, label target).
-// `search_rows` keeps each entry's search_index_text (search.hpp; entries with none have no
-// row), written in the append's transaction, and `search_index` is its FTS5 trigram index:
-// searches ask it for the entries that hold a query's words or substrings.
+// `search_rows` gives each entry with text to search a row number, and `search_index` is an FTS5
+// index of the words of its search_index_text (search.hpp) under that number, written in the
+// append's transaction: searches ask it for the entries that can hold a query's words or
+// substrings. The index keeps no copy of the text (contentless).
 
 #include <agentcore/codec.hpp>
 #include <agentcore/error.hpp>
@@ -43,10 +44,9 @@ inline constexpr const char* migrations[] = {
     // 2: listing by working directory and labels by target without a scan.
     "CREATE INDEX sessions_by_cwd ON sessions (cwd, created, id);"
     "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label';",
-    // 3: search. The FTS5 index reads its text from search_rows (external content); the
-    // triggers keep it in step, also when a session's rows go with it (ON DELETE CASCADE). The
-    // rows of the entries stored before are written by fill_search_rows, in the same
-    // transaction.
+    // 3: search by trigrams, over a folded copy of each entry's text (external content kept in
+    // step by triggers). Replaced by 4, which drops it: a database migrated from 2 gets its
+    // search rows at 4 only.
     "CREATE TABLE search_rows ("
     " row INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE "
     "CASCADE, seq INTEGER NOT NULL, text TEXT NOT NULL, UNIQUE (session_id, seq)) STRICT;"
@@ -57,20 +57,67 @@ inline constexpr const char* migrations[] = {
     "CREATE TRIGGER search_rows_delete AFTER DELETE ON search_rows BEGIN"
     " INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', old.row, old.text);"
     " END;",
+    // 4: search by words. The text is kept once, in the entries' lines: search_index is a
+    // contentless FTS5 index (no positions: the matcher checks phrases) of the words of each
+    // entry's search_index_text, which the library has already split and normalised (the ascii
+    // tokenizer only cuts at the spaces between them). Its rows are removed with their session
+    // by remove_search_rows, which gives FTS5 the words to take out. search_vocab lists the
+    // index's words, for substring terms that are parts of words.
+    "DROP TRIGGER search_rows_insert; DROP TRIGGER search_rows_delete; DROP TABLE search_index;"
+    "DROP TABLE search_rows;"
+    "CREATE TABLE search_rows ("
+    " row INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE "
+    "CASCADE, seq INTEGER NOT NULL, UNIQUE (session_id, seq)) STRICT;"
+    "CREATE VIRTUAL TABLE search_index USING fts5(text, content='', detail=none, "
+    "tokenize='ascii');"
+    "CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search_index, row);",
 };
 
-/// The schema version that added search; migrating to it indexes the entries already stored.
-inline constexpr std::int64_t search_schema_version = 3;
-
-inline constexpr const char* insert_search_row_sql =
-    "INSERT INTO search_rows (session_id, seq, text) VALUES (?1, ?2, ?3)";
+/// The schema version of the current search index; migrating to it indexes the entries already
+/// stored.
+inline constexpr std::int64_t search_schema_version = 4;
 
 /// Writes the search row of an entry (none when it has no text to search).
 inline void insert_search_row(Database& db, std::string_view session, std::int64_t seq,
                               const SessionTreeEntry& entry) {
     const std::string text = search_index_text(entry);
     if (text.empty()) return;
-    db.statement(insert_search_row_sql).bind(1, session).bind(2, seq).bind(3, text).run();
+    db.statement("INSERT INTO search_rows (session_id, seq) VALUES (?1, ?2)")
+        .bind(1, session)
+        .bind(2, seq)
+        .run();
+    db.statement("INSERT INTO search_index (rowid, text) VALUES (last_insert_rowid(), ?1)")
+        .bind(1, text)
+        .run();
+}
+
+inline Dialect dialect_of_column(std::int64_t value) noexcept {
+    return value == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+}
+
+/// Takes a session's entries out of the search index (a contentless FTS5 index needs the words
+/// a row was written with: they are computed again from the entries' lines). Its search_rows go
+/// with the session (ON DELETE CASCADE). Run in the transaction that removes the session.
+inline void remove_search_rows(Database& db, std::string_view session) {
+    auto& q = db.statement(
+        "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
+        "r.session_id AND e.seq = r.seq JOIN sessions s ON s.id = r.session_id WHERE "
+        "r.session_id = ?1");
+    Reset reset(q);
+    q.bind(1, session);
+    while (q.step()) {
+        std::optional<SessionTreeEntry> entry;
+        try {
+            entry.emplace(decode_entry(q.text(1), dialect_of_column(q.int64(2))));
+        } catch (const SessionError&) {
+            continue;  // a line the codec cannot read was given no row
+        }
+        db.statement(
+              "INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', ?1, ?2)")
+            .bind(1, q.int64(0))
+            .bind(2, search_index_text(*entry))
+            .run();
+    }
 }
 
 /// Writes the search rows of every stored entry (the migration to search_schema_version). A
@@ -83,11 +130,9 @@ inline void fill_search_rows(Database& db) {
         "e.session_id");
     Reset reset(q);
     while (q.step()) {
-        const Dialect dialect =
-            q.int64(3) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
         std::optional<SessionTreeEntry> entry;
         try {
-            entry.emplace(decode_entry(q.text(2), dialect));
+            entry.emplace(decode_entry(q.text(2), dialect_of_column(q.int64(3))));
         } catch (const SessionError&) {
             continue;
         }
