@@ -354,6 +354,17 @@ TEST_CASE("what an index of words can check: whole words, prefixes and parts of 
                          {"ワ", K::whole},
                          {"ー", K::whole}});
     CHECK(fts5_literal("x\" near") == "\"x\"\" near\"");
+    // The same conditions checked on an index text (words and single spaces).
+    using agentcore::detail::index_text_holds;
+    const std::string text = "fix the login bug in getuserbyid";
+    CHECK(index_text_holds({{"login", K::whole}, {"bug", K::whole}}, text));
+    CHECK_FALSE(index_text_holds({{"logi", K::whole}}, text));
+    CHECK_FALSE(index_text_holds({{"in", K::prefix}, {"zzz", K::part}}, text));
+    CHECK(index_text_holds({{"in", K::whole}, {"getuser", K::prefix}}, text));
+    CHECK_FALSE(index_text_holds({{"etuser", K::prefix}}, text));
+    CHECK(index_text_holds({{"etuser", K::part}, {"ix", K::part}}, text));
+    CHECK(index_text_holds({{"getuserbyid", K::whole}, {"fix", K::whole}}, text));
+    CHECK(index_text_holds({}, text));
     // The index text holds every part any search options can match, folded.
     AssistantMessage a;
     a.content.push_back(ThinkingContent{"Pondering", {}});

@@ -951,6 +951,26 @@ inline std::vector<IndexWord> index_words(const SearchQuery& query) {
     return out;
 }
 
+/// True when a search_index_text (words and single spaces) meets every one of `words`: the
+/// check index_words asks of an index, made on the text itself.
+///
+/// Complexity: linear in the size of `text` times the number of words.
+inline bool index_text_holds(const std::vector<IndexWord>& words, std::string_view text) {
+    for (const IndexWord& w : words) {
+        bool found = false;
+        for (std::size_t at = text.find(w.text); at != std::string_view::npos && !found;
+             at = text.find(w.text, at + 1)) {
+            const std::size_t end = at + w.text.size();
+            const bool starts = at == 0 || text[at - 1] == ' ';
+            const bool ends = end == text.size() || text[end] == ' ';
+            found = w.kind == IndexWord::Kind::part ||
+                    (starts && (w.kind == IndexWord::Kind::prefix || ends));
+        }
+        if (!found) return false;
+    }
+    return true;
+}
+
 /// `text` as an FTS5 string literal: in double quotes, its own quotes doubled. Being a string
 /// literal, it has no operator of its own.
 inline std::string fts5_literal(std::string_view text) {

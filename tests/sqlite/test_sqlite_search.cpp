@@ -64,6 +64,10 @@ using sqlite_search_tests::count_of;
 using sqlite_search_tests::exec_raw;
 using sqlite_search_tests::keys_of;
 
+// The entries the search index holds: moved into FTS5 or pending.
+constexpr const char* indexed_rows =
+    "SELECT (SELECT count(*) FROM search_rows) + (SELECT count(*) FROM search_pending)";
+
 TEST_CASE("SQLite, JSONL and memory give the same hits, order, snippets and pages on one corpus",
           "[sqlite][search]") {
     ScratchDir dir;
@@ -76,6 +80,9 @@ TEST_CASE("SQLite, JSONL and memory give the same hits, order, snippets and page
         copy_session(memory, jsonl, l.header.id);
     }
     AnyRepository any = open_repository("sqlite:" + dir.file("s.db"));
+    // Both parts of the index are used: rows moved into FTS5 and rows still pending.
+    CHECK(count_of(dir.file("s.db"), "SELECT count(*) FROM search_rows") > 0);
+    CHECK(count_of(dir.file("s.db"), "SELECT count(*) FROM search_pending") > 0);
     const std::vector<std::pair<std::string, SearchOptions>> queries{
         {"login", {}},
         {"login bug", {}},
@@ -99,6 +106,11 @@ TEST_CASE("SQLite, JSONL and memory give the same hits, order, snippets and page
         {"USERBY -zurich", {.mode = SearchMode::substring}},
         {"o'b", {.mode = SearchMode::substring}},
         {"ed\"", {.mode = SearchMode::substring}},
+        {"etUserB", {.mode = SearchMode::substring}},
+        {"ogin", {.mode = SearchMode::substring}},
+        {"/login.", {.mode = SearchMode::substring}},
+        {"\"ке \"", {.mode = SearchMode::substring}},
+        {"ca*", {}},
         {"session", {.order = SearchOrder::newest, .limit = 9}},
         {"token", {.cwd = "/work/lib", .exclude_roles = {"tool_result"}}},
         {"retry", {.text = {.thinking = true}, .roles = {"assistant"}}},
@@ -156,13 +168,13 @@ TEST_CASE("the index follows appends, forks, imports and removes, in their trans
     duplicate.parent_id = u;
     duplicate.timestamp = "2026-12-02T07:43:23.123Z";
     duplicate.message = again;
-    const auto rows = count_of(db, "SELECT count(*) FROM search_rows");
+    const auto rows = count_of(db, indexed_rows);
     CHECK(error_of([&] { s.storage().append_entry(duplicate); }) == ErrorCode::already_exists);
-    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == rows);
+    CHECK(count_of(db, indexed_rows) == rows);
     CHECK(keys_of(repo, "zanzibar").size() == 1);
     // Entries with nothing to search have no row.
     append_thinking_level_change(s, "high");
-    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == rows);
+    CHECK(count_of(db, indexed_rows) == rows);
     auto f = fork(repo, "a",
                   ForkOptions{std::nullopt, ForkPosition::before, std::string("b"), std::nullopt,
                               std::nullopt});
@@ -179,6 +191,7 @@ TEST_CASE("the index follows appends, forks, imports and removes, in their trans
           std::vector<std::pair<std::string, std::string>>{
               {"c", id_of(*open_read_only(repo, "c").storage().get_entries().front())}});
     CHECK(count_of(db, "SELECT count(*) FROM search_rows WHERE session_id IN ('a', 'b')") == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_pending WHERE session_id IN ('a', 'b')") == 0);
     // The FTS5 index agrees with its rows (its own integrity check).
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
@@ -191,7 +204,7 @@ TEST_CASE("the index is what narrows a search down: emptied, it finds nothing th
     auto s = create(repo, CreateOptions{std::string("a"), "/w", {}, std::nullopt});
     append_message(s, UserMessage{"go to the login page", 1, {}});
     CHECK(keys_of(repo, "login").size() == 1);
-    exec_raw(db, "DELETE FROM search_rows");
+    exec_raw(db, "DELETE FROM search_rows; DELETE FROM search_pending");
     CHECK(keys_of(repo, "login").empty());
     CHECK(keys_of(repo, "go to").empty());
     CHECK(keys_of(repo, "lo*").empty());
@@ -214,16 +227,50 @@ TEST_CASE("a database of the schema before search is migrated and its entries in
     }
     // Back to version 2: what a database written before search holds.
     exec_raw(db,
-             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DELETE "
+             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DROP TABLE "
+             "search_pending; DELETE "
              "FROM agentcore_schema_migrations WHERE version >= 3");
     CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(db, "old"); }) ==
           ErrorCode::invalid_session);
     SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
     CHECK(count_of(db, "SELECT max(version) FROM agentcore_schema_migrations") ==
           detail::sqlite::schema_version);
-    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 2);
+    CHECK(count_of(db, indexed_rows) == 2);
     CHECK(keys_of(repo, "olcer").size() == 1);
     CHECK(keys_of(repo, "ZURICH").size() == 1);
+    exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
+}
+
+TEST_CASE("pending rows move into the FTS5 index every search_pending_rows appends",
+          "[sqlite][search]") {
+    ScratchDir dir;
+    const std::string db = dir.file("s.db");
+    SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
+    auto s = create(repo, CreateOptions{std::string("p"), "/w", {}, std::nullopt});
+    const auto n = static_cast<std::size_t>(detail::sqlite::search_pending_rows);
+    std::vector<std::string> ids;
+    for (std::size_t i = 0; i < n + 10; ++i)
+        ids.push_back(append_message(
+            s, UserMessage{
+                   "entry w" + std::to_string(i) + " of getUserById" + std::to_string(i), 1, {}}));
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") ==
+          static_cast<std::int64_t>(detail::sqlite::search_pending_rows));
+    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 10);
+    // Moved and pending rows are found alike, by words, prefixes and parts of words.
+    const auto one = [&](std::size_t i) {
+        return std::vector<std::pair<std::string, std::string>>{{"p", ids[i]}};
+    };
+    CHECK(keys_of(repo, "w3") == one(3));
+    CHECK(keys_of(repo, "w" + std::to_string(n + 3)) == one(n + 3));
+    CHECK(keys_of(repo, "getuserbyid7*").size() == 11);  // 7, 70..79
+    CHECK(keys_of(repo, "serById" + std::to_string(n + 5), {.mode = SearchMode::substring}) ==
+          one(n + 5));
+    CHECK(keys_of(repo, "serById12", {.mode = SearchMode::substring}).size() == 11);
+    CHECK(keys_of(repo, "entry").size() == n + 10);
+    // The words FTS5 was given are taken out again with the session.
+    remove(repo, "p");
+    CHECK(count_of(db, indexed_rows) == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 
@@ -237,7 +284,8 @@ TEST_CASE("a database with the trigram index of schema version 3 is migrated to 
         append_message(s, UserMessage{"the getUserById lookup", 1, {}});
     }
     exec_raw(db,
-             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DELETE "
+             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DROP TABLE "
+             "search_pending; DELETE "
              "FROM agentcore_schema_migrations WHERE version >= 3");
     exec_raw(db, detail::sqlite::migrations[2]);
     exec_raw(
@@ -250,7 +298,7 @@ TEST_CASE("a database with the trigram index of schema version 3 is migrated to 
     CHECK(keys_of(repo, "getuserbyid").size() == 1);
     CHECK(keys_of(repo, "UserBy", {.mode = SearchMode::substring}).size() == 1);
     remove(repo, "v3");
-    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
+    CHECK(count_of(db, indexed_rows) == 0);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 

@@ -12,9 +12,11 @@
 #include <agentcore/session_ops.hpp>
 #include <agentcore/sqlite/sqlite_storage.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -183,26 +185,27 @@ namespace detail::sqlite {
 /// narrows down too little and is left to the matcher.
 inline constexpr std::size_t max_part_words = 128;
 
-/// The FTS5 query for index_words(query): whole words and prefixes as string literals, a part
+/// The FTS5 query for `words` (index_words): whole words and prefixes as string literals, a part
 /// of a word as the words of the index that contain it (search_vocab), all joined by AND.
 /// Empty when the index cannot narrow the search down; nullopt when no entry can match (a
 /// part that no word of the index contains). Terms appear only as string literals.
-inline std::optional<std::string> fts5_candidates(Database& db, const SearchQuery& query) {
+inline std::optional<std::string> fts5_candidates(Database& db,
+                                                  const std::vector<IndexWord>& words) {
     std::string out;
-    for (const IndexWord& w : index_words(query)) {
+    for (const IndexWord& w : words) {
         std::string condition;
         if (w.kind == IndexWord::Kind::part) {
             auto& v = db.statement("SELECT term FROM search_vocab WHERE instr(term, ?1) > 0");
             Reset reset(v);
             v.bind(1, w.text);
-            std::size_t words = 0;
-            while (words <= max_part_words && v.step()) {
-                condition += words == 0 ? "(" : " OR ";
+            std::size_t found = 0;
+            while (found <= max_part_words && v.step()) {
+                condition += found == 0 ? "(" : " OR ";
                 condition += fts5_literal(v.text(0));
-                ++words;
+                ++found;
             }
-            if (words == 0) return std::nullopt;
-            if (words > max_part_words) continue;
+            if (found == 0) return std::nullopt;
+            if (found > max_part_words) continue;
             condition += ")";
         } else {
             condition = fts5_literal(w.text);
@@ -217,8 +220,9 @@ inline std::optional<std::string> fts5_candidates(Database& db, const SearchQuer
 }  // namespace detail::sqlite
 
 /// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
-/// search_each in search.hpp). The FTS5 index of words (`search_index`) gives the entries that
-/// meet every condition of detail::index_words: they hold the query's words and prefixes, and
+/// search_each in search.hpp). The FTS5 index of words (`search_index`, and the rows of the
+/// latest appends in `search_pending`) gives the entries that meet every condition of
+/// detail::index_words: they hold the query's words and prefixes, and
 /// words containing the parts of words of substring terms (looked up in the index's list of
 /// words). Each of them is read, decoded and judged by the matcher of search.hpp, so the hits
 /// are those of every other repository. A query that gives no condition (`a*`, a substring
@@ -231,22 +235,36 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
                         const SearchOptions& options, const SearchHitSink& sink) {
     detail::check_search_options(options);
     auto& db = repo.database();
-    const std::optional<std::string> match = detail::sqlite::fts5_candidates(db, query);
-    if (!match) return;
-    if (match->empty()) {
+    const std::vector<detail::IndexWord> words = detail::index_words(query);
+    const std::optional<std::string> match =
+        words.empty() ? std::string() : detail::sqlite::fts5_candidates(db, words);
+    if (match && match->empty()) {
         search_each<SqliteSessionRepo>(repo, query, options, sink);
         return;
     }
     std::vector<std::pair<std::string, std::int64_t>> candidates;
-    {
+    if (match) {
         auto& q = db.statement(
             "SELECT r.session_id, r.seq FROM search_index JOIN search_rows r ON r.row = "
             "search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR r.session_id IN "
-            "(SELECT id FROM sessions WHERE cwd = ?2)) ORDER BY r.session_id, r.seq");
+            "(SELECT id FROM sessions WHERE cwd = ?2))");
         detail::sqlite::Reset reset(q);
         q.bind(1, *match).bind_optional(2, options.cwd);
         while (q.step()) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
     }
+    {
+        // The rows not yet in search_index: their text is checked as the index would be.
+        auto& q = db.statement(
+            "SELECT session_id, seq, text FROM search_pending WHERE ?1 IS NULL OR session_id IN "
+            "(SELECT id FROM sessions WHERE cwd = ?1)");
+        detail::sqlite::Reset reset(q);
+        q.bind_optional(1, options.cwd);
+        while (q.step())
+            if (detail::index_text_holds(words, q.text(2)))
+                candidates.emplace_back(std::string(q.text(0)), q.int64(1));
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
     std::size_t i = 0;
     while (i < candidates.size()) {
         const std::string& session_id = candidates[i].first;

@@ -62,7 +62,9 @@ inline constexpr const char* migrations[] = {
     // entry's search_index_text, which the library has already split and normalised (the ascii
     // tokenizer only cuts at the spaces between them). Its rows are removed with their session
     // by remove_search_rows, which gives FTS5 the words to take out. search_vocab lists the
-    // index's words, for substring terms that are parts of words.
+    // index's words, for substring terms that are parts of words. An append writes its words to
+    // search_pending (one small row: an FTS5 write costs several pages in every transaction);
+    // every search_pending_rows rows, that append's transaction moves them into search_index.
     "DROP TRIGGER search_rows_insert; DROP TRIGGER search_rows_delete; DROP TABLE search_index;"
     "DROP TABLE search_rows;"
     "CREATE TABLE search_rows ("
@@ -70,25 +72,44 @@ inline constexpr const char* migrations[] = {
     "CASCADE, seq INTEGER NOT NULL, UNIQUE (session_id, seq)) STRICT;"
     "CREATE VIRTUAL TABLE search_index USING fts5(text, content='', detail=none, "
     "tokenize='ascii');"
-    "CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search_index, row);",
+    "CREATE VIRTUAL TABLE search_vocab USING fts5vocab(search_index, row);"
+    "CREATE TABLE search_pending ("
+    " row INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE "
+    "CASCADE, seq INTEGER NOT NULL, text TEXT NOT NULL) STRICT;",
 };
 
 /// The schema version of the current search index; migrating to it indexes the entries already
 /// stored.
 inline constexpr std::int64_t search_schema_version = 4;
 
-/// Writes the search row of an entry (none when it has no text to search).
+/// How many rows search_pending holds at most: the append that writes the last of them moves
+/// them all into search_index, in its transaction.
+inline constexpr std::int64_t search_pending_rows = 256;
+
+/// Moves the rows of search_pending into search_index (numbered in search_rows).
+inline void flush_search_pending(Database& db) {
+    db.exec(
+        "INSERT INTO search_rows (session_id, seq) SELECT session_id, seq FROM search_pending "
+        "ORDER BY row;"
+        "INSERT INTO search_index (rowid, text) SELECT r.row, p.text FROM search_pending p JOIN "
+        "search_rows r ON r.session_id = p.session_id AND r.seq = p.seq;"
+        "DELETE FROM search_pending;",
+        "indexing the entries of");
+}
+
+/// Writes the search row of an entry (none when it has no text to search) to search_pending,
+/// and moves the pending rows into search_index when they are search_pending_rows. (Once
+/// emptied, search_pending numbers its rows from 1 again.)
 inline void insert_search_row(Database& db, std::string_view session, std::int64_t seq,
                               const SessionTreeEntry& entry) {
     const std::string text = search_index_text(entry);
     if (text.empty()) return;
-    db.statement("INSERT INTO search_rows (session_id, seq) VALUES (?1, ?2)")
+    db.statement("INSERT INTO search_pending (session_id, seq, text) VALUES (?1, ?2, ?3)")
         .bind(1, session)
         .bind(2, seq)
+        .bind(3, text)
         .run();
-    db.statement("INSERT INTO search_index (rowid, text) VALUES (last_insert_rowid(), ?1)")
-        .bind(1, text)
-        .run();
+    if (sqlite3_last_insert_rowid(db.handle()) >= search_pending_rows) flush_search_pending(db);
 }
 
 inline Dialect dialect_of_column(std::int64_t value) noexcept {
@@ -97,7 +118,8 @@ inline Dialect dialect_of_column(std::int64_t value) noexcept {
 
 /// Takes a session's entries out of the search index (a contentless FTS5 index needs the words
 /// a row was written with: they are computed again from the entries' lines). Its search_rows go
-/// with the session (ON DELETE CASCADE). Run in the transaction that removes the session.
+/// with the session (ON DELETE CASCADE), as do its search_pending rows. Run in the transaction
+/// that removes the session.
 inline void remove_search_rows(Database& db, std::string_view session) {
     auto& q = db.statement(
         "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
