@@ -365,6 +365,15 @@ TEST_CASE("what an index of words can check: whole words, prefixes and parts of 
     CHECK(index_text_holds({{"etuser", K::part}, {"ix", K::part}}, text));
     CHECK(index_text_holds({{"getuserbyid", K::whole}, {"fix", K::whole}}, text));
     CHECK(index_text_holds({}, text));
+    // The quick check of raw JSON bytes: folded as the matcher folds, `\u` escapes never ruled
+    // out.
+    using agentcore::detail::raw_may_hold;
+    const std::string raw = R"({"text":"Fix the LOGIN bug at the Café in Straße\n"})";
+    CHECK(raw_may_hold({{"login", K::whole}, {"cafe", K::whole}, {"strasse", K::whole}}, raw));
+    CHECK(raw_may_hold({{"ogi", K::part}, {"bug", K::prefix}}, raw));
+    CHECK_FALSE(raw_may_hold({{"login", K::whole}, {"zurich", K::whole}}, raw));
+    CHECK(raw_may_hold({{"zurich", K::whole}}, R"({"text":"Z\u00fcrich"})"));
+    CHECK(raw_may_hold({}, raw));
     // The index text holds every part any search options can match, folded.
     AssistantMessage a;
     a.content.push_back(ThinkingContent{"Pondering", {}});
@@ -462,8 +471,10 @@ TEST_CASE("memory, JSONL and run-time chosen repositories give the same hits in 
     }
 }
 
-TEST_CASE("a damaged JSONL session ends the search with its error; a removed one is skipped",
-          "[search][jsonl]") {
+TEST_CASE(
+    "a damaged JSONL session that may hold a hit ends the search with its error; a removed "
+    "one is skipped",
+    "[search][jsonl]") {
     agentcore::testing::ScratchDir dir;
     JsonlSessionRepo repo(dir.path() + "/sessions");
     agentcore::testing::write_search_corpus(repo, 4, 6);
@@ -474,6 +485,8 @@ TEST_CASE("a damaged JSONL session ends the search with its error; a removed one
     text.insert(second + 1, "{not json}\n");
     agentcore::testing::write_file(sessions[0].path, text);
     CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_entry);
+    // A file whose bytes cannot hold the query's words is not decoded.
+    CHECK(search(repo, "qqqzzz").hits.empty());
     remove(repo, sessions[0].header.id);
     CHECK(!search(repo, "login").hits.empty());
 }

@@ -444,12 +444,35 @@ inline JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, Ses
         repo, id, std::move(path), std::move(header), std::move(so), std::move(entries)));
 }
 
+namespace detail {
+
+/// Whether the session file at `path` may hold an entry that meets `words` (raw_may_hold over
+/// its bytes). A file that cannot be read here may: opening it reports what is wrong.
+inline bool session_file_may_hold(const JsonlStorageOptions& options, const std::string& path,
+                                  const std::vector<IndexWord>& words) {
+    if (words.empty()) return true;
+    const FileOps& ops = ops_or_real(options.file_ops);
+    try {
+        const FileHandle fd = open_regular_file(ops, path, O_RDONLY);
+        if (!fd) return true;
+        std::string bytes(static_cast<std::size_t>(file_size(ops, fd.get(), path)), '\0');
+        if (pread_all(ops, fd.get(), bytes.data(), bytes.size(), 0) != 0) return true;
+        return raw_may_hold(words, bytes);
+    } catch (const SessionError&) {
+        return true;
+    }
+}
+
+}  // namespace detail
+
 /// Streams the hits of `query` over the session files of `repo` (SearchOptions and
 /// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
 /// read without locks (never changed) by up to `std::thread::hardware_concurrency()` threads
 /// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
-/// found. A file removed while the search runs is skipped; any other error of a file (a damaged
-/// line, an unreadable file) ends the search and is thrown once the threads have stopped.
+/// found. A file whose bytes cannot hold a hit (detail::raw_may_hold) is not decoded. A file
+/// removed while the search runs is skipped; any other error of a file that may hold a hit (a
+/// damaged line, an unreadable file) ends the search and is thrown once the threads have
+/// stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
 inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
@@ -464,6 +487,7 @@ inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
         repo.for_each_session_file(collect);
     }
     std::sort(paths.begin(), paths.end());
+    const std::vector<detail::IndexWord> words = detail::index_words(query);
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
     std::mutex sink_mutex;
@@ -473,6 +497,7 @@ inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
             const std::size_t i = next.fetch_add(1);
             if (i >= paths.size()) return;
             try {
+                if (!detail::session_file_may_hold(repo.options(), paths[i], words)) continue;
                 const JsonlSessionStorage storage =
                     JsonlSessionStorage::open_read_only(paths[i], repo.options());
                 const SearchHitSink locked = [&](SearchHit&& hit) {

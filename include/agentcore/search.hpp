@@ -971,6 +971,32 @@ inline bool index_text_holds(const std::vector<IndexWord>& words, std::string_vi
     return true;
 }
 
+/// True unless the bytes of a JSON document (a session file, a line) surely hold none of the
+/// entries that meet `words` (index_words): every word must occur in the folded bytes
+/// (fold_for_substring's folding, without the offsets). A word of an entry's text is written
+/// as it is in JSON (word characters are never escaped), so its folded form is in the folded
+/// bytes; documents with a `\u` escape are never ruled out. A quick check before decoding.
+///
+/// Complexity: linear in the size of `bytes` times the number of words.
+inline bool raw_may_hold(const std::vector<IndexWord>& words, std::string_view bytes) {
+    if (words.empty() || bytes.find("\\u") != std::string_view::npos) return true;
+    std::string folded;
+    folded.reserve(bytes.size());
+    for (std::size_t i = 0; i < bytes.size();) {
+        const auto c = static_cast<unsigned char>(bytes[i]);
+        if (c < 0x80) {
+            folded.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
+            ++i;
+            continue;
+        }
+        const char32_t cp = next_code_point(bytes, i);
+        append_folded(folded, cp == 0xFFFD ? char32_t{' '} : cp);
+    }
+    return std::all_of(words.begin(), words.end(), [&](const IndexWord& w) {
+        return folded.find(w.text) != std::string::npos;
+    });
+}
+
 /// `text` as an FTS5 string literal: in double quotes, its own quotes doubled. Being a string
 /// literal, it has no operator of its own.
 inline std::string fts5_literal(std::string_view text) {
