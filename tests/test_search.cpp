@@ -453,6 +453,38 @@ TEST_CASE("memory, JSONL and run-time chosen repositories give the same hits in 
         {"cache", {.metadata = Json{{"team", "web"}}}},
         {"deploy", {.types = {"compaction", "branch_summary", "label", "session_info"}}},
     };
+    // More queries, some of which find nothing: JSONL reads only the lines that may hold them.
+    const std::vector<std::pair<std::string, SearchOptions>> more{
+        {"σοφια", {}},
+        {"東京", {}},
+        {"user.name", {}},
+        {"o'brien", {}},
+        {"zzzq", {}},
+        {"etUserB", {.mode = SearchMode::substring}},
+        {"\"e br\"", {.mode = SearchMode::substring}},
+        {"ogin -bug", {.mode = SearchMode::substring}},
+    };
+    for (const auto& [q, o] : more) {
+        INFO(q);
+        const SearchResult expected = search(memory, q, o);
+        const SearchResult got = search(jsonl, q, o);
+        REQUIRE(got.hits.size() == expected.hits.size());
+        for (std::size_t i = 0; i < got.hits.size(); ++i)
+            CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
+    }
+    // What JSONL looks at before it decodes: the lines of the file as written.
+    const std::string first = list(jsonl).sessions.front().header.id;
+    {
+        auto writer = open(jsonl, first);
+        const auto& storage = writer.storage();
+        const std::string id = id_of(*storage.get_entries(EntriesQuery{0, 1}).front());
+        const std::optional<std::string> line = storage.entry_line(0);
+        REQUIRE(line);
+        CHECK(line->find("\"" + id + "\"") != std::string::npos);
+        append_message(writer, UserMessage{"appended now", 1, {}});
+        CHECK_FALSE(storage.entry_line(storage.entry_count() - 1));
+        CHECK_FALSE(storage.entry_line(storage.entry_count()));
+    }
     for (const auto& [q, o] : queries) {
         INFO(q);
         const SearchResult expected = search(memory, q, o);

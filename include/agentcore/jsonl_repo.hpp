@@ -463,16 +463,36 @@ inline bool session_file_may_hold(const JsonlStorageOptions& options, const std:
     }
 }
 
+/// search_storage for a JSONL file: a line whose bytes cannot hold a hit (raw_may_hold) is
+/// not decoded.
+inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options,
+                                 const std::vector<IndexWord>& words,
+                                 const JsonlSessionStorage& storage, const SearchHitSink& sink) {
+    const SessionHeader& header = storage.metadata();
+    const std::string name = storage.get_session_name().value_or("");
+    if (!session_passes(options, header, name)) return true;
+    for (std::size_t seq = 0; seq < storage.entry_count(); ++seq) {
+        if (!words.empty()) {
+            const std::optional<std::string> line = storage.entry_line(seq);
+            if (line && !raw_may_hold(words, *line)) continue;
+        }
+        const auto handles = storage.get_entries(EntriesQuery{seq, 1});
+        if (handles.empty()) return true;
+        if (!search_entry(query, options, header, name, *handles.front(), seq, sink)) return false;
+    }
+    return true;
+}
+
 }  // namespace detail
 
 /// Streams the hits of `query` over the session files of `repo` (SearchOptions and
 /// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
 /// read without locks (never changed) by up to `std::thread::hardware_concurrency()` threads
 /// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
-/// found. A file whose bytes cannot hold a hit (detail::raw_may_hold) is not decoded. A file
-/// removed while the search runs is skipped; any other error of a file that may hold a hit (a
-/// damaged line, an unreadable file) ends the search and is thrown once the threads have
-/// stopped.
+/// found. A file or a line whose bytes cannot hold a hit (detail::raw_may_hold) is not decoded
+/// (the open of a file still checks every line). A file removed while the search runs is
+/// skipped; any other error of a file that may hold a hit (a damaged line, an unreadable file)
+/// ends the search and is thrown once the threads have stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
 inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
@@ -506,7 +526,7 @@ inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
                     if (!sink(std::move(hit))) stop.store(true);
                     return !stop.load();
                 };
-                if (!detail::search_storage(query, options, storage, locked)) return;
+                if (!detail::search_jsonl_storage(query, options, words, storage, locked)) return;
             } catch (const SessionError& e) {
                 if (e.code() == ErrorCode::not_found) continue;  // removed since it was listed
                 const std::lock_guard<std::mutex> guard(sink_mutex);

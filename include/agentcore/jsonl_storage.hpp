@@ -332,6 +332,20 @@ public:
     [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }
     [[nodiscard]] std::size_t entry_count() const noexcept { return slots_.size(); }
 
+    /// The text of the entry at `pos` (append order, from 0) as its line in the file holds it,
+    /// undecoded; nullopt for an entry that is kept decoded (appended by this storage, or
+    /// decoded at open) or past the end. Lets a reader look at the bytes before it decodes them.
+    /// Throws `storage` when the file cannot be read.
+    [[nodiscard]] std::optional<std::string> entry_line(std::size_t pos) const {
+        if (pos >= slots_.size() || slots_[pos].pinned) return std::nullopt;
+        const Slot& slot = slots_[pos];
+        std::string text(static_cast<std::size_t>(slot.length), '\0');
+        if (const int err =
+                detail::pread_all(*ops_, fd_.get(), text.data(), text.size(), slot.offset))
+            throw detail::io_error("reading line " + std::to_string(slot.line) + " of", path_, err);
+        return text;
+    }
+
     // -- The file ------------------------------------------------------------------------------
 
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
