@@ -353,6 +353,8 @@ std::vector<Mark> agentcore_conversation(const std::string& conninfo,
         out.push_back(
             Mark{mark, spent, messages,
                  table_bytes(conninfo, {"sessions", "entries", "agentcore_schema_migrations"})});
+        std::printf("  agentcore: %d turns in %.1f ms, %lld bytes\n", mark, spent,
+                    static_cast<long long>(out.back().bytes));
     }
     return out;
 }
@@ -398,6 +400,8 @@ std::vector<Mark> peer_conversation(const std::string& dir,
             out.push_back(Mark{j.at("turns").get<int>(), j.at("ms").get<double>(),
                                j.at("messages").get<std::size_t>(),
                                j.at("bytes").get<std::int64_t>()});
+            std::printf("  LangGraph: %d turns in %.1f ms, %lld bytes\n", out.back().turns,
+                        out.back().ms, static_cast<long long>(out.back().bytes));
         } catch (const std::exception&) {
             std::fputs(line, stderr);
         }
@@ -416,6 +420,7 @@ std::vector<Mark> peer_conversation(const std::string& dir,
 int main(int argc, char** argv) {
     if (argc == 5 && std::string(argv[1]) == "--writer")
         return writer_main(argv[2], argv[3], std::atof(argv[4]));
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);  // each figure as soon as it is measured
     bool quick = false;
     bool peer_wanted = true;
     bool peer_required = false;
