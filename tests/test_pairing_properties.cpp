@@ -5,6 +5,7 @@
 // the context held before it.
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/sizes.hpp"
 
 #include <cstdio>
 #include <random>
@@ -330,7 +331,7 @@ TEST_CASE(
     "random sessions keep every tool result after its call, with at most one leading compaction "
     "summary",
     "[property][pairing]") {
-    constexpr std::uint64_t sessions = 2000;
+    constexpr std::uint64_t sessions = sized(2000);
     constexpr int operations = 40;
     int compactions = 0;
     for (std::uint64_t seed = 1; seed <= sessions; ++seed) {

@@ -4,6 +4,7 @@
 // builds, where each process is slower); the stress program runs the long forms.
 #include "stress/process_loops.hpp"
 #include "support/catch.hpp"
+#include "support/sizes.hpp"
 
 #include <cstdio>
 
@@ -12,17 +13,7 @@ using namespace agentcore::testing;
 
 namespace {
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr long default_loops = 250;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr long default_loops = 250;
-#else
-constexpr long default_loops = 1000;
-#endif
-#else
-constexpr long default_loops = 1000;
-#endif
+constexpr long default_loops = static_cast<long>(sized(1000));
 
 void print(const char* what, const CrashFigures& f) {
     std::printf(

@@ -3,6 +3,7 @@
 // ThreadSanitizer (tests/stress/stress.cmake) for CI.
 #include "support/catch.hpp"
 #include "support/jsonl_fixtures.hpp"
+#include "support/sizes.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -349,7 +350,7 @@ TEST_CASE("readers opening read-only while writers cut torn tails never crash an
         for (int i = 0; i < 1500; ++i)
             append_message(s, user("entry " + std::to_string(i) + std::string(1000, 'b')));
     }
-    const int rounds = 150;
+    const int rounds = static_cast<int>(sized(150));
     const pid_t writer = spawn([&] {
         const std::string junk = "{\"type\":\"message\",\"id\":\"torn\",\"x\":\"" +
                                  std::string(std::size_t{256} << 10, 't');

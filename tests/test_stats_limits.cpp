@@ -5,6 +5,7 @@
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
 #include "support/scratch.hpp"
+#include "support/sizes.hpp"
 
 #include <agentcore/convert.hpp>
 #include <agentcore/session.hpp>
@@ -24,18 +25,6 @@ using namespace agentcore::testing;
 namespace {
 constexpr std::int64_t max64 = std::numeric_limits<std::int64_t>::max();
 constexpr std::int64_t min64 = std::numeric_limits<std::int64_t>::min();
-
-#if defined(__SANITIZE_ADDRESS__)
-constexpr bool address_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-constexpr bool address_sanitizer = true;
-#else
-constexpr bool address_sanitizer = false;
-#endif
-#else
-constexpr bool address_sanitizer = false;
-#endif
 }  // namespace
 
 TEST_CASE("session stats saturate at INT64_MAX instead of wrapping", "[stats][limits]") {
@@ -77,9 +66,8 @@ TEST_CASE("token estimates saturate at INT64_MAX instead of wrapping", "[tokens]
 TEST_CASE(
     "an entry too large for the process's memory is SessionError(storage), not std::bad_alloc",
     "[jsonl][limits]") {
-    if (address_sanitizer) {
-        WARN(
-            "skipped under AddressSanitizer: it reserves more address space than the limit allows");
+    if (sanitized_build) {
+        WARN("skipped under a sanitizer: it reserves more address space than the limit allows");
         return;
     }
     ScratchDir dir;

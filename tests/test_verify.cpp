@@ -1,6 +1,7 @@
 // verify: the integrity of a whole session and its tool-call pairing.
 #include "support/builders.hpp"
 #include "support/catch.hpp"
+#include "support/sizes.hpp"
 
 #include <algorithm>
 #include <random>
@@ -199,7 +200,8 @@ TEST_CASE("verify of an empty session is ok", "[verify]") {
 TEST_CASE("verify's one walk finds what building every tip's context finds", "[verify][property]") {
     std::mt19937 rng(20261202);
     std::size_t context_orphans = 0;
-    for (int round = 0; round < 400; ++round) {
+    const int rounds = static_cast<int>(sized(400));
+    for (int round = 0; round < rounds; ++round) {
         const auto entries = random_tree(rng, 5 + static_cast<std::size_t>(round % 60));
         const auto fast = verify_entries(entries);
         const auto reference = verify_entries(entries, per_tip());
@@ -207,7 +209,7 @@ TEST_CASE("verify's one walk finds what building every tip's context finds", "[v
         REQUIRE(sorted_kinds(fast) == sorted_kinds(reference));
         context_orphans += fast.count(IssueKind::context_orphan_tool_result);
     }
-    CHECK(context_orphans > 50);  // the trees do exercise the context check
+    CHECK(context_orphans > sized(50));  // the trees do exercise the context check
 }
 
 TEST_CASE("verify names the first branch whose context loses the result", "[verify]") {

@@ -307,7 +307,8 @@ using RepositoryOpener = std::function<AnyRepository(std::string_view rest)>;
 
 namespace detail {
 
-inline std::map<std::string, RepositoryOpener, std::less<>>& repository_schemes() {
+template <class = void>
+std::map<std::string, RepositoryOpener, std::less<>>& repository_schemes() {
     static std::map<std::string, RepositoryOpener, std::less<>> schemes{
         {"memory",
          [](std::string_view rest) {
@@ -331,7 +332,8 @@ inline std::map<std::string, RepositoryOpener, std::less<>>& repository_schemes(
 
 // The scheme of a URL: letters, digits, '+', '-', '.' before the first ':', starting with a
 // letter; anything else (a '/' or '.' first, no ':') is a folder path.
-inline std::optional<std::string_view> url_scheme(std::string_view url) {
+template <class = void>
+std::optional<std::string_view> url_scheme(std::string_view url) {
     const auto colon = url.find(':');
     if (colon == std::string_view::npos || colon == 0) return std::nullopt;
     const std::string_view scheme = url.substr(0, colon);
@@ -347,13 +349,15 @@ inline std::optional<std::string_view> url_scheme(std::string_view url) {
 
 /// Registers (or replaces) the opener of a URL scheme, for backends that live in headers of
 /// their own. Returns true, so that a header can register at static initialisation.
-inline bool register_repository_scheme(std::string scheme, RepositoryOpener opener) {
+template <class = void>
+bool register_repository_scheme(std::string scheme, RepositoryOpener opener) {
     detail::repository_schemes().insert_or_assign(std::move(scheme), std::move(opener));
     return true;
 }
 
 /// The URL schemes open_repository knows, sorted: "jsonl", "memory", and those registered.
-inline std::vector<std::string> known_repository_schemes() {
+template <class = void>
+std::vector<std::string> known_repository_schemes() {
     std::vector<std::string> out;
     for (const auto& [name, opener] : detail::repository_schemes()) out.push_back(name);
     return out;
@@ -362,7 +366,8 @@ inline std::vector<std::string> known_repository_schemes() {
 /// The repository a URL names (see the top of this header). An empty URL, an unknown scheme,
 /// or a scheme whose backend is not compiled in: invalid_session naming the URL and the schemes
 /// known; the repository's own errors as its constructor throws them.
-inline AnyRepository open_repository(std::string_view url) {
+template <class = void>
+AnyRepository open_repository(std::string_view url) {
     if (url.empty()) throw SessionError(ErrorCode::invalid_session, "empty repository URL");
     const auto scheme = detail::url_scheme(url);
     if (!scheme) return AnyRepository(JsonlSessionRepo(std::string(url)), std::string(url));

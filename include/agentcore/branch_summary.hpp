@@ -110,8 +110,9 @@ struct BranchSummaryPreparation {
 /// summaries and compactions not written by a hook.
 ///
 /// Complexity: O(entries).
-inline BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& entries,
-                                                       std::int64_t token_budget = 0) {
+template <class = void>
+BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& entries,
+                                                std::int64_t token_budget = 0) {
     BranchSummaryPreparation out;
     FileTracker files;
     for (const auto& handle : entries) {

@@ -44,7 +44,8 @@ inline constexpr int current_session_version = 3;
 /// Throws SessionError(invalid_entry) naming the field for a string that is neither valid UTF-8
 /// nor a lone surrogate held as WTF-8, and for a value nested deeper than max_json_depth.
 /// Complexity: linear in the size of the output.
-inline std::string dump_json(const Json& value) {
+template <class = void>
+std::string dump_json(const Json& value) {
     std::string out;
     detail::append_json(out, value);
     return out;
@@ -55,46 +56,55 @@ inline std::string dump_json(const Json& value) {
 
 /// A usage object (token counts and cost) in the dialect's spelling.
 /// Throws SessionError(invalid_entry) for extras nested deeper than max_json_depth.
-inline Json usage_to_json(const Usage& usage, Dialect dialect) {
+template <class = void>
+Json usage_to_json(const Usage& usage, Dialect dialect) {
     detail::NestingCheck(detail::ReadContext{}).usage(usage, 1, detail::FieldPath{});
     return detail::write_usage(usage, dialect);
 }
 
 /// Reads a usage object. Throws SessionError(invalid_entry) naming the field.
-inline Usage usage_from_json(Json&& json, Dialect dialect) {
+template <class = void>
+Usage usage_from_json(Json&& json, Dialect dialect) {
     return detail::read_usage(json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
-inline Usage usage_from_json(const Json& json, Dialect dialect) {
+template <class = void>
+Usage usage_from_json(const Json& json, Dialect dialect) {
     return usage_from_json(Json(json), dialect);
 }
 
 /// A content block in the dialect's spelling; an opaque block as it was read.
 /// Throws SessionError(invalid_entry) for a value nested deeper than max_json_depth.
-inline Json content_block_to_json(const ContentBlock& block, Dialect dialect) {
+template <class = void>
+Json content_block_to_json(const ContentBlock& block, Dialect dialect) {
     detail::NestingCheck(detail::ReadContext{}).block(block, 1, detail::FieldPath{});
     return detail::write_block(block, dialect);
 }
 
 /// Reads a content block; a type the library does not know becomes an OpaqueContent.
-inline ContentBlock content_block_from_json(Json&& json, Dialect dialect) {
+template <class = void>
+ContentBlock content_block_from_json(Json&& json, Dialect dialect) {
     return detail::read_block(json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
-inline ContentBlock content_block_from_json(const Json& json, Dialect dialect) {
+template <class = void>
+ContentBlock content_block_from_json(const Json& json, Dialect dialect) {
     return content_block_from_json(Json(json), dialect);
 }
 
 /// A message in the dialect's spelling; an opaque message as it was read.
 /// Throws SessionError(invalid_entry) for a value nested deeper than max_json_depth.
-inline Json message_to_json(const AgentMessage& message, Dialect dialect) {
+template <class = void>
+Json message_to_json(const AgentMessage& message, Dialect dialect) {
     detail::NestingCheck(detail::ReadContext{}).message(message, 1, detail::FieldPath{});
     return detail::write_message(message, dialect);
 }
 
 /// Reads a message; a role the library does not know becomes an OpaqueMessage.
-inline AgentMessage message_from_json(Json&& json, Dialect dialect) {
+template <class = void>
+AgentMessage message_from_json(Json&& json, Dialect dialect) {
     return detail::read_message(json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
-inline AgentMessage message_from_json(const Json& json, Dialect dialect) {
+template <class = void>
+AgentMessage message_from_json(const Json& json, Dialect dialect) {
     return message_from_json(Json(json), dialect);
 }
 
@@ -105,7 +115,8 @@ inline AgentMessage message_from_json(const Json& json, Dialect dialect) {
 /// extras. pi's custom and custom_message entries put the payload before id (as pi does).
 /// Throws SessionError(invalid_entry) naming the entry and field for a value whose line would
 /// nest deeper than max_json_depth.
-inline Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
+template <class = void>
+Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
     detail::check_entry_nesting(entry);
     return detail::write_entry(entry, dialect);
 }
@@ -113,17 +124,20 @@ inline Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
 /// Reads an entry, moving strings and free-form values out of `json`. A missing or null
 /// parent makes a root; an unknown type becomes an UnknownEntry holding the whole object.
 /// Throws SessionError(invalid_entry) naming the entry id and the field path.
-inline SessionTreeEntry entry_from_json(Json&& json, Dialect dialect) {
+template <class = void>
+SessionTreeEntry entry_from_json(Json&& json, Dialect dialect) {
     return detail::read_entry(json, dialect);
 }
-inline SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
+template <class = void>
+SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
     return entry_from_json(Json(json), dialect);
 }
 
 /// One compact JSON line for the entry, without the trailing newline.
 /// Throws SessionError(invalid_entry) naming the entry and the field: a string that is not
 /// valid UTF-8 (nor a lone surrogate, see json_scan.hpp), a value nested too deep.
-inline std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
+template <class = void>
+std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
     detail::ReadContext ctx;
     ctx.subject = "entry";
     const std::string& id =
@@ -138,7 +152,8 @@ inline std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) 
 namespace detail {
 /// Parses one line with the scanner's rules (json_scan.hpp); an error names the column and the
 /// reason, never the text (it may be conversation text).
-inline Json parse_line(std::string_view line, ErrorCode code, std::string_view subject) {
+template <class = void>
+Json parse_line(std::string_view line, ErrorCode code, std::string_view subject) {
     Json out;
     std::string error;
     if (!parse_json(line, out, error))
@@ -151,7 +166,8 @@ inline Json parse_line(std::string_view line, ErrorCode code, std::string_view s
 /// Throws SessionError(invalid_entry): unparseable JSON (naming the column and the reason, e.g.
 /// nesting deeper than max_json_depth or text after the object), or an entry that breaks the
 /// format (naming the field).
-inline SessionTreeEntry decode_entry(std::string_view line, Dialect dialect) {
+template <class = void>
+SessionTreeEntry decode_entry(std::string_view line, Dialect dialect) {
     return entry_from_json(detail::parse_line(line, ErrorCode::invalid_entry, "entry"), dialect);
 }
 
@@ -160,14 +176,16 @@ inline SessionTreeEntry decode_entry(std::string_view line, Dialect dialect) {
 
 /// The dialect of a file, from its header: native iff the header has the key "parent_session"
 /// (a native header always writes it, null when the session was not forked).
-inline Dialect detect_dialect(const Json& header) {
+template <class = void>
+Dialect detect_dialect(const Json& header) {
     return header.is_object() && header.contains("parent_session") ? Dialect::native : Dialect::pi;
 }
 
 /// The header as a JSON object. Native: type, version, id, timestamp, cwd, parent_session
 /// (null when none), metadata ({} when empty), extras. pi: type, version, id, timestamp, cwd,
 /// parentSession when set, metadata when not empty, extras.
-inline Json header_to_json(const SessionHeader& header, Dialect dialect) {
+template <class = void>
+Json header_to_json(const SessionHeader& header, Dialect dialect) {
     detail::ReadContext ctx;
     ctx.code = ErrorCode::invalid_session;
     ctx.subject = "session header";
@@ -193,7 +211,8 @@ inline Json header_to_json(const SessionHeader& header, Dialect dialect) {
 /// Reads a header of either dialect (told apart by detect_dialect). A missing version is 1
 /// (pi's first format). Throws SessionError(invalid_session) when `type` is not "session",
 /// `id` is not a string, a field is ill-typed, or the version is newer than this library.
-inline SessionHeader header_from_json(Json&& json) {
+template <class = void>
+SessionHeader header_from_json(Json&& json) {
     detail::ReadContext ctx;
     ctx.code = ErrorCode::invalid_session;
     ctx.subject = "session header";
@@ -232,16 +251,21 @@ inline SessionHeader header_from_json(Json&& json) {
     h.extra = std::move(extra);
     return h;
 }
-inline SessionHeader header_from_json(const Json& json) { return header_from_json(Json(json)); }
+template <class = void>
+SessionHeader header_from_json(const Json& json) {
+    return header_from_json(Json(json));
+}
 
 /// One compact JSON line for the header, without the trailing newline.
-inline std::string encode_header(const SessionHeader& header, Dialect dialect) {
+template <class = void>
+std::string encode_header(const SessionHeader& header, Dialect dialect) {
     return dump_json(header_to_json(header, dialect));
 }
 
 /// Parses a header line; stores the file's dialect in `*detected` when given.
 /// Throws SessionError(invalid_session).
-inline SessionHeader decode_header(std::string_view line, Dialect* detected = nullptr) {
+template <class = void>
+SessionHeader decode_header(std::string_view line, Dialect* detected = nullptr) {
     Json json = detail::parse_line(line, ErrorCode::invalid_session, "session header");
     if (detected != nullptr) *detected = detect_dialect(json);
     return header_from_json(std::move(json));

@@ -83,6 +83,7 @@ struct FileLists {
 class FileTracker {
 public:
     /// Adds the files of an assistant message's tool calls; other messages add nothing.
+    template <class = void>
     void add_message(const AgentMessage& message) {
         const auto* a = std::get_if<AssistantMessage>(&message);
         if (!a) return;
@@ -101,6 +102,7 @@ public:
 
     /// Adds `read_files` / `modified_files` of a summary's details (pi's `readFiles` /
     /// `modifiedFiles` too); anything else in the details is ignored.
+    template <class = void>
     void add_details(const Json& details) {
         if (!details.is_object()) return;
         auto add = [&](const char* key, std::set<std::string>& into) {
@@ -119,6 +121,7 @@ public:
     void add_modified(std::string path) { modified_.insert(std::move(path)); }
 
     /// The sorted lists; files that were modified are not listed as read.
+    template <class = void>
     [[nodiscard]] FileLists lists() const {
         FileLists out;
         for (const auto& f : read_)
@@ -133,7 +136,8 @@ private:
 };
 
 /// The details a compaction or branch summary records: {"read_files":[...],"modified_files":[...]}.
-inline Json file_details(const FileLists& files) {
+template <class = void>
+Json file_details(const FileLists& files) {
     Json details = Json::object();
     details["read_files"] = files.read_files;
     details["modified_files"] = files.modified_files;
@@ -143,7 +147,8 @@ inline Json file_details(const FileLists& files) {
 /// The file lists as text to append to a summary (empty when both lists are):
 /// "\n\nFiles read:\n- a\n\nFiles modified:\n- b". The library does not append it by itself;
 /// a summariser that wants the model to remember the files does.
-inline std::string format_file_lists(const FileLists& files) {
+template <class = void>
+std::string format_file_lists(const FileLists& files) {
     std::string out;
     auto section = [&](const char* title, const std::vector<std::string>& list) {
         if (list.empty()) return;
@@ -162,8 +167,8 @@ inline std::string format_file_lists(const FileLists& files) {
 namespace detail {
 
 // The first `max_chars` characters (code points) of `text`, and how many were cut off.
-inline std::pair<std::string_view, std::int64_t> head_chars(std::string_view text,
-                                                            std::size_t max_chars) {
+template <class = void>
+std::pair<std::string_view, std::int64_t> head_chars(std::string_view text, std::size_t max_chars) {
     std::size_t chars = 0;
     for (std::size_t i = 0; i < text.size(); ++i) {
         if ((static_cast<unsigned char>(text[i]) & 0xC0U) == 0x80U) continue;
@@ -173,14 +178,16 @@ inline std::pair<std::string_view, std::int64_t> head_chars(std::string_view tex
     return {text, 0};
 }
 
-inline std::string truncate_chars(std::string_view text, std::size_t max_chars) {
+template <class = void>
+std::string truncate_chars(std::string_view text, std::size_t max_chars) {
     auto [head, cut] = head_chars(text, max_chars);
     std::string out(head);
     if (cut > 0) out += "\n[... " + std::to_string(cut) + " more characters truncated]";
     return out;
 }
 
-inline std::string blocks_text(const std::vector<ContentBlock>& blocks) {
+template <class = void>
+std::string blocks_text(const std::vector<ContentBlock>& blocks) {
     std::string out;
     for (const auto& block : blocks) {
         const std::string* piece = nullptr;
@@ -196,12 +203,14 @@ inline std::string blocks_text(const std::vector<ContentBlock>& blocks) {
     return out;
 }
 
-inline std::string content_text(const Content& content) {
+template <class = void>
+std::string content_text(const Content& content) {
     if (const auto* s = std::get_if<std::string>(&content)) return *s;
     return blocks_text(std::get<std::vector<ContentBlock>>(content));
 }
 
-inline std::string tool_call_text(const ToolCallContent& call) {
+template <class = void>
+std::string tool_call_text(const ToolCallContent& call) {
     std::string out = call.name + "(";
     if (call.arguments.is_object()) {
         bool first = true;
@@ -216,8 +225,9 @@ inline std::string tool_call_text(const ToolCallContent& call) {
     return out + ")";
 }
 
-inline void serialize_message(const AgentMessage& message, std::size_t max_tool_chars,
-                              std::vector<std::string>& parts) {
+template <class = void>
+void serialize_message(const AgentMessage& message, std::size_t max_tool_chars,
+                       std::vector<std::string>& parts) {
     auto add = [&](std::string_view label, const std::string& text) {
         if (!text.empty()) parts.push_back("[" + std::string(label) + "]: " + text);
     };
@@ -311,7 +321,8 @@ namespace detail {
 
 // Entries that may start the kept part: messages a conversation can resume from. Never a tool
 // result (it must follow its call) nor a message of an unknown role.
-inline bool is_cut_point_entry(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+bool is_cut_point_entry(const SessionTreeEntry& entry) noexcept {
     if (const auto* m = message_of(entry)) {
         return !std::holds_alternative<ToolResultMessage>(*m) &&
                !std::holds_alternative<OpaqueMessage>(*m);
@@ -321,7 +332,8 @@ inline bool is_cut_point_entry(const SessionTreeEntry& entry) noexcept {
 }
 
 // Entries that begin a turn: what the user (or the application on the user's side) says.
-inline bool is_turn_start_entry(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+bool is_turn_start_entry(const SessionTreeEntry& entry) noexcept {
     if (const auto* m = message_of(entry))
         return std::holds_alternative<UserMessage>(*m) ||
                std::holds_alternative<BashExecutionMessage>(*m);
@@ -331,7 +343,8 @@ inline bool is_turn_start_entry(const SessionTreeEntry& entry) noexcept {
 
 // Entries without messages that belong with what follows them: a cut just after them pulls them
 // into the kept part, so that the kept history starts with the settings it was made under.
-inline bool travels_with_next(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+bool travels_with_next(const SessionTreeEntry& entry) noexcept {
     return std::holds_alternative<ThinkingLevelChangeEntry>(entry) ||
            std::holds_alternative<ModelChangeEntry>(entry) ||
            std::holds_alternative<ActiveToolsChangeEntry>(entry) ||
@@ -343,7 +356,8 @@ inline bool travels_with_next(const SessionTreeEntry& entry) noexcept {
 
 // The estimated tokens an entry adds to a context (custom entries, whose messages depend on the
 // application's projectors, count nothing).
-inline std::int64_t entry_tokens(const SessionTreeEntry& entry) {
+template <class = void>
+std::int64_t entry_tokens(const SessionTreeEntry& entry) {
     if (const auto* m = message_of(entry)) return estimate_tokens(*m);
     if (const auto* c = std::get_if<CustomMessageEntry>(&entry))
         return estimate_tokens(CustomMessage{c->custom_type, c->content, c->display, {}, 0, {}});
@@ -362,8 +376,8 @@ inline std::int64_t entry_tokens(const SessionTreeEntry& entry) {
 // For each index of [0, end]: true when a cut there would separate a tool call (before it) from
 // its result (at or after it). The calls of a compaction's retained tail count as made at the
 // compaction: a result after it answers a call the context holds.
-inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path,
-                                                std::size_t end) {
+template <class = void>
+std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path, std::size_t end) {
     std::vector<int> delta(end + 2, 0);
     std::unordered_map<std::string_view, std::size_t> call_at;
     auto add = [&](const AgentMessage& m, std::size_t i) {
@@ -417,8 +431,9 @@ inline std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& 
 /// Complexity: O(end) time and memory.
 /// Example: user "a"×400 (100 tokens), assistant "b"×400, user "c"×400, assistant "d"×400 with
 /// keep_recent_tokens 150 → first kept index 2, no split.
-inline CutPoint find_cut_point(const std::vector<EntryHandle>& path, std::size_t start,
-                               std::size_t end, std::int64_t keep_recent_tokens) {
+template <class = void>
+CutPoint find_cut_point(const std::vector<EntryHandle>& path, std::size_t start, std::size_t end,
+                        std::int64_t keep_recent_tokens) {
     end = std::min(end, path.size());
     start = std::min(start, end);
     const std::vector<bool> inside = detail::cuts_inside_tool_pairs(path, end);
@@ -480,10 +495,10 @@ struct CompactionPreparation {
 
 namespace detail {
 
-inline void append_entry_messages(const std::vector<EntryHandle>& path, std::size_t from,
-                                  std::size_t to, std::optional<std::size_t> skip,
-                                  const ContextBuildOptions& options,
-                                  std::vector<MessageHandle>& out) {
+template <class = void>
+void append_entry_messages(const std::vector<EntryHandle>& path, std::size_t from, std::size_t to,
+                           std::optional<std::size_t> skip, const ContextBuildOptions& options,
+                           std::vector<MessageHandle>& out) {
     for (std::size_t i = from; i < to; ++i)
         if (!skip || i != *skip) append_context_messages(path[i], i, path, options, out);
 }
@@ -503,9 +518,10 @@ inline void append_entry_messages(const std::vector<EntryHandle>& path, std::siz
 /// compaction's details unless a hook wrote it. `tokens_before` estimates the path's context.
 ///
 /// Complexity: O(path) plus building its context once.
-inline std::optional<CompactionPreparation> prepare_compaction(
-    const std::vector<EntryHandle>& path, const CompactionSettings& settings = {},
-    const ContextBuildOptions& options = {}) {
+template <class = void>
+std::optional<CompactionPreparation> prepare_compaction(const std::vector<EntryHandle>& path,
+                                                        const CompactionSettings& settings = {},
+                                                        const ContextBuildOptions& options = {}) {
     if (path.empty() || std::holds_alternative<CompactionEntry>(*path.back())) return std::nullopt;
 
     std::optional<std::size_t> previous;

@@ -83,8 +83,9 @@ struct SessionContext {
 
 /// Combines two option sets: transforms of `first` then of `second`; projectors merged, with
 /// `second` winning for the same custom_type.
-inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions& first,
-                                                       const ContextBuildOptions& second) {
+template <class = void>
+ContextBuildOptions merge_context_build_options(const ContextBuildOptions& first,
+                                                const ContextBuildOptions& second) {
     ContextBuildOptions merged = first;
     merged.entry_transforms.insert(merged.entry_transforms.end(), second.entry_transforms.begin(),
                                    second.entry_transforms.end());
@@ -99,8 +100,8 @@ inline ContextBuildOptions merge_context_build_options(const ContextBuildOptions
 /// a first kept entry, the entries before it from that entry on, then the entries after it;
 /// else just the entries after it. Older compactions among the kept entries are left out: the
 /// newest summary supersedes theirs (SPEC §4.5, as pi's buildSessionContext).
-inline std::vector<EntryHandle> default_context_entry_transform(
-    const std::vector<EntryHandle>& path) {
+template <class = void>
+std::vector<EntryHandle> default_context_entry_transform(const std::vector<EntryHandle>& path) {
     std::size_t compaction_index = path.size();
     for (std::size_t i = path.size(); i-- > 0;) {
         if (std::holds_alternative<CompactionEntry>(*path[i])) {
@@ -127,8 +128,9 @@ inline std::vector<EntryHandle> default_context_entry_transform(
 }
 
 /// The context entries: the default transform, then the caller's transforms in order.
-inline std::vector<EntryHandle> build_context_entries(const std::vector<EntryHandle>& path,
-                                                      const ContextBuildOptions& options = {}) {
+template <class = void>
+std::vector<EntryHandle> build_context_entries(const std::vector<EntryHandle>& path,
+                                               const ContextBuildOptions& options = {}) {
     std::vector<EntryHandle> entries = default_context_entry_transform(path);
     for (const auto& transform : options.entry_transforms) entries = transform(std::move(entries));
     return entries;
@@ -136,13 +138,15 @@ inline std::vector<EntryHandle> build_context_entries(const std::vector<EntryHan
 
 namespace detail {
 
-inline std::int64_t entry_time_ms(const EntryBase& base) {
+template <class = void>
+std::int64_t entry_time_ms(const EntryBase& base) {
     std::int64_t ms = 0;
     return parse_timestamp(base.timestamp, ms) ? ms : 0;
 }
 
 // A handle to a message that lives inside an entry: shares the entry's ownership.
-inline MessageHandle alias_message(const EntryHandle& owner, const AgentMessage& message) {
+template <class = void>
+MessageHandle alias_message(const EntryHandle& owner, const AgentMessage& message) {
     return MessageHandle(owner, &message);
 }
 
@@ -152,17 +156,18 @@ inline MessageHandle alias_message(const EntryHandle& owner, const AgentMessage&
 /// custom_message entry a `custom` message; a compaction its summary message and retained tail;
 /// a branch summary with a non-empty summary its summary message; a custom entry what its
 /// projector returns; anything else nothing.
-inline std::vector<MessageHandle> session_entry_to_context_messages(
+template <class = void>
+std::vector<MessageHandle> session_entry_to_context_messages(
     const EntryHandle& entry, std::size_t index, const std::vector<EntryHandle>& entries,
     const ContextBuildOptions& options = {});
 
 namespace detail {
 
 // session_entry_to_context_messages, appending to `out` (no vector per entry on the hot path).
-inline void append_context_messages(const EntryHandle& entry, std::size_t index,
-                                    const std::vector<EntryHandle>& entries,
-                                    const ContextBuildOptions& options,
-                                    std::vector<MessageHandle>& out) {
+template <class = void>
+void append_context_messages(const EntryHandle& entry, std::size_t index,
+                             const std::vector<EntryHandle>& entries,
+                             const ContextBuildOptions& options, std::vector<MessageHandle>& out) {
     std::visit(
         [&](const auto& e) {
             using T = std::decay_t<decltype(e)>;
@@ -193,7 +198,8 @@ inline void append_context_messages(const EntryHandle& entry, std::size_t index,
 
 }  // namespace detail
 
-inline std::vector<MessageHandle> session_entry_to_context_messages(
+template <class>
+std::vector<MessageHandle> session_entry_to_context_messages(
     const EntryHandle& entry, std::size_t index, const std::vector<EntryHandle>& entries,
     const ContextBuildOptions& options) {
     std::vector<MessageHandle> out;
@@ -206,8 +212,9 @@ namespace detail {
 // Removes every tool result whose tool call is not earlier in the list. One pass over the
 // handles with a set of the call ids seen so far; kept handles are moved, never copied, and the
 // vector is compacted in place only from the first dropped message on.
-inline void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
-                                     std::vector<DroppedMessage>& dropped) {
+template <class = void>
+void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
+                              std::vector<DroppedMessage>& dropped) {
     std::unordered_set<std::string_view> calls;  // views into assistant messages that are kept
     std::size_t kept = 0;
     for (std::size_t i = 0; i < messages.size(); ++i) {
@@ -232,8 +239,9 @@ inline void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
 // the tool calls that no following result answers; when nothing but thinking remains of it, the
 // whole message goes (a reply of thinking alone is not a valid turn for providers). Returns true
 // when the whole message went: the one before may now trail with unanswered calls of its own.
-inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
-                                              std::vector<DroppedMessage>& dropped) {
+template <class = void>
+bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
+                                       std::vector<DroppedMessage>& dropped) {
     std::size_t last = messages.size();
     for (std::size_t i = messages.size(); i-- > 0;) {
         if (std::holds_alternative<ToolResultMessage>(*messages[i])) continue;
@@ -291,9 +299,9 @@ inline bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messag
 ///
 /// Complexity: one pass, O(n) with a hash set of the call ids; kept messages are not copied
 /// (a trimmed trailing assistant message is the one copy).
-inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
-                                 std::vector<DroppedMessage>& dropped,
-                                 bool provider_ready = false) {
+template <class = void>
+void enforce_tool_pairing(std::vector<MessageHandle>& messages,
+                          std::vector<DroppedMessage>& dropped, bool provider_ready = false) {
     detail::drop_orphan_tool_results(messages, dropped);
     if (provider_ready)
         while (detail::drop_trailing_dangling_tool_calls(messages, dropped)) {
@@ -303,8 +311,9 @@ inline void enforce_tool_pairing(std::vector<MessageHandle>& messages,
 namespace detail {
 
 // The messages of a context built from a path (SPEC §4.5), with the pairing enforced.
-inline void build_context_messages(const std::vector<EntryHandle>& path,
-                                   const ContextBuildOptions& options, SessionContext& context) {
+template <class = void>
+void build_context_messages(const std::vector<EntryHandle>& path,
+                            const ContextBuildOptions& options, SessionContext& context) {
     const std::vector<EntryHandle> entries = build_context_entries(path, options);
     context.messages.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i)
@@ -318,7 +327,8 @@ inline void build_context_messages(const std::vector<EntryHandle>& path,
 /// storage's get_state_entries finds them on the leaf's whole ancestry (SPEC §4.5): a
 /// thinking_level_change sets the level, a model_change or an assistant message the model, an
 /// active_tools_change the tool list; a null entry leaves the default (off, none, none).
-inline void set_context_state(SessionContext& context, const StateEntries& state) {
+template <class = void>
+void set_context_state(SessionContext& context, const StateEntries& state) {
     context.thinking_level = "off";
     context.model.reset();
     context.active_tool_names.reset();
@@ -350,8 +360,9 @@ inline void set_context_state(SessionContext& context, const StateEntries& state
 /// message's unanswered tool calls are dropped too (see enforce_tool_pairing). Dangling tool
 /// calls earlier in the list (an interrupted turn the conversation moved on from) are kept:
 /// they are history, and provider adapters answer them with a synthetic result.
-inline SessionContext build_session_context(const std::vector<EntryHandle>& path,
-                                            const ContextBuildOptions& options = {}) {
+template <class = void>
+SessionContext build_session_context(const std::vector<EntryHandle>& path,
+                                     const ContextBuildOptions& options = {}) {
     SessionContext context;
     StateEntries state;
     for (const auto& handle : path) {

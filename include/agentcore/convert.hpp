@@ -65,8 +65,9 @@ struct LoadedSession {
 /// naming the file and line (a bad line in the middle, an entry the codec rejects, a parent
 /// that is not on an earlier line); already_exists (a duplicate id, naming file and line).
 /// Complexity: linear in the file's size.
-inline LoadedSession load_session_file(const std::string& path,
-                                       const Environment& environment = Environment::system()) {
+template <class = void>
+LoadedSession load_session_file(const std::string& path,
+                                const Environment& environment = Environment::system()) {
     SessionLines lines = read_session_lines(path, environment);
     const Dialect dialect = detect_dialect(lines.header);
     SessionHeader header = header_from_json(std::move(lines.header));
@@ -131,8 +132,9 @@ struct ConvertReport {
 /// Throws: as load_session_file for the input; storage when the output cannot be written (no
 /// output file then).
 /// Example: `convert("pi-session.jsonl", Dialect::native, "session.jsonl");`
-inline ConvertReport convert(const std::string& in_path, Dialect to, const std::string& out_path,
-                             const Environment& environment = Environment::system()) {
+template <class = void>
+ConvertReport convert(const std::string& in_path, Dialect to, const std::string& out_path,
+                      const Environment& environment = Environment::system()) {
     LoadedSession loaded = load_session_file(in_path, environment);
     detail::write_file_atomically(out_path, encode_session(loaded.storage, to),
                                   environment.random());

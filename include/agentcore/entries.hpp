@@ -139,32 +139,38 @@ using EntryHandle = std::shared_ptr<const SessionTreeEntry>;
 using MessageHandle = std::shared_ptr<const AgentMessage>;
 
 /// The base fields of any entry.
-inline const EntryBase& base_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+const EntryBase& base_of(const SessionTreeEntry& entry) noexcept {
     return std::visit([](const auto& e) -> const EntryBase& { return e; }, entry);
 }
 
 /// Mutable access to the base fields (for code that builds entries).
-inline EntryBase& base_of(SessionTreeEntry& entry) noexcept {
+template <class = void>
+EntryBase& base_of(SessionTreeEntry& entry) noexcept {
     return std::visit([](auto& e) -> EntryBase& { return e; }, entry);
 }
 
 /// The entry's type as written in files ("message", "compaction", ... or the unknown type).
-inline std::string_view type_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+std::string_view type_of(const SessionTreeEntry& entry) noexcept {
     return std::visit([](const auto& e) -> std::string_view { return e.type; }, entry);
 }
 
 /// The entry's id.
-inline const std::string& id_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+const std::string& id_of(const SessionTreeEntry& entry) noexcept {
     return base_of(entry).id;
 }
 
 /// The entry's parent id (none for a root).
-inline const std::optional<std::string>& parent_id_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+const std::optional<std::string>& parent_id_of(const SessionTreeEntry& entry) noexcept {
     return base_of(entry).parent_id;
 }
 
 /// True when `type` names one of the eleven entry types of the format.
-inline bool is_known_entry_type(std::string_view type) noexcept {
+template <class = void>
+bool is_known_entry_type(std::string_view type) noexcept {
     for (std::string_view known :
          {MessageEntry::type, ThinkingLevelChangeEntry::type, ModelChangeEntry::type,
           ActiveToolsChangeEntry::type, CompactionEntry::type, BranchSummaryEntry::type,
@@ -176,7 +182,8 @@ inline bool is_known_entry_type(std::string_view type) noexcept {
 }
 
 /// The message of a message entry, or null for other entries.
-inline const AgentMessage* message_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+const AgentMessage* message_of(const SessionTreeEntry& entry) noexcept {
     const auto* m = std::get_if<MessageEntry>(&entry);
     return m ? &m->message : nullptr;
 }

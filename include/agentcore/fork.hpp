@@ -60,7 +60,8 @@ std::vector<EntryHandle> get_entries_to_fork(const S& storage, const ForkOptions
 /// copied kept range whose first kept entry was not copied loses that pointer (as pi's v1 upgrade
 /// drops a pointer to nothing): its summary then stands for what came before it, and the copy
 /// names no entry it does not hold.
-inline std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
+template <class = void>
+std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
     std::unordered_set<std::string_view> copied;
     std::unordered_map<std::string_view, std::optional<std::string>> left_out;  // id → its parent
     std::vector<SessionTreeEntry> out;

@@ -51,12 +51,14 @@ namespace detail {
 
 inline constexpr char hex_digits[] = "0123456789abcdef";
 
-inline void append_hex(std::string& out, std::uint64_t value, int digits) {
+template <class = void>
+void append_hex(std::string& out, std::uint64_t value, int digits) {
     for (int i = digits - 1; i >= 0; --i) out.push_back(hex_digits[(value >> (4 * i)) & 0xF]);
 }
 
 // Days since 1970-01-01 to civil date (Howard Hinnant's algorithm).
-inline void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
+template <class = void>
+void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsigned& d) {
     z += 719468;
     const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
     const auto doe = static_cast<unsigned>(z - era * 146097);
@@ -69,7 +71,8 @@ inline void civil_from_days(std::int64_t z, std::int64_t& y, unsigned& m, unsign
     if (m <= 2) ++y;
 }
 
-inline std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
+template <class = void>
+std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
     y -= m <= 2 ? 1 : 0;
     const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
     const auto yoe = static_cast<unsigned>(y - era * 400);
@@ -81,7 +84,8 @@ inline std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
 }  // namespace detail
 
 /// Formats Unix ms as ISO 8601 UTC with milliseconds: "2026-12-02T07:43:23.123Z".
-inline std::string format_timestamp(std::int64_t unix_ms) {
+template <class = void>
+std::string format_timestamp(std::int64_t unix_ms) {
     std::int64_t days = unix_ms >= 0 ? unix_ms / 86400000 : -((-unix_ms + 86399999) / 86400000);
     std::int64_t ms_of_day = unix_ms - days * 86400000;
     std::int64_t y = 0;
@@ -98,7 +102,8 @@ inline std::string format_timestamp(std::int64_t unix_ms) {
 
 /// Parses an ISO 8601 timestamp ("YYYY-MM-DDTHH:MM:SS[.fff...][Z|±HH:MM]") to Unix ms.
 /// Returns false for text that is not such a timestamp.
-inline bool parse_timestamp(std::string_view text, std::int64_t& unix_ms) {
+template <class = void>
+bool parse_timestamp(std::string_view text, std::int64_t& unix_ms) {
     auto digits = [&](std::size_t pos, std::size_t count, std::int64_t& out) {
         if (pos + count > text.size()) return false;
         out = 0;
@@ -148,7 +153,8 @@ inline bool parse_timestamp(std::string_view text, std::int64_t& unix_ms) {
 }
 
 /// A UUIDv7 string (time-ordered): 48 bits of Unix ms, then random bits.
-inline std::string make_uuid_v7(const Environment& env) {
+template <class = void>
+std::string make_uuid_v7(const Environment& env) {
     const auto ms = static_cast<std::uint64_t>(env.now_ms());
     const std::uint64_t r1 = env.random();
     const std::uint64_t r2 = env.random();
@@ -193,7 +199,8 @@ constexpr bool is_valid_session_id(std::string_view id) noexcept {
 }
 
 /// Throws invalid_session unless `id` is a valid session id.
-inline void check_session_id(std::string_view id) {
+template <class = void>
+void check_session_id(std::string_view id) {
     if (!is_valid_session_id(id)) {
         std::string shown;
         for (char c : id.substr(0, 64)) shown += (c >= 0x20 && c < 0x7f) ? c : '?';

@@ -46,6 +46,7 @@ public:
 
     /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
     /// Throws not_found for an unknown target.
+    template <class = void>
     void set_leaf_id(std::optional<std::string> target) {
         if (target && !index_.contains(*target))
             throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found",
@@ -59,6 +60,7 @@ public:
     }
 
     /// A fresh entry id, unique within this session.
+    template <class = void>
     [[nodiscard]] std::string create_entry_id() const {
         return make_entry_id(environment_,
                              [this](const std::string& id) { return index_.contains(id); });
@@ -67,6 +69,7 @@ public:
     /// Appends an entry: the tree rules first (already_exists for a taken id, invalid_entry for a
     /// parent or leaf target that does not exist), then the derived storage persists it, then the
     /// index records it. Nothing changes when any step fails.
+    template <class = void>
     void append_entry(SessionTreeEntry entry) {
         index_.check_append(entry);
         // A value nested deeper than max_json_depth is refused by every storage: its line could
@@ -82,11 +85,13 @@ public:
         }
     }
 
+    template <class = void>
     [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
         auto pos = index_.position(id);
         return pos ? self().load(*pos) : nullptr;
     }
 
+    template <class = void>
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
         const auto& positions = index_.positions_of_type(type);
         std::vector<EntryHandle> out;
@@ -95,17 +100,20 @@ public:
         return out;
     }
 
+    template <class = void>
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
         return index_.label(id);
     }
     [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
 
+    template <class = void>
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
         return detail::walk_to_root_or_compaction(
             start, index_.size(), [this](std::string_view id) { return get_entry(id); });
     }
 
+    template <class = void>
     [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
         const std::size_t count = index_.size();
         if (query.after >= count) return {};
@@ -119,6 +127,7 @@ public:
     [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }
 
     /// The entries the state of a context built at `leaf` comes from (SPEC §4.5). O(1).
+    template <class = void>
     [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
         return index_.state_entries(leaf, [this](std::size_t pos) { return self().load(pos); });
     }
@@ -136,6 +145,7 @@ protected:
 
 private:
     [[nodiscard]] Derived& self() noexcept { return static_cast<Derived&>(*this); }
+    template <class = void>
     [[nodiscard]] const Derived& self() const noexcept {
         return static_cast<const Derived&>(*this);
     }

@@ -63,6 +63,7 @@ public:
     [[nodiscard]] JsonlStorageOptions& options() noexcept { return options_; }
 
     /// The folder name of a working directory: `--<cwd without its leading slash, / \ : → ->--`.
+    template <class = void>
     [[nodiscard]] static std::string folder_name(std::string_view cwd) {
         if (!cwd.empty() && cwd.front() == '/') cwd.remove_prefix(1);
         std::string name = "--";
@@ -75,6 +76,7 @@ public:
     /// time written elsewhere (an imported session's) has '/', '\\', '_' and control characters
     /// turned into '-' too and is cut at 64 bytes, so that the name stays one name in the cwd's
     /// folder and the id is what follows its first '_'.
+    template <class = void>
     [[nodiscard]] static std::string file_name(std::string_view timestamp, std::string_view id) {
         std::string name(timestamp.substr(0, 64));
         for (char& c : name)
@@ -86,6 +88,7 @@ public:
 
     /// The path of the session file with that id, or none. Throws invalid_session for an id
     /// that cannot name a session.
+    template <class = void>
     [[nodiscard]] std::optional<std::string> find_path(std::string_view id) const {
         check_session_id(id);
         std::optional<std::string> found;
@@ -148,14 +151,16 @@ private:
 
 namespace detail {
 
-inline JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) {
+template <class = void>
+JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) {
     return JsonlSessionRepo::session_type(
         std::make_shared<JsonlSessionStorage>(std::move(storage)));
 }
 
 /// Reads only the first line of a file, at most `limit` bytes.
-inline std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
-                                   std::uint64_t& file_size_out) {
+template <class = void>
+std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
+                            std::uint64_t& file_size_out) {
     FileHandle fd = open_regular_file(ops, path, O_RDONLY, "session file");
     if (!fd) {
         if (errno == ENOENT)
@@ -191,10 +196,11 @@ inline std::string read_first_line(const FileOps& ops, const std::string& path, 
 /// Creates the session file of a new id under the repository's lock: the id is checked again
 /// with the lock held, right before the file gets its name, so that of two processes creating
 /// (or forking to) one id exactly one succeeds and the other gets already_exists.
-inline JsonlSessionStorage create_session_file(const JsonlSessionRepo& repo, const std::string& id,
-                                               std::string path, SessionHeader header,
-                                               JsonlStorageOptions options,
-                                               std::vector<SessionTreeEntry> entries = {}) {
+template <class = void>
+JsonlSessionStorage create_session_file(const JsonlSessionRepo& repo, const std::string& id,
+                                        std::string path, SessionHeader header,
+                                        JsonlStorageOptions options,
+                                        std::vector<SessionTreeEntry> entries = {}) {
     const auto& ops = ops_or_real(options.file_ops);
     std::optional<FolderLock> lock;
     JsonlSessionStorage storage = JsonlSessionStorage::create(
@@ -207,8 +213,9 @@ inline JsonlSessionStorage create_session_file(const JsonlSessionRepo& repo, con
     return storage;
 }
 
-inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops,
-                                   const std::string& cwd) {
+template <class = void>
+void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& ops,
+                            const std::string& cwd) {
     if (cwd.find('\0') != std::string::npos)
         throw SessionError(ErrorCode::invalid_session, "cwd contains a NUL character");
     make_folders(ops, repo.root());
@@ -226,7 +233,8 @@ inline void prepare_session_folder(const JsonlSessionRepo& repo, const FileOps& 
 /// how many files it removed; never throws.
 ///
 /// Complexity: one pass over each cwd folder's names; a few calls per temporary file.
-inline std::size_t sweep_temporary_files(
+template <class = void>
+std::size_t sweep_temporary_files(
     const JsonlSessionRepo& repo,
     std::chrono::seconds older_than = detail::temp_file_grace) noexcept {
     std::size_t removed = 0;
@@ -246,7 +254,8 @@ inline std::size_t sweep_temporary_files(
 /// claimed under an flock on the root folder: of processes creating or forking to one new id at
 /// the same moment, exactly one succeeds and the others get already_exists. Temporary files that
 /// killed writers left are swept first (sweep_temporary_files).
-inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
+template <class = void>
+JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptions options = {}) {
     const JsonlStorageOptions& so = repo.options();
     SessionHeader header = detail::new_header(std::move(options), so.environment);
     const std::string id = header.id;
@@ -264,7 +273,8 @@ inline JsonlSessionRepo::session_type create(JsonlSessionRepo& repo, CreateOptio
 
 /// Opens a session for writing (takes its writer lock). Unknown id: not_found; invalid id:
 /// invalid_session; another writer: locked.
-inline JsonlSessionRepo::session_type open(JsonlSessionRepo& repo, std::string_view id) {
+template <class = void>
+JsonlSessionRepo::session_type open(JsonlSessionRepo& repo, std::string_view id) {
     auto path = repo.find_path(id);
     if (!path)
         throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
@@ -273,8 +283,8 @@ inline JsonlSessionRepo::session_type open(JsonlSessionRepo& repo, std::string_v
 }
 
 /// Opens a session for reading only: no lock, the file is never changed.
-inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo,
-                                                     std::string_view id) {
+template <class = void>
+JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo, std::string_view id) {
     auto path = repo.find_path(id);
     if (!path)
         throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
@@ -287,7 +297,8 @@ inline JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& rep
 /// of one working directory, paged by the options' limit and cursor. Reads
 /// only each file's first line (at most 1 MiB); a file whose header is invalid is skipped and
 /// reported in `problems`, never changed.
-inline SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) {
+template <class = void>
+SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) {
     const auto& ops = detail::ops_or_real(repo.options().file_ops);
     SessionList out;
     auto visit = [&](const std::string& path, std::string_view) {
@@ -327,8 +338,9 @@ namespace detail {
 // Unlinks a session file while holding its writer lock (waiting up to `wait`), so that no
 // writer can acknowledge an append to it afterwards. Anything else in its place (a link, a
 // FIFO) is unlinked without being opened.
-inline void remove_session_file(const FileOps& ops, const std::string& path,
-                                std::chrono::milliseconds wait) {
+template <class = void>
+void remove_session_file(const FileOps& ops, const std::string& path,
+                         std::chrono::milliseconds wait) {
     for (int attempt = 0; attempt < 100; ++attempt) {
         struct stat st {};
         if (ops.lstat(path.c_str(), &st) != 0) {
@@ -373,7 +385,8 @@ inline void remove_session_file(const FileOps& ops, const std::string& path,
 /// writer that was waiting for the lock while the file was removed gets not_found. (A file
 /// unlinked by other means while a writer has it open makes that writer's next append throw
 /// `storage`: nothing is acknowledged into a file without a name.)
-inline void remove(JsonlSessionRepo& repo, std::string_view id) {
+template <class = void>
+void remove(JsonlSessionRepo& repo, std::string_view id) {
     const auto& ops = detail::ops_or_real(repo.options().file_ops);
     check_session_id(id);
     std::vector<std::string> paths;
@@ -389,8 +402,9 @@ inline void remove(JsonlSessionRepo& repo, std::string_view id) {
 /// folder synced: list never sees a half-written fork. The source is read without its lock and
 /// not changed. Unknown source: not_found; taken new id: already_exists. Temporary files that
 /// killed writers left are swept first (sweep_temporary_files).
-inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
-                                           const ForkOptions& options = {}) {
+template <class = void>
+JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
+                                    const ForkOptions& options = {}) {
     // Both ids are checked before any file is touched.
     if (options.session_id) check_session_id(*options.session_id);
     if (options.metadata) detail::check_metadata_nesting(*options.metadata);
@@ -426,9 +440,10 @@ inline JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_v
 /// its target, as set_leaf_id writes it there. A taken id: already_exists; an invalid id:
 /// invalid_session; entries that do not form a tree: already_exists / invalid_entry; in each
 /// case no session file is written.
-inline JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, SessionHeader header,
-                                                     std::vector<SessionTreeEntry> entries,
-                                                     Dialect dialect = Dialect::native) {
+template <class = void>
+JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, SessionHeader header,
+                                              std::vector<SessionTreeEntry> entries,
+                                              Dialect dialect = Dialect::native) {
     check_session_id(header.id);
     const std::string id = header.id;
     if (repo.find_path(id))

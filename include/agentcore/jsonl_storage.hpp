@@ -105,6 +105,7 @@ public:
     /// hangs under is placed under its target, as set_leaf_id writes it. An existing file:
     /// already_exists. Entries that do not form a tree (duplicate id, unknown parent):
     /// already_exists / invalid_entry, nothing created.
+    template <class = void>
     static JsonlSessionStorage create(std::string path, SessionHeader header,
                                       JsonlStorageOptions options = {},
                                       std::vector<SessionTreeEntry> entries = {}) {
@@ -169,6 +170,7 @@ public:
     /// copied to a quarantine file first), adds a missing final newline. A missing file: not_found;
     /// a bad header: invalid_session; a bad interior line: invalid_entry naming file and line
     /// (unless lenient).
+    template <class = void>
     static JsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
         JsonlSessionStorage s(std::move(path), std::move(options), false);
         s.load();
@@ -177,6 +179,7 @@ public:
 
     /// Opens a session file for reading: no lock, the file is never changed, a torn last line
     /// is ignored. Appends throw `storage`.
+    template <class = void>
     static JsonlSessionStorage open_read_only(std::string path, JsonlStorageOptions options = {}) {
         JsonlSessionStorage s(std::move(path), std::move(options), true);
         s.load();
@@ -189,6 +192,7 @@ public:
     /// into place atomically. A clean file is left as it is. A file without a valid header:
     /// invalid_session. Temporary files that killed repairs of this file left beside it are
     /// removed (detail::sweep_temp_files).
+    template <class = void>
     static RepairReport repair(const std::string& path, JsonlStorageOptions options = {}) {
         options.lenient = true;
         JsonlSessionStorage s(path, std::move(options), false);
@@ -221,6 +225,7 @@ public:
     /// file's last line, so a `leaf` entry under the target leads pi down the target's branch
     /// — its context is the target's, its next append a child on that branch — and agentcore
     /// reads the move as it wrote it.
+    template <class = void>
     void set_leaf_id(std::optional<std::string> target) {
         if (target && !index_.contains(*target))
             throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
@@ -233,6 +238,7 @@ public:
     }
 
     /// A fresh entry id, unique within this session.
+    template <class = void>
     [[nodiscard]] std::string create_entry_id() const {
         return make_entry_id(options_.environment,
                              [this](const std::string& id) { return index_.contains(id); });
@@ -243,6 +249,7 @@ public:
     /// written (the partial line is cut away, memory unchanged), when the storage is read-only,
     /// poisoned by an earlier failed sync, or when its file no longer has a name (unlinked while
     /// open: the entry is not acknowledged, and neither is any later one).
+    template <class = void>
     void append_entry(SessionTreeEntry entry) {
         if (closed_)
             throw SessionError(ErrorCode::storage,
@@ -290,11 +297,13 @@ public:
         index_.record(*handle);
     }
 
+    template <class = void>
     [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
         auto pos = index_.position(id);
         return pos ? materialise(*pos) : nullptr;
     }
 
+    template <class = void>
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
         const auto& positions = index_.positions_of_type(type);
         std::vector<EntryHandle> out;
@@ -303,6 +312,7 @@ public:
         return out;
     }
 
+    template <class = void>
     [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
         return index_.label(id);
     }
@@ -310,16 +320,19 @@ public:
 
     /// The entries the state of a context built at `leaf` comes from (SPEC §4.5): O(1) on the
     /// index, plus decoding those (at most three) entries.
+    template <class = void>
     [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
         return index_.state_entries(leaf, [this](std::size_t pos) { return materialise(pos); });
     }
 
+    template <class = void>
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
         return detail::walk_to_root_or_compaction(
             start, slots_.size(), [this](std::string_view id) { return get_entry(id); });
     }
 
+    template <class = void>
     [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
         if (query.after >= slots_.size()) return {};
         const std::size_t n = std::min(query.limit, slots_.size() - query.after);
@@ -357,6 +370,7 @@ public:
     /// appends then throw `storage`. Reads go on from what this storage indexed. Closing again,
     /// or closing a read-only storage, does nothing. Throws `storage` when the unlock fails (the
     /// storage is closed for writing all the same).
+    template <class = void>
     void close() {
         if (read_only_ || closed_) return;
         closed_ = true;
@@ -372,6 +386,7 @@ public:
     /// The lines a lenient open skipped (empty for a strict open).
     [[nodiscard]] const std::vector<LineProblem>& problems() const noexcept { return problems_; }
     /// Where the torn tail cut off by a writing open went, if there was one.
+    template <class = void>
     [[nodiscard]] const std::optional<std::string>& quarantine_path() const noexcept {
         return quarantine_path_;
     }
@@ -391,6 +406,7 @@ private:
     };
 
     // Keeps a decoded entry alive within the cache's budget, letting go of the oldest first.
+    template <class = void>
     void hold_decoded(std::size_t pos, const EntryHandle& handle) const {
         const std::size_t budget = options_.decoded_cache_bytes;
         const Slot& slot = slots_[pos];
@@ -412,6 +428,7 @@ private:
           ops_(&detail::ops_or_real(options_.file_ops)),
           read_only_(read_only) {}
 
+    template <class = void>
     [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason,
                                 const ErrorLocation& inner = {}) const {
         throw SessionError(
@@ -424,10 +441,12 @@ private:
 
     // Cuts a failed append away again; when even that fails, the file's end is unknown and the
     // storage refuses further appends.
+    template <class = void>
     void cut_back() noexcept {
         if (detail::truncate_file(*ops_, fd_.get(), file_size_) != 0) poisoned_ = true;
     }
 
+    template <class = void>
     EntryHandle materialise(std::size_t pos) const {
         const Slot& slot = slots_[pos];
         if (slot.pinned) return slot.pinned;
@@ -457,6 +476,7 @@ private:
 
     // What one line adds to the index; returns an empty string when it was recorded, else the
     // reason it was not (and the index is unchanged).
+    template <class = void>
     std::string index_line(std::string_view text, std::uint64_t offset, std::size_t line_no) {
         detail::ScannedEntry scanned;
         std::string reason;
@@ -555,6 +575,7 @@ private:
 
     // The counts the stats need, read straight from a usage object's text; none when a field
     // is not a plain number (the codec then reads it, and reports what is wrong).
+    template <class = void>
     std::optional<Usage> fast_usage(std::string_view raw) const {
         const bool pi = dialect_ == Dialect::pi;
         Usage u;
@@ -593,12 +614,14 @@ private:
     }
 
     // Grows the slots geometrically, so that the push_back after a write cannot throw.
+    template <class = void>
     void make_room() {
         if (slots_.size() == slots_.capacity())
             slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
     }
 
     // True when a line is one JSON object (a last line that is not is a torn tail).
+    template <class = void>
     bool parses(std::string_view text) const {
         detail::ScannedEntry unused;
         std::string syntax;
@@ -611,6 +634,7 @@ private:
     // line, always the last; a lenient writer keeps a bad line, and once the line after it is cut
     // a later writing open cuts it in turn. The lines are read from the end with pread; a file
     // found shorter than `size` (cut meanwhile) gives 0: all of it is read, none mapped.
+    template <class = void>
     std::uint64_t uncuttable_prefix(std::uint64_t size) const {
         constexpr std::uint64_t chunk = 64 << 10;
         std::string buffer;
@@ -648,6 +672,7 @@ private:
 
     // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
     // dropped bytes and publishes them.
+    template <class = void>
     SessionError removed_error() const {
         return SessionError(ErrorCode::storage,
                             "session file '" + path_ +
@@ -657,6 +682,7 @@ private:
     // Opens the file and, for writing, takes its lock. A writing open then writes only to the
     // file that is at the path once it holds the lock: the one it opened may have been removed
     // meanwhile (not_found) or replaced by a repair (opened again).
+    template <class = void>
     void open_and_lock() {
         for (int attempt = 0;; ++attempt) {
             fd_ = detail::open_regular_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR,
@@ -688,6 +714,7 @@ private:
         }
     }
 
+    template <class = void>
     void load(std::string* clean = nullptr, std::string* dropped = nullptr,
               RepairReport* report = nullptr) {
         open_and_lock();
@@ -789,6 +816,7 @@ private:
         }
     }
 
+    template <class = void>
     void finish_repair(std::string_view data, std::uint64_t good_end, bool last_terminated,
                        const std::vector<std::pair<std::uint64_t, std::uint64_t>>& dropped_ranges,
                        const std::string& clean, std::string& dropped, RepairReport& report) {

@@ -19,6 +19,29 @@
 
 namespace agentcore {
 
+class InMemorySessionRepo;
+
+// The repository's operations, declared here so that the class can befriend them (templates for
+// compile time: see session.hpp).
+template <class = void>
+Session<InMemorySessionStorage<>> create(InMemorySessionRepo& repo, CreateOptions options = {});
+template <class = void>
+Session<InMemorySessionStorage<>> open(InMemorySessionRepo& repo, std::string_view id);
+template <class = void>
+Session<InMemorySessionStorage<>> open_read_only(const InMemorySessionRepo& repo,
+                                                 std::string_view id);
+template <class = void>
+SessionList list(const InMemorySessionRepo& repo, const ListOptions& options = {});
+template <class = void>
+void remove(InMemorySessionRepo& repo, std::string_view id);
+template <class = void>
+Session<InMemorySessionStorage<>> fork(InMemorySessionRepo& repo, std::string_view source_id,
+                                       const ForkOptions& options = {});
+template <class = void>
+Session<InMemorySessionStorage<>> import_session(InMemorySessionRepo& repo, SessionHeader header,
+                                                 std::vector<SessionTreeEntry> entries,
+                                                 Dialect dialect = Dialect::native);
+
 /// A repository of in-memory sessions; sessions opened from it share their storage.
 class InMemorySessionRepo {
 public:
@@ -31,12 +54,19 @@ public:
     [[nodiscard]] const Environment& environment() const noexcept { return environment_; }
 
 private:
+    template <class>
     friend session_type create(InMemorySessionRepo&, CreateOptions);
+    template <class>
     friend session_type open(InMemorySessionRepo&, std::string_view);
+    template <class>
     friend session_type open_read_only(const InMemorySessionRepo&, std::string_view);
+    template <class>
     friend SessionList list(const InMemorySessionRepo&, const ListOptions&);
+    template <class>
     friend void remove(InMemorySessionRepo&, std::string_view);
+    template <class>
     friend session_type fork(InMemorySessionRepo&, std::string_view, const ForkOptions&);
+    template <class>
     friend session_type import_session(InMemorySessionRepo&, SessionHeader,
                                        std::vector<SessionTreeEntry>, Dialect);
 
@@ -45,8 +75,8 @@ private:
 };
 
 /// Creates an empty session. A taken id: already_exists; an invalid id: invalid_session.
-inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo,
-                                                CreateOptions options = {}) {
+template <class>
+InMemorySessionRepo::session_type create(InMemorySessionRepo& repo, CreateOptions options) {
     SessionHeader header = detail::new_header(std::move(options), repo.environment_);
     if (repo.sessions_.count(header.id) != 0)
         throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
@@ -59,7 +89,8 @@ inline InMemorySessionRepo::session_type create(InMemorySessionRepo& repo,
 }
 
 /// Opens a session by id (sharing its storage). Unknown id: not_found.
-inline InMemorySessionRepo::session_type open(InMemorySessionRepo& repo, std::string_view id) {
+template <class>
+InMemorySessionRepo::session_type open(InMemorySessionRepo& repo, std::string_view id) {
     auto it = repo.sessions_.find(id);
     if (it == repo.sessions_.end())
         throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found",
@@ -69,8 +100,9 @@ inline InMemorySessionRepo::session_type open(InMemorySessionRepo& repo, std::st
 
 /// Opens a snapshot of a session for reading: it shares the entries stored so far and refuses
 /// appends (`storage`). Unknown id: not_found.
-inline InMemorySessionRepo::session_type open_read_only(const InMemorySessionRepo& repo,
-                                                        std::string_view id) {
+template <class>
+InMemorySessionRepo::session_type open_read_only(const InMemorySessionRepo& repo,
+                                                 std::string_view id) {
     auto it = repo.sessions_.find(id);
     if (it == repo.sessions_.end())
         throw SessionError(ErrorCode::not_found, "session '" + std::string(id) + "' not found");
@@ -79,7 +111,8 @@ inline InMemorySessionRepo::session_type open_read_only(const InMemorySessionRep
 
 /// The sessions, newest first (by creation time, then id) unless the options say otherwise,
 /// optionally of one working directory, paged by the options' limit and cursor.
-inline SessionList list(const InMemorySessionRepo& repo, const ListOptions& options = {}) {
+template <class>
+SessionList list(const InMemorySessionRepo& repo, const ListOptions& options) {
     SessionList out;
     for (const auto& [id, storage] : repo.sessions_)
         if (!options.cwd || storage->metadata().cwd == *options.cwd)
@@ -89,7 +122,8 @@ inline SessionList list(const InMemorySessionRepo& repo, const ListOptions& opti
 }
 
 /// Removes a session; removing an unknown id does nothing. An invalid id: invalid_session.
-inline void remove(InMemorySessionRepo& repo, std::string_view id) {
+template <class>
+void remove(InMemorySessionRepo& repo, std::string_view id) {
     check_session_id(id);
     auto it = repo.sessions_.find(id);
     if (it != repo.sessions_.end()) repo.sessions_.erase(it);
@@ -98,8 +132,9 @@ inline void remove(InMemorySessionRepo& repo, std::string_view id) {
 /// Forks a session into a new one (SPEC §4.9): the copy holds get_entries_to_fork's entries
 /// with the same ids; its header's parent_session is the source's id; cwd and metadata are
 /// inherited unless given. The source is not changed. Unknown source: not_found.
-inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::string_view source_id,
-                                              const ForkOptions& options = {}) {
+template <class>
+InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::string_view source_id,
+                                       const ForkOptions& options) {
     if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source = open(repo, source_id);
     auto entries = prepare_fork_entries(get_entries_to_fork(source.storage(), options));
@@ -121,10 +156,10 @@ inline InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::st
 /// copies of sessions stored elsewhere. Memory keeps entries, not lines: the dialect is not
 /// kept. A taken id: already_exists; an invalid id: invalid_session; entries that do not form a
 /// tree: already_exists / invalid_entry; in each case the repository is unchanged.
-inline InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo,
-                                                        SessionHeader header,
-                                                        std::vector<SessionTreeEntry> entries,
-                                                        Dialect dialect = Dialect::native) {
+template <class>
+InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo, SessionHeader header,
+                                                 std::vector<SessionTreeEntry> entries,
+                                                 Dialect dialect) {
     (void)dialect;
     check_session_id(header.id);
     if (header.metadata.is_null()) header.metadata = Json::object();

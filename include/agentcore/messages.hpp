@@ -175,7 +175,8 @@ using AgentMessage =
                  CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, OpaqueMessage>;
 
 /// The role of a message in the native spelling ("user", "tool_result", ...), or the opaque role.
-inline std::string_view role_of(const AgentMessage& message) noexcept {
+template <class = void>
+std::string_view role_of(const AgentMessage& message) noexcept {
     return std::visit(
         [](const auto& m) -> std::string_view {
             using T = std::decay_t<decltype(m)>;
@@ -201,7 +202,8 @@ inline std::string_view role_of(const AgentMessage& message) noexcept {
 
 /// The role of a message as the dialect spells it: native "tool_result", pi "toolResult", ...;
 /// the opaque role as it was read.
-inline std::string_view role_of(const AgentMessage& message, Dialect dialect) noexcept {
+template <class = void>
+std::string_view role_of(const AgentMessage& message, Dialect dialect) noexcept {
     const std::string_view native = role_of(message);
     if (dialect == Dialect::native || std::holds_alternative<OpaqueMessage>(message)) return native;
     if (native == "tool_result") return "toolResult";
@@ -224,7 +226,8 @@ constexpr bool is_known_stop_reason(std::string_view reason) noexcept {
 }
 
 /// The timestamp of a message in Unix ms (0 for an opaque message without a numeric one).
-inline std::int64_t timestamp_of(const AgentMessage& message) noexcept {
+template <class = void>
+std::int64_t timestamp_of(const AgentMessage& message) noexcept {
     return std::visit(
         [](const auto& m) -> std::int64_t {
             using T = std::decay_t<decltype(m)>;
@@ -249,19 +252,21 @@ inline std::int64_t timestamp_of(const AgentMessage& message) noexcept {
 /// A user message with plain string content.
 ///
 /// Example: `append_message(session, user_text("What is in main.cpp?"));`
-inline UserMessage user_text(std::string text, std::int64_t timestamp = 0) {
+template <class = void>
+UserMessage user_text(std::string text, std::int64_t timestamp = 0) {
     return UserMessage{std::move(text), timestamp, {}};
 }
 
 /// A user message with content blocks (text and images).
-inline UserMessage user_blocks(std::vector<ContentBlock> blocks, std::int64_t timestamp = 0) {
+template <class = void>
+UserMessage user_blocks(std::vector<ContentBlock> blocks, std::int64_t timestamp = 0) {
     return UserMessage{std::move(blocks), timestamp, {}};
 }
 
 /// A tool call block: the call's id (the provider's), the tool's name, its arguments (a JSON
 /// object).
-inline ToolCallContent tool_call(std::string id, std::string name,
-                                 Json arguments = Json::object()) {
+template <class = void>
+ToolCallContent tool_call(std::string id, std::string name, Json arguments = Json::object()) {
     return ToolCallContent{std::move(id), std::move(name), std::move(arguments), {}};
 }
 
@@ -283,7 +288,8 @@ struct AssistantReply {
 };
 
 /// An assistant message: thinking, text and tool calls in that order, the model that wrote it.
-inline AssistantMessage assistant_reply(AssistantReply reply) {
+template <class = void>
+AssistantMessage assistant_reply(AssistantReply reply) {
     AssistantMessage m;
     if (!reply.thinking.empty())
         m.content.emplace_back(ThinkingContent{std::move(reply.thinking), {}});
@@ -300,7 +306,8 @@ inline AssistantMessage assistant_reply(AssistantReply reply) {
 }
 
 /// An assistant message with one text block.
-inline AssistantMessage assistant_text(std::string text) {
+template <class = void>
+AssistantMessage assistant_text(std::string text) {
     AssistantReply reply;
     reply.text = std::move(text);
     return assistant_reply(std::move(reply));
@@ -309,8 +316,9 @@ inline AssistantMessage assistant_text(std::string text) {
 /// The result of a tool call: its id and tool name are the call's, its content one text block.
 ///
 /// Example: `append_message(session, tool_result(call, run(call)));`
-inline ToolResultMessage tool_result(const ToolCallContent& call, std::string text,
-                                     bool is_error = false) {
+template <class = void>
+ToolResultMessage tool_result(const ToolCallContent& call, std::string text,
+                              bool is_error = false) {
     ToolResultMessage m;
     m.tool_call_id = call.id;
     m.tool_name = call.name;
@@ -320,8 +328,9 @@ inline ToolResultMessage tool_result(const ToolCallContent& call, std::string te
 }
 
 /// The result of a tool call with content blocks (text and images).
-inline ToolResultMessage tool_result(const ToolCallContent& call, std::vector<ContentBlock> content,
-                                     bool is_error = false) {
+template <class = void>
+ToolResultMessage tool_result(const ToolCallContent& call, std::vector<ContentBlock> content,
+                              bool is_error = false) {
     ToolResultMessage m;
     m.tool_call_id = call.id;
     m.tool_name = call.name;
@@ -333,29 +342,34 @@ inline ToolResultMessage tool_result(const ToolCallContent& call, std::vector<Co
 /// The text of a message: the text blocks (or the string content) of user, assistant, tool
 /// result and custom messages, joined as they are; the summary of a summary message; empty for
 /// bash executions and opaque messages. Thinking, images and tool calls are not text.
-inline std::string text_of(const AgentMessage& message);
+template <class = void>
+std::string text_of(const AgentMessage& message);
 
 namespace detail {
-inline std::string text_blocks_joined(const std::vector<ContentBlock>& blocks) {
+template <class = void>
+std::string text_blocks_joined(const std::vector<ContentBlock>& blocks) {
     std::string out;
     for (const auto& b : blocks)
         if (const auto* t = std::get_if<TextContent>(&b)) out += t->text;
     return out;
 }
-inline std::string content_text_joined(const Content& c) {
+template <class = void>
+std::string content_text_joined(const Content& c) {
     if (const auto* s = std::get_if<std::string>(&c)) return *s;
     return text_blocks_joined(std::get<std::vector<ContentBlock>>(c));
 }
 }  // namespace detail
 
 /// The text of an assistant message (see text_of(const AgentMessage&)).
-inline std::string text_of(const AssistantMessage& message) {
+template <class = void>
+std::string text_of(const AssistantMessage& message) {
     return detail::text_blocks_joined(message.content);
 }
 
-inline std::string text_of(const AgentMessage& message) {
-    auto blocks_text = detail::text_blocks_joined;
-    auto content_text = detail::content_text_joined;
+template <class>
+std::string text_of(const AgentMessage& message) {
+    auto blocks_text = detail::text_blocks_joined<>;
+    auto content_text = detail::content_text_joined<>;
     if (const auto* u = std::get_if<UserMessage>(&message)) return content_text(u->content);
     if (const auto* a = std::get_if<AssistantMessage>(&message)) return blocks_text(a->content);
     if (const auto* t = std::get_if<ToolResultMessage>(&message)) return blocks_text(t->content);
@@ -368,13 +382,15 @@ inline std::string text_of(const AgentMessage& message) {
 /// The tool calls of an assistant message, in order (none for any other message).
 ///
 /// Example: `for (const ToolCallContent& call : tool_calls_of(reply)) ...`
-inline std::vector<ToolCallContent> tool_calls_of(const AssistantMessage& message) {
+template <class = void>
+std::vector<ToolCallContent> tool_calls_of(const AssistantMessage& message) {
     std::vector<ToolCallContent> out;
     for (const auto& b : message.content)
         if (const auto* c = std::get_if<ToolCallContent>(&b)) out.push_back(*c);
     return out;
 }
-inline std::vector<ToolCallContent> tool_calls_of(const AgentMessage& message) {
+template <class = void>
+std::vector<ToolCallContent> tool_calls_of(const AgentMessage& message) {
     const auto* a = std::get_if<AssistantMessage>(&message);
     return a ? tool_calls_of(*a) : std::vector<ToolCallContent>{};
 }

@@ -128,7 +128,8 @@ struct MigrationKeys {
     std::string_view hook_role;
 };
 
-inline MigrationKeys migration_keys(Dialect d) noexcept {
+template <class = void>
+MigrationKeys migration_keys(Dialect d) noexcept {
     if (d == Dialect::native)
         return {"parent_id", "first_kept_entry_id", "first_kept_entry_index", "hook_message"};
     return {"parentId", "firstKeptEntryId", "firstKeptEntryIndex", "hookMessage"};
@@ -136,7 +137,8 @@ inline MigrationKeys migration_keys(Dialect d) noexcept {
 
 /// The header's format version (1 when absent). Throws invalid_session for anything this
 /// library cannot read.
-inline int session_version_of(const Json& header) {
+template <class = void>
+int session_version_of(const Json& header) {
     if (!header.is_object())
         throw SessionError(ErrorCode::invalid_session, "session header: expected a JSON object");
     auto type = header.find("type");
@@ -154,15 +156,17 @@ inline int session_version_of(const Json& header) {
     return static_cast<int>(n);
 }
 
-inline std::string entry_id_or_empty(const Json& entry) {
+template <class = void>
+std::string entry_id_or_empty(const Json& entry) {
     auto it = entry.find("id");
     return it != entry.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 /// `entry` with `id` and `parent` set right after `type` (the order of a v3 line), the other
 /// fields in their order.
-inline Json with_chain_fields(Json&& entry, const std::string& id, const Json& parent,
-                              std::string_view parent_key) {
+template <class = void>
+Json with_chain_fields(Json&& entry, const std::string& id, const Json& parent,
+                       std::string_view parent_key) {
     Json out = Json::object();
     auto type = entry.find("type");
     if (type != entry.end()) out["type"] = std::move(*type);
@@ -175,7 +179,8 @@ inline Json with_chain_fields(Json&& entry, const std::string& id, const Json& p
     return out;
 }
 
-inline bool is_message_with_role(const Json& entry, std::string_view role) {
+template <class = void>
+bool is_message_with_role(const Json& entry, std::string_view role) {
     auto type = entry.find("type");
     if (type == entry.end() || !type->is_string() ||
         type->get_ref<const std::string&>() != "message")
@@ -198,9 +203,10 @@ inline bool is_message_with_role(const Json& entry, std::string_view role) {
 /// unsupported version; SessionError(invalid_entry) for an entry that is not a JSON object.
 /// Complexity: linear in the number of entries.
 /// Example: `auto up = migrate_session_lines(header, entries, Environment::deterministic(0, 1));`
-inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
-                                          const Environment& environment = Environment::system(),
-                                          std::vector<std::size_t> line_numbers = {}) {
+template <class = void>
+SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
+                                   const Environment& environment = Environment::system(),
+                                   std::vector<std::size_t> line_numbers = {}) {
     SessionLines out;
     const int version = detail::session_version_of(header);
     const Dialect dialect = detect_dialect(header);
@@ -307,7 +313,8 @@ inline SessionLines migrate_session_lines(Json header, std::vector<Json> entries
 ///
 /// Throws: SessionError(invalid_session) when there is no header line or it does not parse;
 /// SessionError(invalid_entry) naming `name` and the line for a bad line in the middle.
-inline SessionLines parse_session_text(std::string_view text, std::string_view name = "<memory>") {
+template <class = void>
+SessionLines parse_session_text(std::string_view text, std::string_view name = "<memory>") {
     SessionLines out;
     detail::LineReader reader(text);
     detail::LineSpan line;
@@ -363,7 +370,8 @@ namespace detail {
 
 /// Drops the last entry when it is the remains of an unfinished append (unterminated, and
 /// refused by the codec or the tree), as the JSONL storage's open does; reports it.
-inline void drop_torn_last_entry(SessionLines& lines, const SessionError& why) {
+template <class = void>
+void drop_torn_last_entry(SessionLines& lines, const SessionError& why) {
     lines.report.notes.push_back({PiMigrationKind::torn_last_line,
                                   lines.line_numbers.back(),
                                   {},
@@ -374,7 +382,8 @@ inline void drop_torn_last_entry(SessionLines& lines, const SessionError& why) {
 }
 
 /// The whole content of a file. Throws not_found when it does not exist, storage otherwise.
-inline std::string read_whole_file(const std::string& path) {
+template <class = void>
+std::string read_whole_file(const std::string& path) {
     const FileOps& ops = FileOps::real();
     FileHandle f = open_regular_file(ops, path, O_RDONLY);
     if (!f) {
@@ -404,8 +413,9 @@ inline std::string read_whole_file(const std::string& path) {
 /// name (it must not exist). On failure the temporary file is removed and `path` is as before (a
 /// kept original may remain beside it). Temporary files of `path` that killed writers left are
 /// removed first (sweep_temp_files).
-inline void write_file_atomically(const std::string& path, std::string_view content,
-                                  std::uint64_t random, const std::string& keep_original_as = {}) {
+template <class = void>
+void write_file_atomically(const std::string& path, std::string_view content, std::uint64_t random,
+                           const std::string& keep_original_as = {}) {
     const FileOps& ops = FileOps::real();
     const std::string folder = parent_folder(path);
     sweep_temp_files(ops, folder, file_name(path));
@@ -436,7 +446,8 @@ inline void write_file_atomically(const std::string& path, std::string_view cont
 }
 
 /// A name beside `path` that does not exist yet: `path + suffix`, then with ".2", ".3", ...
-inline std::string free_name_beside(const std::string& path, const std::string& suffix) {
+template <class = void>
+std::string free_name_beside(const std::string& path, const std::string& suffix) {
     const FileOps& ops = FileOps::real();
     struct stat st {};
     std::string candidate = path + suffix;
@@ -452,8 +463,9 @@ inline std::string free_name_beside(const std::string& path, const std::string& 
 ///
 /// Throws: not_found (no file), storage (I/O), invalid_session (header), invalid_entry (a bad
 /// line in the middle, naming the file and line).
-inline SessionLines read_session_lines(const std::string& path,
-                                       const Environment& environment = Environment::system()) {
+template <class = void>
+SessionLines read_session_lines(const std::string& path,
+                                const Environment& environment = Environment::system()) {
     SessionLines parsed = parse_session_text(detail::read_whole_file(path), path);
     SessionLines migrated =
         migrate_session_lines(std::move(parsed.header), std::move(parsed.entries), environment,
@@ -467,7 +479,8 @@ inline SessionLines read_session_lines(const std::string& path,
 
 /// The text of a session file for a set of lines: each object as one compact line, `\n` after
 /// each.
-inline std::string session_lines_text(const SessionLines& lines) {
+template <class = void>
+std::string session_lines_text(const SessionLines& lines) {
     std::string text = dump_json(lines.header);
     text.push_back('\n');
     for (const auto& e : lines.entries) {
@@ -496,8 +509,9 @@ struct UpgradeResult {
 /// an entry that breaks the format or the tree (nothing written); storage when writing fails
 /// (the file is as before).
 /// Not safe against a concurrent writer of the same file: upgrade a session nobody has open.
-inline UpgradeResult upgrade_file(const std::string& path,
-                                  const Environment& environment = Environment::system()) {
+template <class = void>
+UpgradeResult upgrade_file(const std::string& path,
+                           const Environment& environment = Environment::system()) {
     SessionLines lines = read_session_lines(path, environment);
     const Dialect dialect = detect_dialect(lines.header);
     // The upgraded session must open: every entry decodes, ids are unique, parents come first.

@@ -141,7 +141,8 @@ namespace detail {
 
 /// The header of a new session (SPEC §4.10): the id given or a fresh UUIDv7 (checked: an
 /// invalid one is invalid_session), the clock's time, cwd, metadata ({} when null) and parent.
-inline SessionHeader new_header(CreateOptions options, const Environment& environment) {
+template <class = void>
+SessionHeader new_header(CreateOptions options, const Environment& environment) {
     SessionHeader header;
     header.id = options.id ? std::move(*options.id) : make_uuid_v7(environment);
     check_session_id(header.id);
@@ -155,8 +156,9 @@ inline SessionHeader new_header(CreateOptions options, const Environment& enviro
 /// The header of a fork (SPEC §4.9): a new id (given or fresh), cwd and metadata inherited from
 /// the source unless the options give them, parent_session = `parent_ref` (the source's id, or
 /// its file's path).
-inline SessionHeader fork_header(const SessionHeader& source, const ForkOptions& options,
-                                 const Environment& environment, std::string parent_ref) {
+template <class = void>
+SessionHeader fork_header(const SessionHeader& source, const ForkOptions& options,
+                          const Environment& environment, std::string parent_ref) {
     CreateOptions create;
     create.id = options.session_id;
     create.cwd = options.cwd ? *options.cwd : source.cwd;
@@ -166,7 +168,8 @@ inline SessionHeader fork_header(const SessionHeader& source, const ForkOptions&
 }
 
 /// True when `a` comes before `b` in the listing's order.
-inline bool listed_before(const SessionHeader& a, const SessionHeader& b, bool newest_first) {
+template <class = void>
+bool listed_before(const SessionHeader& a, const SessionHeader& b, bool newest_first) {
     if (a.timestamp != b.timestamp)
         return newest_first ? a.timestamp > b.timestamp : a.timestamp < b.timestamp;
     return newest_first ? a.id > b.id : a.id < b.id;
@@ -174,7 +177,8 @@ inline bool listed_before(const SessionHeader& a, const SessionHeader& b, bool n
 
 /// Sorts every listed session and keeps the page the options ask for (for repositories that
 /// read every header anyway).
-inline void page_listing(SessionList& list, const ListOptions& options) {
+template <class = void>
+void page_listing(SessionList& list, const ListOptions& options) {
     auto& s = list.sessions;
     std::stable_sort(s.begin(), s.end(), [&](const SessionListing& a, const SessionListing& b) {
         return listed_before(a.header, b.header, options.newest_first);

@@ -8,6 +8,14 @@
 // bodies and reply parsers of LLM providers, a layer above the sessions), the database storages
 // (<agentcore/sqlite/...>, <agentcore/postgres/...>: they need SQLite and libpq) and the test
 // fixtures (<agentcore/testing/...>).
+//
+// Compile time: most functions of the library are function templates with an unused parameter,
+// `template <class = void>`, although none needs one. A template's body is compiled only in a
+// program that calls it; an inline function's body is compiled in every translation unit that
+// includes its header, along with every template it uses (visits of the entry and message
+// variants, nlohmann/json conversions), whether called or not. bench/compile_time.py measures what
+// including this header costs beside nlohmann/json alone. Calls are written as before; only taking
+// such a function's address needs the empty argument list: `&f<>` (`&C::f<>` for a member).
 
 #include <agentcore/any_repo.hpp>
 #include <agentcore/branch_summary.hpp>

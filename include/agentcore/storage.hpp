@@ -28,6 +28,7 @@ struct SessionStats {
 
     /// Adds one usage record. Token sums saturate at INT64_MAX (INT64_MIN for the negative
     /// counts a damaged file may hold) instead of wrapping: a sum at the bound means "at least".
+    template <class = void>
     void add_usage(const Usage& u) noexcept {
         using detail::saturating_add;
         cached_tokens = saturating_add(cached_tokens, u.cache_read);
@@ -40,6 +41,7 @@ struct SessionStats {
 
     /// Adds what one entry contributes: a message count, and the usage of assistant messages,
     /// compactions and branch summaries.
+    template <class = void>
     void add(const SessionTreeEntry& entry) noexcept {
         if (const auto* m = std::get_if<MessageEntry>(&entry)) {
             ++message_count;
@@ -153,7 +155,8 @@ struct StateSets {
 };
 
 /// What an entry sets, from its type and (for a message) whether it is an assistant message.
-inline StateSets state_sets_of(std::string_view type, bool assistant_message) noexcept {
+template <class = void>
+StateSets state_sets_of(std::string_view type, bool assistant_message) noexcept {
     StateSets sets;
     sets.thinking_level = type == ThinkingLevelChangeEntry::type;
     sets.model =
@@ -162,7 +165,8 @@ inline StateSets state_sets_of(std::string_view type, bool assistant_message) no
     return sets;
 }
 
-inline StateSets state_sets_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+StateSets state_sets_of(const SessionTreeEntry& entry) noexcept {
     const auto* m = std::get_if<MessageEntry>(&entry);
     return state_sets_of(type_of(entry),
                          m != nullptr && std::holds_alternative<AssistantMessage>(m->message));
@@ -235,7 +239,8 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
 }
 
 /// Trims ASCII whitespace at both ends.
-inline std::string_view trim(std::string_view s) noexcept {
+template <class = void>
+std::string_view trim(std::string_view s) noexcept {
     auto ws = [](char c) {
         return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
     };

@@ -37,7 +37,8 @@ namespace detail {
 
 // Characters are Unicode code points of the UTF-8 text (a byte count would charge CJK text
 // three times); a stray continuation byte of invalid UTF-8 simply does not count.
-inline std::int64_t count_chars(std::string_view text) noexcept {
+template <class = void>
+std::int64_t count_chars(std::string_view text) noexcept {
     std::int64_t n = 0;
     for (char c : text)
         if ((static_cast<unsigned char>(c) & 0xC0U) != 0x80U) ++n;
@@ -47,7 +48,8 @@ inline std::int64_t count_chars(std::string_view text) noexcept {
 // JSON as written on the wire; invalid UTF-8 in a string is replaced rather than thrown on. A
 // value nested deeper than the library's limit (which no reader hands out) is counted by its
 // first levels only: dump() recurses.
-inline std::string dump_json(const Json& value) {
+template <class = void>
+std::string dump_json(const Json& value) {
     if (!nests_within(value, max_json_depth)) return "[deeply nested JSON]";
     return value.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
@@ -66,7 +68,8 @@ struct TextCost {
     }
 };
 
-inline void add_block_cost(const ContentBlock& block, TextCost& cost) {
+template <class = void>
+void add_block_cost(const ContentBlock& block, TextCost& cost) {
     std::visit(
         [&](const auto& b) {
             using T = std::decay_t<decltype(b)>;
@@ -85,7 +88,8 @@ inline void add_block_cost(const ContentBlock& block, TextCost& cost) {
         block);
 }
 
-inline void add_content_cost(const Content& content, TextCost& cost) {
+template <class = void>
+void add_content_cost(const Content& content, TextCost& cost) {
     if (const auto* s = std::get_if<std::string>(&content)) {
         cost.chars += count_chars(*s);
         return;
@@ -109,7 +113,8 @@ inline const AgentMessage& deref(const MessageHandle& m) noexcept { return *m; }
 /// Complexity: linear in the message's size.
 /// Example: a user message "hello world" (11 characters) → 3; a tool result with the text
 /// "abcd" and one image → 1 + 1200 = 1201.
-inline std::int64_t estimate_tokens(const AgentMessage& message) {
+template <class = void>
+std::int64_t estimate_tokens(const AgentMessage& message) {
     detail::TextCost cost;
     std::visit(
         [&](const auto& m) {
@@ -136,7 +141,8 @@ inline std::int64_t estimate_tokens(const AgentMessage& message) {
 /// The tokens a usage record says the context held: `total_tokens` when the provider reported
 /// it, else input + output + cache_read + cache_write.
 /// Example: {input 10, output 20, cache_read 30, cache_write 40, total 0} → 100.
-inline std::int64_t usage_context_tokens(const Usage& usage) noexcept {
+template <class = void>
+std::int64_t usage_context_tokens(const Usage& usage) noexcept {
     using detail::saturating_add;
     if (usage.total_tokens > 0) return usage.total_tokens;
     return saturating_add(saturating_add(usage.input, usage.output),
@@ -146,7 +152,8 @@ inline std::int64_t usage_context_tokens(const Usage& usage) noexcept {
 /// The usage of an assistant message that can be trusted as a context size: none for other
 /// messages, for replies that were aborted or ended in an error (their usage is partial), and
 /// for a usage of zero tokens (never reported: a real reply always has input).
-inline const Usage* valid_assistant_usage(const AgentMessage& message) noexcept {
+template <class = void>
+const Usage* valid_assistant_usage(const AgentMessage& message) noexcept {
     const auto* a = std::get_if<AssistantMessage>(&message);
     if (!a || a->stop_reason == "aborted" || a->stop_reason == "error") return nullptr;
     if (usage_context_tokens(a->usage) <= 0) return nullptr;

@@ -34,12 +34,14 @@ using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>
 class TreeIndex {
 public:
     /// Position (append order) of an entry, or none.
+    template <class = void>
     [[nodiscard]] std::optional<std::size_t> position(std::string_view id) const {
         auto it = positions_.find(id);
         if (it == positions_.end()) return std::nullopt;
         return it->second;
     }
 
+    template <class = void>
     [[nodiscard]] bool contains(std::string_view id) const {
         return positions_.find(id) != positions_.end();
     }
@@ -47,6 +49,7 @@ public:
 
     /// Throws unless `entry` may be appended: a non-empty id not yet taken (already_exists), a
     /// parent that exists (invalid_entry), a leaf target that exists (invalid_entry).
+    template <class = void>
     void check_append(const SessionTreeEntry& entry) const {
         const EntryBase& base = base_of(entry);
         if (base.id.empty())
@@ -72,6 +75,7 @@ public:
     }
 
     /// Records an appended entry at the next position and moves the leaf (SPEC §4.2).
+    template <class = void>
     void record(const SessionTreeEntry& entry) {
         const std::size_t pos = positions_.size();
         const auto inserted = positions_.emplace(id_of(entry), pos).first;
@@ -107,6 +111,7 @@ public:
     /// it adds to the stats, if any. Label, session_info and leaf entries change more than that
     /// and go through record(entry). Returns false, changing nothing, when the id is already
     /// taken.
+    template <class = void>
     bool record_undecoded(std::string_view id, std::string_view type,
                           std::optional<std::string_view> parent, bool assistant_message,
                           const Usage* usage) {
@@ -131,6 +136,7 @@ public:
 
     [[nodiscard]] const std::optional<std::string>& leaf() const noexcept { return leaf_; }
 
+    template <class = void>
     [[nodiscard]] std::optional<std::string> label(std::string_view id) const {
         auto it = labels_.find(id);
         if (it == labels_.end()) return std::nullopt;
@@ -141,6 +147,7 @@ public:
     [[nodiscard]] const SessionStats& stats() const noexcept { return stats_; }
 
     /// Positions of the entries of one type, in append order.
+    template <class = void>
     [[nodiscard]] const std::vector<std::size_t>& positions_of_type(std::string_view type) const {
         static const std::vector<std::size_t> none;
         auto it = by_type_.find(type);
@@ -161,6 +168,7 @@ public:
 
     /// The state positions of the entry with that id (all no_position for none or an unknown id).
     /// O(1): each entry's are derived from its parent's when it is recorded.
+    template <class = void>
     [[nodiscard]] StatePositions state_positions(std::optional<std::string_view> id) const {
         if (!id) return {};
         auto it = positions_.find(*id);
@@ -179,6 +187,7 @@ public:
         return out;
     }
 
+    template <class = void>
     void reserve(std::size_t n) {
         positions_.reserve(n);
         state_.reserve(n);
@@ -186,6 +195,7 @@ public:
 
 private:
     // Appends the state positions of the entry at `pos`: its parent's, overridden by what it sets.
+    template <class = void>
     void push_state(std::size_t pos, std::optional<std::string_view> parent, StateSets sets) {
         StatePositions p;
         if (parent) {
@@ -218,7 +228,8 @@ using detail::TreeIndex;
 /// True for the entry types that change the bookkeeping beyond id, type and usage (label,
 /// session_info, leaf): a storage that indexes entries without decoding them (TreeIndex::
 /// record_undecoded) must decode these and pass them to TreeIndex::record.
-[[nodiscard]] inline bool needs_decoding(std::string_view type) noexcept {
+template <class = void>
+[[nodiscard]] bool needs_decoding(std::string_view type) noexcept {
     return type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
 }
 

@@ -68,6 +68,7 @@ struct VerifyReport {
     [[nodiscard]] bool ok() const noexcept { return issues.empty(); }
 
     /// How many issues of one kind.
+    template <class = void>
     [[nodiscard]] std::size_t count(IssueKind kind) const noexcept {
         std::size_t n = 0;
         for (const auto& i : issues) n += i.kind == kind ? 1 : 0;
@@ -94,8 +95,9 @@ struct VerifyReport {
 /// and context build per compaction (from the compaction to its first kept entry, or to the
 /// root when it keeps none). With entry transforms (which may rewrite a whole path) it builds
 /// the context of every tip: O(tips × depth).
-inline VerifyReport verify_entries(const std::vector<EntryHandle>& entries,
-                                   const ContextBuildOptions& options = {}) {
+template <class = void>
+VerifyReport verify_entries(const std::vector<EntryHandle>& entries,
+                            const ContextBuildOptions& options = {}) {
     VerifyReport report;
     report.entries_checked = entries.size();
     const std::size_t n = entries.size();

@@ -219,18 +219,7 @@ TEST_CASE(
         previous = count;
         CHECK(raw.number("SELECT count(DISTINCT id) FROM entries WHERE session_id = '" + id +
                          "'") == static_cast<std::int64_t>(count));
-        CHECK(
-            raw.number("SELECT coalesce(max(seq), 0) - count(*) FROM entries WHERE session_id = '" +
-                       id + "'") == 0);
-        const auto entries = s.storage().get_entries(EntriesQuery{});
-        SessionStats recount;
-        for (const auto& e : entries) recount.add(*e);
-        const SessionStats stored = s.storage().get_session_stats();
-        CHECK(stored.message_count == recount.message_count);
-        CHECK(stored.total_tokens == recount.total_tokens);
-        CHECK(stored.cost_total == recount.cost_total);
-        CHECK(s.storage().get_path_to_root_or_compaction(s.storage().get_leaf_id()).size() ==
-              count);
+        pgt::check_session_consistent(raw, s, id);
     }
     std::set<std::string> unique(all_acknowledged.begin(), all_acknowledged.end());
     CHECK(unique.size() == all_acknowledged.size());

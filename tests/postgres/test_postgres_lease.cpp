@@ -236,19 +236,6 @@ TEST_CASE(
     CHECK(raw.number("SELECT count(*) FROM entries") == appended);
     for (int i = 0; i < sessions; ++i) {
         const std::string id = "m" + std::to_string(i);
-        auto s = open_read_only(repo, id);
-        const auto entries = s.storage().get_entries(EntriesQuery{});
-        CHECK(
-            raw.number("SELECT coalesce(max(seq), 0) - count(*) FROM entries WHERE session_id = '" +
-                       id + "'") == 0);
-        SessionStats recount;
-        for (const auto& e : entries) recount.add(*e);
-        const SessionStats stored = s.storage().get_session_stats();
-        CHECK(stored.message_count == recount.message_count);
-        CHECK(stored.total_tokens == recount.total_tokens);
-        CHECK(stored.uncached_tokens == recount.uncached_tokens);
-        CHECK(stored.cost_total == recount.cost_total);
-        CHECK(s.storage().get_path_to_root_or_compaction(s.storage().get_leaf_id()).size() ==
-              entries.size());
+        pgt::check_session_consistent(raw, open_read_only(repo, id), id);
     }
 }

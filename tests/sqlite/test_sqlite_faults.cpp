@@ -5,6 +5,7 @@
 #include "support/errors.hpp"
 #include "support/observe.hpp"
 #include "support/scratch.hpp"
+#include "support/sizes.hpp"
 
 #include <agentcore/session.hpp>
 #include <agentcore/sqlite/sqlite_repo.hpp>
@@ -25,6 +26,7 @@ using namespace agentcore;
 using agentcore::testing::error_of;
 using agentcore::testing::observe;
 using agentcore::testing::ScratchDir;
+using agentcore::testing::sized;
 
 namespace {
 
@@ -58,7 +60,7 @@ CreateOptions with_id(std::string id) {
 
 TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged entry",
           "[sqlite][reliability][crash]") {
-    const std::size_t rounds = env_count("AGENTCORE_SQLITE_KILL_ROUNDS", 500);
+    const std::size_t rounds = env_count("AGENTCORE_SQLITE_KILL_ROUNDS", sized(500));
     ScratchDir dir;
     const std::string db = dir.file("kill.db");
     {
@@ -242,7 +244,7 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
 
 TEST_CASE("seeded random operation sequences give the same sessions on memory, JSONL and SQLite",
           "[sqlite][property]") {
-    const std::size_t sequences = env_count("AGENTCORE_SQLITE_PROPERTY_RUNS", 2000);
+    const std::size_t sequences = env_count("AGENTCORE_SQLITE_PROPERTY_RUNS", sized(2000));
     ScratchDir dir;
     // The real file system calls, with the syncs of new files and folders skipped: this test
     // compares behaviour, and thousands of session creations need not reach the disk.

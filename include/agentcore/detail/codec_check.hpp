@@ -71,6 +71,7 @@ class FieldCheck {
 public:
     FieldCheck(Dialect d, ReadContext& ctx) noexcept : d_(d), ctx_(ctx) {}
 
+    template <class = void>
     [[noreturn]] void expected(const FieldPath& path, std::string_view what, RawValue got) const {
         std::string problem = "expected ";
         problem += what;
@@ -81,49 +82,60 @@ public:
 
     static bool absent(RawValue v) noexcept { return v.empty() || v.front() == 'n'; }
 
+    template <class = void>
     void string(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (v.front() != '"') expected(path, "a string", v);
     }
+    template <class = void>
     void optional_string(RawValue v, const FieldPath& path) const {
         if (!absent(v) && v.front() != '"') expected(path, "a string or null", v);
     }
+    template <class = void>
     static bool is_int(RawValue v) {
         if (raw_type_name(v)[0] != 'n' || v.front() == 'n') return false;  // "number"
         std::int64_t out = 0;
         return json_to_int64(json_number(v), out);
     }
+    template <class = void>
     void integer(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (!is_int(v)) expected(path, "an integer", v);
     }
+    template <class = void>
     void optional_integer(RawValue v, const FieldPath& path) const {
         if (!absent(v) && !is_int(v)) expected(path, "an integer or null", v);
     }
+    template <class = void>
     void number(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (raw_type_name(v)[0] != 'n' || v.front() == 'n') expected(path, "a number", v);
     }
+    template <class = void>
     void boolean(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (v.front() != 't' && v.front() != 'f') expected(path, "a boolean", v);
     }
+    template <class = void>
     void optional_boolean(RawValue v, const FieldPath& path) const {
         if (!absent(v) && v.front() != 't' && v.front() != 'f')
             expected(path, "a boolean or null", v);
     }
+    template <class = void>
     void object(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (v.front() != '{') expected(path, "an object", v);
     }
 
     // The string a raw value holds (it is a string); `scratch` holds it when it has escapes.
+    template <class = void>
     static std::string_view text_of(RawValue v, std::string& scratch) {
         std::string_view out;
         JsonScanner::string_value(v, scratch, out);
         return out;
     }
 
+    template <class = void>
     void block(RawValue v, const FieldPath& path) const {
         if (v.front() != '{') expected(path, "an object", v);
         std::array<RawValue, 8> s{};
@@ -149,6 +161,7 @@ public:
         }
     }
 
+    template <class = void>
     void blocks(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (v.front() != '[') expected(path, "an array of content blocks", v);
@@ -156,6 +169,7 @@ public:
         for_each_element(v, [&](RawValue element) { block(element, path[i++]); });
     }
 
+    template <class = void>
     void content(RawValue v, const FieldPath& path) const {
         if (v.empty()) ctx_.missing(path);
         if (v.front() == '"') return;
@@ -163,6 +177,7 @@ public:
         blocks(v, path);
     }
 
+    template <class = void>
     void usage(RawValue v, const FieldPath& path) const {
         if (v.front() != '{') expected(path, "an object", v);
         std::array<RawValue, 6> s{};
@@ -191,6 +206,7 @@ public:
         number(c[4], cost / "total");
     }
 
+    template <class = void>
     void message(RawValue v, const FieldPath& path) const {
         if (v.front() != '{') expected(path, "an object", v);
         enum : std::size_t {
@@ -350,7 +366,8 @@ struct CheckedEntry {
 /// Applies the codec's rules (read_entry) to the raw text of an entry line already validated by
 /// the scanner, whose `type` is `type`. Label, session_info and leaf entries are not checked
 /// here (the open path decodes them). Throws SessionError(invalid_entry) as read_entry would.
-inline CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Dialect d) {
+template <class = void>
+CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Dialect d) {
     ReadContext ctx;
     ctx.subject = "entry";
     const FieldPath root{};

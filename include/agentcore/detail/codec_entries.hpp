@@ -61,14 +61,15 @@ std::array<Json*, N + 4> open_entry(EntryBase& base, Json& j, Dialect d,
     return s;
 }
 
-inline std::optional<Usage> read_optional_usage(Json* v, Dialect d, const ReadContext& ctx,
-                                                const FieldPath& path) {
+template <class = void>
+std::optional<Usage> read_optional_usage(Json* v, Dialect d, const ReadContext& ctx,
+                                         const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     return read_usage(*v, d, ctx, path);
 }
 
-inline std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx,
-                                                 const FieldPath& path) {
+template <class = void>
+std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_array()) ctx.expected(path, "an array of strings", *v);
     auto& items = v->get_ref<Json::array_t&>();
@@ -79,9 +80,10 @@ inline std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx
     return out;
 }
 
-inline std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, Dialect d,
-                                                                       const ReadContext& ctx,
-                                                                       const FieldPath& path) {
+template <class = void>
+std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, Dialect d,
+                                                                const ReadContext& ctx,
+                                                                const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     if (!v->is_array()) ctx.expected(path, "an array of messages or null", *v);
     auto& items = v->get_ref<Json::array_t&>();
@@ -93,7 +95,8 @@ inline std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, 
 }
 
 /// Reads an entry from a JSON object, moving values out of it.
-inline SessionTreeEntry read_entry(Json& j, Dialect d) {
+template <class = void>
+SessionTreeEntry read_entry(Json& j, Dialect d) {
     ReadContext ctx;
     ctx.subject = "entry";
     const FieldPath root{};
@@ -238,7 +241,8 @@ inline SessionTreeEntry read_entry(Json& j, Dialect d) {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-inline void write_base(ObjectBuilder& o, const EntryBase& base, Dialect d) {
+template <class = void>
+void write_base(ObjectBuilder& o, const EntryBase& base, Dialect d) {
     o.add("id", base.id);
     o.add(keys::parent_id(d), base.parent_id ? Json(*base.parent_id) : Json());
     o.add("timestamp", base.timestamp);
@@ -246,7 +250,8 @@ inline void write_base(ObjectBuilder& o, const EntryBase& base, Dialect d) {
 
 /// An unknown entry as read, with its base fields following the struct (a fork may have made
 /// it a root). A parent key of either spelling is updated in place.
-inline Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
+template <class = void>
+Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
     if (!e.raw.is_object()) {
         ObjectBuilder o;
         o.add("type", e.type);
@@ -277,7 +282,8 @@ inline Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
     return out;
 }
 
-inline Json write_entry(const SessionTreeEntry& entry, Dialect d) {
+template <class = void>
+Json write_entry(const SessionTreeEntry& entry, Dialect d) {
     return std::visit(
         [d](const auto& e) -> Json {
             using T = std::decay_t<decltype(e)>;

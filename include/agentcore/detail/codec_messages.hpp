@@ -96,21 +96,24 @@ private:
 };
 
 /// The stop reasons as the dialect spells them, for messages.
-inline std::string_view stop_reasons_spelled(Dialect d) noexcept {
+template <class = void>
+std::string_view stop_reasons_spelled(Dialect d) noexcept {
     return d == Dialect::pi ? "stop, length, toolUse, error, aborted"
                             : "stop, length, tool_use, error, aborted";
 }
 
 /// The stop reason as the model keeps it (native spelling) from the dialect's spelling; a value
 /// outside SPEC §2.2's set (or spelled as the other dialect spells it) is an empty string.
-inline std::string stop_reason_from_wire(std::string value, Dialect d) {
+template <class = void>
+std::string stop_reason_from_wire(std::string value, Dialect d) {
     if (d == Dialect::pi && value == "toolUse") return "tool_use";
     if (value == "tool_use" ? d == Dialect::pi : !is_known_stop_reason(value)) return {};
     return value;
 }
 
 /// The dialect's spelling of a stop reason. Throws invalid_entry for a value outside the set.
-inline std::string_view stop_reason_to_wire(std::string_view value, Dialect d) {
+template <class = void>
+std::string_view stop_reason_to_wire(std::string_view value, Dialect d) {
     if (!is_known_stop_reason(value))
         throw SessionError(ErrorCode::invalid_entry,
                            "assistant message: stop_reason must be one of " +
@@ -122,11 +125,13 @@ inline std::string_view stop_reason_to_wire(std::string_view value, Dialect d) {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-inline void require_object(const Json& j, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+void require_object(const Json& j, const ReadContext& ctx, const FieldPath& path) {
     if (!j.is_object()) ctx.expected(path, "an object", j);
 }
 
-inline ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     auto type_it = j.find("type");
     if (type_it == j.end()) ctx.missing(path / "type");
@@ -168,8 +173,9 @@ inline ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const
     return OpaqueContent{std::move(opaque_type), std::move(j)};
 }
 
-inline std::vector<ContentBlock> read_blocks(Json* v, Dialect d, const ReadContext& ctx,
-                                             const FieldPath& path) {
+template <class = void>
+std::vector<ContentBlock> read_blocks(Json* v, Dialect d, const ReadContext& ctx,
+                                      const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_array()) ctx.expected(path, "an array of content blocks", *v);
     auto& items = v->get_ref<Json::array_t&>();
@@ -181,14 +187,16 @@ inline std::vector<ContentBlock> read_blocks(Json* v, Dialect d, const ReadConte
 }
 
 /// Content that is a string or a list of blocks; which one is kept.
-inline Content read_content(Json* v, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+Content read_content(Json* v, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (v->is_string()) return std::move(v->get_ref<std::string&>());
     if (!v->is_array()) ctx.expected(path, "a string or an array of content blocks", *v);
     return read_blocks(v, d, ctx, path);
 }
 
-inline Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     std::array<Json*, 5> s{};
     Json extra =
@@ -206,7 +214,8 @@ inline Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPat
     return c;
 }
 
-inline Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     std::array<Json*, 6> s{};
     Json extra = split_fields(
@@ -226,8 +235,8 @@ inline Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldP
     return u;
 }
 
-inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx,
-                                 const FieldPath& path) {
+template <class = void>
+AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     auto role_it = j.find("role");
     if (role_it == j.end()) ctx.missing(path / "role");
@@ -357,7 +366,8 @@ inline AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx,
 // Writing
 
 /// An opaque value written back as read; `tag_key` (type/role) follows the struct when set.
-inline Json write_opaque(const Json& raw, std::string_view tag_key, const std::string& tag) {
+template <class = void>
+Json write_opaque(const Json& raw, std::string_view tag_key, const std::string& tag) {
     if (!raw.is_object()) {
         ObjectBuilder b;
         b.add(tag_key, tag);
@@ -372,7 +382,8 @@ inline Json write_opaque(const Json& raw, std::string_view tag_key, const std::s
     return out;
 }
 
-inline Json write_block(const ContentBlock& block, Dialect d) {
+template <class = void>
+Json write_block(const ContentBlock& block, Dialect d) {
     return std::visit(
         [d](const auto& b) -> Json {
             using T = std::decay_t<decltype(b)>;
@@ -404,7 +415,8 @@ inline Json write_block(const ContentBlock& block, Dialect d) {
         block);
 }
 
-inline Json write_blocks(const std::vector<ContentBlock>& blocks, Dialect d) {
+template <class = void>
+Json write_blocks(const std::vector<ContentBlock>& blocks, Dialect d) {
     Json out = Json::array();
     auto& items = out.get_ref<Json::array_t&>();
     items.reserve(blocks.size());
@@ -412,12 +424,14 @@ inline Json write_blocks(const std::vector<ContentBlock>& blocks, Dialect d) {
     return out;
 }
 
-inline Json write_content(const Content& content, Dialect d) {
+template <class = void>
+Json write_content(const Content& content, Dialect d) {
     if (const auto* text = std::get_if<std::string>(&content)) return *text;
     return write_blocks(std::get<std::vector<ContentBlock>>(content), d);
 }
 
-inline Json write_cost(const Cost& c, Dialect d) {
+template <class = void>
+Json write_cost(const Cost& c, Dialect d) {
     ObjectBuilder o;
     o.add("input", c.input);
     o.add("output", c.output);
@@ -428,7 +442,8 @@ inline Json write_cost(const Cost& c, Dialect d) {
     return o.take();
 }
 
-inline Json write_usage(const Usage& u, Dialect d) {
+template <class = void>
+Json write_usage(const Usage& u, Dialect d) {
     ObjectBuilder o;
     o.add("input", u.input);
     o.add("output", u.output);
@@ -440,7 +455,8 @@ inline Json write_usage(const Usage& u, Dialect d) {
     return o.take();
 }
 
-inline Json write_message(const AgentMessage& message, Dialect d) {
+template <class = void>
+Json write_message(const AgentMessage& message, Dialect d) {
     return std::visit(
         [d](const auto& m) -> Json {
             using T = std::decay_t<decltype(m)>;

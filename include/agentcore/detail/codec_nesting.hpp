@@ -64,11 +64,13 @@ public:
     explicit NestingCheck(const ReadContext& ctx) noexcept : ctx_(ctx) {}
 
     /// A value written as a member of an object (or an element of an array) at `level`.
+    template <class = void>
     void member(const Json& value, int level, const FieldPath& path) const {
         if (!nests_within(value, max_json_depth - level)) too_deep(path);
     }
 
     /// An `extra` object whose members are written into an object at `level`.
+    template <class = void>
     void extra(const Json& extra, int level, const FieldPath& path) const {
         if (!extra.is_object()) return;  // null, or refused by the writer as it is
         for (const auto& field : extra.get_ref<const Json::object_t&>())
@@ -76,15 +78,18 @@ public:
     }
 
     /// A value written as the object at `level` itself (opaque blocks, messages, entries).
+    template <class = void>
     void whole(const Json& raw, int level, const FieldPath& path) const {
         if (!nests_within(raw, max_json_depth - level + 1)) too_deep(path);
     }
 
+    template <class = void>
     void usage(const Usage& u, int level, const FieldPath& path) const {
         extra(u.extra, level, path);
         extra(u.cost.extra, level + 1, path / "cost");
     }
 
+    template <class = void>
     void block(const ContentBlock& block, int level, const FieldPath& path) const {
         std::visit(
             [&](const auto& b) {
@@ -100,15 +105,18 @@ public:
             block);
     }
 
+    template <class = void>
     void blocks(const std::vector<ContentBlock>& list, int level, const FieldPath& path) const {
         for (std::size_t i = 0; i < list.size(); ++i) block(list[i], level + 2, path[i]);
     }
 
+    template <class = void>
     void content(const Content& c, int level, const FieldPath& path) const {
         if (const auto* list = std::get_if<std::vector<ContentBlock>>(&c))
             blocks(*list, level, path);
     }
 
+    template <class = void>
     void message(const AgentMessage& message, int level, const FieldPath& path) const {
         std::visit(
             [&](const auto& m) {
@@ -133,6 +141,7 @@ public:
             message);
     }
 
+    template <class = void>
     void entry(const SessionTreeEntry& entry) const {
         const FieldPath root{};
         std::visit(
@@ -162,12 +171,14 @@ public:
             entry);
     }
 
+    template <class = void>
     void header(const SessionHeader& h) const {
         member(h.metadata, 1, FieldPath{} / "metadata");
         extra(h.extra, 1, FieldPath{});
     }
 
 private:
+    template <class = void>
     [[noreturn]] void too_deep(const FieldPath& path) const {
         ctx_.fail(path, "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
     }
@@ -177,7 +188,8 @@ private:
 
 /// Refuses an entry whose line would nest deeper than max_json_depth: invalid_entry naming the
 /// entry and the field.
-inline void check_entry_nesting(const SessionTreeEntry& entry) {
+template <class = void>
+void check_entry_nesting(const SessionTreeEntry& entry) {
     ReadContext ctx;
     ctx.subject = "entry";
     const std::string& id =
@@ -187,7 +199,8 @@ inline void check_entry_nesting(const SessionTreeEntry& entry) {
 }
 
 /// Refuses a session header whose line would nest deeper than max_json_depth: invalid_session.
-inline void check_header_nesting(const SessionHeader& header) {
+template <class = void>
+void check_header_nesting(const SessionHeader& header) {
     ReadContext ctx;
     ctx.code = ErrorCode::invalid_session;
     ctx.subject = "session header";
@@ -195,7 +208,8 @@ inline void check_header_nesting(const SessionHeader& header) {
 }
 
 /// The same for header metadata about to be copied into a new header (a fork's).
-inline void check_metadata_nesting(const Json& metadata) {
+template <class = void>
+void check_metadata_nesting(const Json& metadata) {
     ReadContext ctx;
     ctx.code = ErrorCode::invalid_session;
     ctx.subject = "session header";

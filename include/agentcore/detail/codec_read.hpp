@@ -34,7 +34,8 @@ struct FieldPath {
     [[nodiscard]] FieldPath operator[](std::size_t i) const { return {this, {}, i}; }
 };
 
-inline void append_path(std::string& out, const FieldPath& path) {
+template <class = void>
+void append_path(std::string& out, const FieldPath& path) {
     if (path.parent != nullptr) append_path(out, *path.parent);
     if (path.index != FieldPath::no_index) {
         out += '[';
@@ -47,7 +48,8 @@ inline void append_path(std::string& out, const FieldPath& path) {
 }
 
 /// Shows an id (read from a file) safely in a message: printable ASCII only, at most 64 chars.
-inline std::string printable_id(std::string_view id) {
+template <class = void>
+std::string printable_id(std::string_view id) {
     std::string shown;
     for (char c : id.substr(0, 64)) shown += (c >= 0x20 && c < 0x7f && c != '\'') ? c : '?';
     if (id.size() > 64) shown += "...";
@@ -98,7 +100,10 @@ struct ReadContext {
 };
 
 /// True when a slot holds no value or JSON null: an absent optional.
-inline bool absent(const Json* v) noexcept { return v == nullptr || v->is_null(); }
+template <class = void>
+bool absent(const Json* v) noexcept {
+    return v == nullptr || v->is_null();
+}
 
 /// Splits `obj` (an object) into the values of `keys` (pointers into `obj`, null when missing)
 /// and the remaining fields, moved out in their original order into the returned `extra`
@@ -126,21 +131,24 @@ Json split_fields(Json& obj, const std::array<std::string_view, N>& keys,
     return extra;
 }
 
-inline std::string take_string(Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+std::string take_string(Json* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_string()) ctx.expected(path, "a string", *v);
     return std::move(v->get_ref<std::string&>());
 }
 
-inline std::optional<std::string> take_optional_string(Json* v, const ReadContext& ctx,
-                                                       const FieldPath& path) {
+template <class = void>
+std::optional<std::string> take_optional_string(Json* v, const ReadContext& ctx,
+                                                const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     if (!v->is_string()) ctx.expected(path, "a string or null", *v);
     return std::move(v->get_ref<std::string&>());
 }
 
 /// An integer; a float with an integral value in range is accepted too ("1e3").
-inline bool json_to_int64(const Json& v, std::int64_t& out) noexcept {
+template <class = void>
+bool json_to_int64(const Json& v, std::int64_t& out) noexcept {
     if (v.is_number_unsigned()) {
         const auto u = v.get<std::uint64_t>();
         if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
@@ -163,45 +171,54 @@ inline bool json_to_int64(const Json& v, std::int64_t& out) noexcept {
     return false;
 }
 
-inline std::int64_t read_int(const Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+std::int64_t read_int(const Json* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     std::int64_t out = 0;
     if (!json_to_int64(*v, out)) ctx.expected(path, "an integer", *v);
     return out;
 }
 
-inline std::optional<std::int64_t> read_optional_int(const Json* v, const ReadContext& ctx,
-                                                     const FieldPath& path) {
+template <class = void>
+std::optional<std::int64_t> read_optional_int(const Json* v, const ReadContext& ctx,
+                                              const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     std::int64_t out = 0;
     if (!json_to_int64(*v, out)) ctx.expected(path, "an integer or null", *v);
     return out;
 }
 
-inline double read_number(const Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+double read_number(const Json* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_number()) ctx.expected(path, "a number", *v);
     return v->get<double>();
 }
 
-inline bool read_bool(const Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+bool read_bool(const Json* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_boolean()) ctx.expected(path, "a boolean", *v);
     return v->get<bool>();
 }
 
-inline std::optional<bool> read_optional_bool(const Json* v, const ReadContext& ctx,
-                                              const FieldPath& path) {
+template <class = void>
+std::optional<bool> read_optional_bool(const Json* v, const ReadContext& ctx,
+                                       const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     if (!v->is_boolean()) ctx.expected(path, "a boolean or null", *v);
     return v->get<bool>();
 }
 
 /// Any JSON value; null when absent.
-inline Json take_json(Json* v) { return absent(v) ? Json() : std::move(*v); }
+template <class = void>
+Json take_json(Json* v) {
+    return absent(v) ? Json() : std::move(*v);
+}
 
 /// A required JSON object, moved out.
-inline Json take_object(Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class = void>
+Json take_object(Json* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_object()) ctx.expected(path, "an object", *v);
     return std::move(*v);

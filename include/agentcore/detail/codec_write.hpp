@@ -27,7 +27,8 @@ namespace agentcore::detail {
 /// that read back to the same double, in plain notation for 1e-7 < |value| < 1e21, in
 /// exponent notation (1e-7, 1.5e+21) outside. Integral values have no fraction ("0", "3").
 /// NaN and infinities become null, as in JSON.stringify.
-inline void append_js_number(std::string& out, double value) {
+template <class = void>
+void append_js_number(std::string& out, double value) {
     if (!std::isfinite(value)) {
         out += "null";
         return;
@@ -82,7 +83,8 @@ inline void append_js_number(std::string& out, double value) {
 }
 
 /// Length of the valid UTF-8 sequence starting at s[i] (a byte >= 0x80), or 0 when invalid.
-inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
+template <class = void>
+std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexcept {
     const auto byte = [&](std::size_t j) { return static_cast<unsigned char>(s[j]); };
     const auto cont = [&](std::size_t j, unsigned char lo = 0x80, unsigned char hi = 0xBF) {
         return j < s.size() && byte(j) >= lo && byte(j) <= hi;
@@ -101,7 +103,8 @@ inline std::size_t utf8_sequence_length(std::string_view s, std::size_t i) noexc
 
 /// The code point of a lone surrogate held as WTF-8 at s[i] (ED A0..BF 80..BF), or 0 when
 /// there is none there.
-inline unsigned wtf8_surrogate_at(std::string_view s, std::size_t i) noexcept {
+template <class = void>
+unsigned wtf8_surrogate_at(std::string_view s, std::size_t i) noexcept {
     if (i + 2 >= s.size() || static_cast<unsigned char>(s[i]) != 0xED) return 0;
     const auto b1 = static_cast<unsigned char>(s[i + 1]);
     const auto b2 = static_cast<unsigned char>(s[i + 2]);
@@ -111,8 +114,9 @@ inline unsigned wtf8_surrogate_at(std::string_view s, std::size_t i) noexcept {
 
 /// Appends `s` as a JSON string. Throws invalid_entry (naming `path`) when `s` is neither valid
 /// UTF-8 nor WTF-8: a surrogate pair must be one four-byte sequence, never two halves.
-inline void append_json_string(std::string& out, std::string_view s, const ReadContext& ctx = {},
-                               const FieldPath& path = {}, bool key = false) {
+template <class = void>
+void append_json_string(std::string& out, std::string_view s, const ReadContext& ctx = {},
+                        const FieldPath& path = {}, bool key = false) {
     static constexpr char hex[] = "0123456789abcdef";
     out += '"';
     std::size_t run = 0;  // start of the pending run of bytes copied as they are
@@ -166,8 +170,9 @@ inline void append_json_string(std::string& out, std::string_view s, const ReadC
 
 /// Appends `value` as compact JSON. `level` is how many containers enclose it; a container
 /// deeper than max_json_depth is refused (invalid_entry naming `path`).
-inline void append_json(std::string& out, const Json& value, int level = 0,
-                        const ReadContext& ctx = {}, const FieldPath& path = {}) {
+template <class = void>
+void append_json(std::string& out, const Json& value, int level = 0, const ReadContext& ctx = {},
+                 const FieldPath& path = {}) {
     if ((value.is_object() || value.is_array()) && level + 1 > max_json_depth)
         ctx.fail(path, "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
     char buf[32];

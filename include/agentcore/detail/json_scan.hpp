@@ -592,7 +592,8 @@ private:
 /// integer without fraction or exponent is unsigned when it is not negative, signed when it is,
 /// and a double when it does not fit 64 bits; anything else is a double (one too small for a
 /// double reads as zero; one too large was refused by the scanner).
-inline Json json_number(std::string_view text) {
+template <class = void>
+Json json_number(std::string_view text) {
     const char* first = text.data();
     const char* last = first + text.size();
     if (text.find_first_of(".eE") == std::string_view::npos) {
@@ -617,7 +618,8 @@ inline Json json_number(std::string_view text) {
 /// built into a DOM. On failure returns false and sets `error` to a reason naming a column.
 ///
 /// Complexity: linear in the text; recursion is bounded by max_json_depth.
-inline bool parse_json(std::string_view text, Json& out, std::string& error) {
+template <class = void>
+bool parse_json(std::string_view text, Json& out, std::string& error) {
     if (!JsonScanner::validate(text, error)) return false;
     struct Builder {
         const char* p;

@@ -110,7 +110,10 @@ inline std::string row_placeholders(int first) {
     std::string out;
     for (int i = 0; i < insert_column_count; ++i) {
         if (i) out += ", ";
-        out += "$" + std::to_string(first + i) + "::" + types[i];
+        out += '$';
+        out += std::to_string(first + i);
+        out += "::";
+        out += types[i];
     }
     return out;
 }
@@ -134,7 +137,9 @@ inline void insert_rows(Connection& c, std::string_view session,
         int n = 0;
         for (; i < rows.size() && n < 500 && bytes < (8u << 20); ++i, ++n) {
             if (n) sql += ", ";
-            sql += "(" + row_placeholders(n * insert_column_count + 1) + ")";
+            sql += '(';
+            sql += row_placeholders(n * insert_column_count + 1);
+            sql += ')';
             bind_row(p, session, rows[i].node, rows[i].id, rows[i].columns, rows[i].line);
             bytes += rows[i].line.size();
         }
