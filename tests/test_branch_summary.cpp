@@ -1,7 +1,9 @@
-// Branch summaries (SPEC §4.3, §8): the abandoned entries, the budget, and moving with a summary.
+// Branch summaries (SPEC §4.3, §8) over every storage: the abandoned entries, the budget, and
+// moving with a summary.
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/storages.hpp"
 
 #include <stdexcept>
 
@@ -27,8 +29,9 @@ std::vector<std::string> texts(const std::vector<MessageHandle>& messages) {
 
 }  // namespace
 
-TEST_CASE("collect: the abandoned entries down to the common ancestor, oldest first", "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("collect: the abandoned entries down to the common ancestor, oldest first",
+                   "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     auto c = append_message(s, user("c"));
@@ -45,8 +48,9 @@ TEST_CASE("collect: the abandoned entries down to the common ancestor, oldest fi
     CHECK(collect_entries_for_branch_summary(s, std::nullopt, c).empty());
 }
 
-TEST_CASE("collect: compactions do not stop the walk; unknown ids are not_found", "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("collect: compactions do not stop the walk; unknown ids are not_found",
+                   "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
     auto k = append_compaction(s, "sum", b, 1);
@@ -58,9 +62,9 @@ TEST_CASE("collect: compactions do not stop the walk; unknown ids are not_found"
           ErrorCode::not_found);
 }
 
-TEST_CASE("prepare: summaries and messages without tool results, files from every entry",
-          "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: summaries and messages without tool results, files from every entry",
+                   "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto root = append_message(s, user("root"));
     append_message(s, user("u"));
     append_message(s, edit_call("e1", "x.cpp"));
@@ -80,8 +84,9 @@ TEST_CASE("prepare: summaries and messages without tool results, files from ever
     CHECK(prep.total_tokens == 9);
 }
 
-TEST_CASE("prepare: newest first within the budget; a summary still fits under 90%", "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: newest first within the budget; a summary still fits under 90%",
+                   "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto root = append_message(s, user("root"));
     auto first = append_message(s, user(repeated(400, 'a')));                  // 100 tokens
     move_to(s, first, BranchSummaryInput{repeated(200, 's'), {}, {}, false});  // 50 tokens
@@ -103,9 +108,10 @@ TEST_CASE("prepare: newest first within the budget; a summary still fits under 9
     CHECK(prepare_branch_summary(entries, 50).messages.empty());
 }
 
-TEST_CASE("move_to_with_summary writes the summary with files and usage and moves the leaf",
-          "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "move_to_with_summary writes the summary with files and usage and moves the leaf", "[branch]",
+    AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, edit_call("e1", "main.cpp"));
     append_message(s, tool_result("e1", "edit", "ok"));
@@ -133,8 +139,9 @@ TEST_CASE("move_to_with_summary writes the summary with files and usage and move
     CHECK(describe(build_context(s)) == Strings{"user:a", "branch_summary:tried an edit"});
 }
 
-TEST_CASE("move_to_with_summary: a cancelled summary moves nothing", "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("move_to_with_summary: a cancelled summary moves nothing", "[branch]",
+                   AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
     const auto before = s.storage().entry_count();
@@ -147,9 +154,10 @@ TEST_CASE("move_to_with_summary: a cancelled summary moves nothing", "[branch]")
     CHECK(s.storage().entry_count() == before);
 }
 
-TEST_CASE("move_to_with_summary: a throwing summariser moves nothing and the exception propagates",
-          "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "move_to_with_summary: a throwing summariser moves nothing and the exception propagates",
+    "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
     CHECK_THROWS_AS(move_to_with_summary(s, a,
@@ -160,9 +168,9 @@ TEST_CASE("move_to_with_summary: a throwing summariser moves nothing and the exc
     CHECK(get_leaf_id(s) == b);
 }
 
-TEST_CASE("move_to_with_summary: nothing to summarise or an empty summary is a plain move",
-          "[branch]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("move_to_with_summary: nothing to summarise or an empty summary is a plain move",
+                   "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, user("b"));
     bool called = false;
@@ -182,10 +190,10 @@ TEST_CASE("move_to_with_summary: nothing to summarise or an empty summary is a p
     CHECK(s.storage().find_entries("branch_summary").empty());
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "move_to_with_summary: to before the first entry, from_id is root; unknown target is not_found",
-    "[branch]") {
-    auto s = memory_session();
+    "[branch]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     bool called = false;
     auto summarise = [&](const BranchSummaryRequest&) {

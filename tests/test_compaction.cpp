@@ -1,8 +1,10 @@
 // Compaction helpers (SPEC §8): should_compact, file tracking, serialisation, the cut point,
-// the preparation and compact().
+// the preparation and compact(); those that write a session run over every storage
+// (support/storages.hpp).
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
+#include "support/storages.hpp"
 
 #include <agentcore/fork.hpp>
 
@@ -36,7 +38,8 @@ SummaryResult fixed_summary(const SummaryRequest&) {
 
 // ---------------------------------------------------------------------------------------------
 
-TEST_CASE("should_compact: the context no longer leaves reserve_tokens free", "[compaction]") {
+AGENTCORE_UNIT_TEST_CASE("should_compact: the context no longer leaves reserve_tokens free",
+                         "[compaction]") {
     CompactionSettings s;
     CHECK(s.enabled);
     CHECK(s.reserve_tokens == 16384);
@@ -48,8 +51,8 @@ TEST_CASE("should_compact: the context no longer leaves reserve_tokens free", "[
     static_assert(should_compact(101, 100, CompactionSettings{true, 0, 0}));
 }
 
-TEST_CASE("files: read, write and edit calls with a path; modified wins over read",
-          "[compaction][files]") {
+AGENTCORE_UNIT_TEST_CASE("files: read, write and edit calls with a path; modified wins over read",
+                         "[compaction][files]") {
     FileTracker t;
     t.add_message(assistant_calls(
         {call("1", "read", {{"path", "a.txt"}}), call("2", "read", {{"path", "b.txt"}}),
@@ -70,8 +73,8 @@ TEST_CASE("files: read, write and edit calls with a path; modified wins over rea
     CHECK(format_file_lists(FileLists{}).empty());
 }
 
-TEST_CASE("serialize_conversation labels every role and leaves empty parts out",
-          "[compaction][serialize]") {
+AGENTCORE_UNIT_TEST_CASE("serialize_conversation labels every role and leaves empty parts out",
+                         "[compaction][serialize]") {
     AssistantMessage a;
     a.content = {ThinkingContent{"think", {}}, TextContent{"Sure.", {}},
                  call("c1", "read", Json{{"path", "a.txt"}, {"limit", 10}}),
@@ -115,8 +118,9 @@ TEST_CASE("serialize_conversation labels every role and leaves empty parts out",
           "[Compaction summary]: k");
 }
 
-TEST_CASE("serialize_conversation truncates long tool results by characters, with a marker",
-          "[compaction][serialize]") {
+AGENTCORE_UNIT_TEST_CASE(
+    "serialize_conversation truncates long tool results by characters, with a marker",
+    "[compaction][serialize]") {
     std::vector<AgentMessage> messages{tool_result("c", "read", "abcdefghij")};
     CHECK(serialize_conversation(messages, 4) ==
           "[Tool result]: abcd\n[... 6 more characters truncated]");
@@ -133,9 +137,9 @@ TEST_CASE("serialize_conversation truncates long tool results by characters, wit
 // ---------------------------------------------------------------------------------------------
 // find_cut_point
 
-TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user message",
-          "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user message",
+                   "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));       // 0: 100 tokens
     append_message(s, assistant(repeated(400, 'b')));  // 1
     append_message(s, user(repeated(400, 'c')));       // 2
@@ -152,9 +156,10 @@ TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a user mess
           CutPoint{3, std::nullopt, false});  // start is clamped to end
 }
 
-TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn splits it",
-          "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "cut point: never at a tool result; cutting at the assistant of a turn splits it",
+    "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));           // 0: 100
     append_message(s, assistant_tool_call("c1", "read"));  // 1: 5 (read + {"path":"a.txt"})
     append_message(s, tool_result("c1", "read", repeated(400, 'r')));  // 2: 100
@@ -167,9 +172,9 @@ TEST_CASE("cut point: never at a tool result; cutting at the assistant of a turn
     CHECK(find_cut_point(path, 0, 4, 205) == CutPoint{1, 0u, true});
 }
 
-TEST_CASE("cut point: never between a tool call and a result that comes later",
-          "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("cut point: never between a tool call and a result that comes later",
+                   "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));                       // 0
     append_message(s, assistant_tool_call("c1", "read"));              // 1
     append_message(s, user(repeated(400, 'u')));                       // 2: sent while the tool ran
@@ -181,9 +186,9 @@ TEST_CASE("cut point: never between a tool call and a result that comes later",
     CHECK(find_cut_point(path, 0, 5, 250) == CutPoint{4, 2u, true});
 }
 
-TEST_CASE("cut point: when nothing valid follows, the nearest valid point before is taken",
-          "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("cut point: when nothing valid follows, the nearest valid point before is taken",
+                   "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));                        // 0
     append_message(s, assistant_tool_call("c1", "read"));               // 1
     append_message(s, tool_result("c1", "read", repeated(4000, 'r')));  // 2: 1000 tokens
@@ -191,9 +196,10 @@ TEST_CASE("cut point: when nothing valid follows, the nearest valid point before
     CHECK(find_cut_point(path, 0, 3, 500) == CutPoint{1, 0u, true});
 }
 
-TEST_CASE("cut point: settings, labels and custom entries just before the cut are kept with it",
-          "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "cut point: settings, labels and custom entries just before the cut are kept with it",
+    "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));                // 0
     auto b = append_message(s, assistant(repeated(400, 'b')));  // 1
     append_thinking_level_change(s, "high");                    // 2
@@ -210,9 +216,10 @@ TEST_CASE("cut point: settings, labels and custom entries just before the cut ar
     CHECK(find_cut_point(path, 5, path.size(), 150) == CutPoint{5, std::nullopt, false});
 }
 
-TEST_CASE("cut point: branch summaries and custom messages are valid cut points and begin turns",
-          "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "cut point: branch summaries and custom messages are valid cut points and begin turns",
+    "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user(repeated(400, 'a')));                  // 0
     append_message(s, assistant(repeated(400, 'b')));                      // 1
     move_to(s, a, BranchSummaryInput{repeated(400, 's'), {}, {}, false});  // 2 (child of 0)
@@ -225,8 +232,9 @@ TEST_CASE("cut point: branch summaries and custom messages are valid cut points 
     CHECK(find_cut_point(path, 0, 4, 100) == CutPoint{3, 2u, true});
 }
 
-TEST_CASE("cut point: no valid cut point keeps nothing", "[compaction][cut]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("cut point: no valid cut point keeps nothing", "[compaction][cut]",
+                   AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_thinking_level_change(s, "high");
     append_model_change(s, "openai", "gpt");
     auto path = get_branch(s);
@@ -237,9 +245,10 @@ TEST_CASE("cut point: no valid cut point keeps nothing", "[compaction][cut]") {
 // ---------------------------------------------------------------------------------------------
 // prepare_compaction
 
-TEST_CASE("prepare: messages before the cut are summarised, the rest is the first kept entry on",
-          "[compaction][prepare]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "prepare: messages before the cut are summarised, the rest is the first kept entry on",
+    "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
     auto c = append_message(s, user(repeated(400, 'c')));
@@ -260,8 +269,9 @@ TEST_CASE("prepare: messages before the cut are summarised, the rest is the firs
     CHECK(prep->settings.keep_recent_tokens == 150);
 }
 
-TEST_CASE("prepare: tokens before come from the newest valid usage", "[compaction][prepare]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: tokens before come from the newest valid usage",
+                   "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(
         s, assistant(repeated(400, 'b'), "anthropic", "claude", usage(4000, 1000, 0, 0, 0)));
@@ -271,10 +281,10 @@ TEST_CASE("prepare: tokens before come from the newest valid usage", "[compactio
     CHECK(prep->tokens_before == 5100);
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "prepare: none for an empty path, a path ending with a compaction, or nothing to summarise",
-    "[compaction][prepare]") {
-    auto s = memory_session();
+    "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     CHECK_FALSE(prepare_compaction(s));
     append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -284,14 +294,16 @@ TEST_CASE(
     CHECK_FALSE(prepare_compaction(std::vector<EntryHandle>{}));
 }
 
-TEST_CASE("prepare: a path that does not exist is not_found", "[compaction][prepare]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: a path that does not exist is not_found", "[compaction][prepare]",
+                   AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] { (void)prepare_compaction_at(s, "nope"); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("prepare: a split turn gives its start as the turn prefix", "[compaction][prepare]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: a split turn gives its start as the turn prefix",
+                   "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("c1", "read", {{"path", "src/a.cpp"}})}));
     append_message(s, tool_result("c1", "read", repeated(400, 'r')));
@@ -305,9 +317,9 @@ TEST_CASE("prepare: a split turn gives its start as the turn prefix", "[compacti
     CHECK(prep->files.read_files == Strings{"src/a.cpp"});
 }
 
-TEST_CASE("prepare: files come from summarised tool calls, not from kept ones",
-          "[compaction][prepare][files]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: files come from summarised tool calls, not from kept ones",
+                   "[compaction][prepare][files]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}}),
                                        call("2", "edit", {{"path", "e.txt"}}),
@@ -324,11 +336,11 @@ TEST_CASE("prepare: files come from summarised tool calls, not from kept ones",
     CHECK(prep->files == FileLists{{"r.txt"}, {"e.txt"}});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "prepare after a compaction: its kept entries are summarised again, its summary is the "
     "previous one",
-    "[compaction][prepare]") {
-    auto s = memory_session();
+    "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
     auto c = append_message(s, user(repeated(400, 'c')));
@@ -347,10 +359,10 @@ TEST_CASE(
     CHECK(prep->files.read_files == Strings{"old.txt"});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "prepare after a compaction: the cut never falls before it, even when everything would fit",
-    "[compaction][prepare]") {
-    auto s = memory_session();
+    "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     auto c = append_message(s, user("c"));
     append_compaction(s, "first", c, 4);
@@ -362,9 +374,10 @@ TEST_CASE(
     CHECK(text_of(*prep->messages_to_summarize[0]) == "c");
 }
 
-TEST_CASE("prepare after a compaction with a retained tail: the tail is summarised, not dropped",
-          "[compaction][prepare]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "prepare after a compaction with a retained tail: the tail is summarised, not dropped",
+    "[compaction][prepare]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
     append_compaction(s, "first", std::nullopt, 200, {}, false, std::nullopt,
@@ -380,12 +393,12 @@ TEST_CASE("prepare after a compaction with a retained tail: the tail is summaris
     CHECK(prep->previous_summary == std::optional<std::string>("first"));
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "cut point: a tool call in the previous compaction's retained tail pairs with its later result",
-    "[compaction][cut]") {
+    "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
     // The tail ends with a call whose tool was still running; the user typed while it ran, then
     // the result came. A cut at the typed message would keep the result and summarise its call.
-    auto s = memory_session();
+    auto s = fresh_session<TestType>();
     append_compaction(s, "first", std::nullopt, 200, {}, false, std::nullopt,
                       std::vector<AgentMessage>{
                           user("q"), assistant_calls({call("late", "read", Json{{"path", "a"}})})});
@@ -400,8 +413,8 @@ TEST_CASE(
     REQUIRE(prep);
     CHECK(prep->first_kept_entry_id == d);
     for (bool retain_tail : {false, true}) {
-        auto copy = memory_session();
-        for (const auto& e : s.storage().entries()) append_entry(copy, *e);
+        auto copy = fresh_session<TestType>();
+        for (const auto& e : s.storage().get_entries(EntriesQuery{})) append_entry(copy, *e);
         auto p = prepare_compaction(copy, CompactionSettings{true, 16384, 120});
         REQUIRE(p);
         REQUIRE(compact(copy, *p, fixed_summary, CompactOptions{retain_tail, 2000}));
@@ -412,9 +425,9 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("prepare: a compaction written by a hook does not contribute its details",
-          "[compaction][prepare][files]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("prepare: a compaction written by a hook does not contribute its details",
+                   "[compaction][prepare][files]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_compaction(s, "hook", a, 1, Json{{"read_files", {"h.txt"}}}, true);
     append_message(s, user("b"));
@@ -426,9 +439,10 @@ TEST_CASE("prepare: a compaction written by a hook does not contribute its detai
 // ---------------------------------------------------------------------------------------------
 // compact
 
-TEST_CASE("compact appends the compaction and the context becomes summary plus kept messages",
-          "[compaction][compact]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "compact appends the compaction and the context becomes summary plus kept messages",
+    "[compaction][compact]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant_calls({call("1", "read", {{"path", "r.txt"}})}));
     append_message(s, tool_result("1", "read", "x"));
@@ -469,9 +483,10 @@ TEST_CASE("compact appends the compaction and the context becomes summary plus k
                                                 "assistant:" + repeated(400, 'd')});
 }
 
-TEST_CASE("compact with retain_tail stores the kept messages and still names the first kept entry",
-          "[compaction][compact]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "compact with retain_tail stores the kept messages and still names the first kept entry",
+    "[compaction][compact]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, assistant(repeated(400, 'b')));
     auto c = append_message(s, user(repeated(400, 'c')));
@@ -491,8 +506,8 @@ TEST_CASE("compact with retain_tail stores the kept messages and still names the
                                                 "assistant:" + repeated(400, 'd'), "user:e"});
 
     // Read as pi 0.73 reads it, without the tail: the same messages, from the first kept entry.
-    auto without_tail = memory_session();
-    for (const auto& e : s.storage().entries()) {
+    auto without_tail = fresh_session<TestType>();
+    for (const auto& e : s.storage().get_entries(EntriesQuery{})) {
         SessionTreeEntry copy = *e;
         if (auto* k = std::get_if<CompactionEntry>(&copy)) k->retained_tail.reset();
         append_entry(without_tail, std::move(copy));
@@ -508,9 +523,9 @@ TEST_CASE("compact with retain_tail stores the kept messages and still names the
     CHECK(copied.retained_tail.has_value());
 }
 
-TEST_CASE("compact: a cancelling summariser appends nothing and returns none",
-          "[compaction][compact]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("compact: a cancelling summariser appends nothing and returns none",
+                   "[compaction][compact]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
@@ -523,9 +538,9 @@ TEST_CASE("compact: a cancelling summariser appends nothing and returns none",
     CHECK(s.storage().entry_count() == before);
 }
 
-TEST_CASE("compact: a throwing summariser appends nothing and the exception propagates",
-          "[compaction][compact]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("compact: a throwing summariser appends nothing and the exception propagates",
+                   "[compaction][compact]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
@@ -539,10 +554,10 @@ TEST_CASE("compact: a throwing summariser appends nothing and the exception prop
     CHECK(s.storage().entry_count() == before);
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "compact: a preparation whose leaf has moved is invalid_entry, before or after summarising",
-    "[compaction][compact]") {
-    auto s = memory_session();
+    "[compaction][compact]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));
     append_message(s, user(repeated(400, 'b')));
     auto prep = prepare_compaction(s, CompactionSettings{true, 16384, 50});
@@ -569,9 +584,10 @@ TEST_CASE(
     CHECK(s.storage().entry_count() == before + 1);  // only the message the callback appended
 }
 
-TEST_CASE("compact twice: the second summary folds in the first and the context has one summary",
-          "[compaction][compact]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "compact twice: the second summary folds in the first and the context has one summary",
+    "[compaction][compact]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     CompactionSettings settings{true, 16384, 150};
     for (char ch = 'a'; ch < 'k'; ++ch) append_message(s, user(repeated(400, ch)));
     auto first = prepare_compaction(s, settings);

@@ -1,15 +1,17 @@
-// Building the context (SPEC §4.5).
+// Building the context (SPEC §4.5), over every storage (support/storages.hpp).
 #include "support/builders.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
+#include "support/storages.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
 
-TEST_CASE("a path without compaction becomes its messages in order [SPEC 4.5]", "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("a path without compaction becomes its messages in order [SPEC 4.5]",
+                   "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     append_thinking_level_change(s, "high");
     append_message(s, assistant("b"));
@@ -21,8 +23,9 @@ TEST_CASE("a path without compaction becomes its messages in order [SPEC 4.5]", 
     CHECK(describe(ctx) == Strings{"user:a", "assistant:b", "user:c"});
 }
 
-TEST_CASE("state comes from the path: thinking level, model, tools [SPEC 4.5]", "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("state comes from the path: thinking level, model, tools [SPEC 4.5]",
+                   "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto ctx0 = build_context(s);
     CHECK(ctx0.thinking_level == "off");
     CHECK_FALSE(ctx0.model);
@@ -48,9 +51,10 @@ TEST_CASE("state comes from the path: thinking level, model, tools [SPEC 4.5]", 
     CHECK_FALSE(ctx2.model);
 }
 
-TEST_CASE("state is taken from the untransformed path, before the compaction too [SPEC 4.5]",
-          "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "state is taken from the untransformed path, before the compaction too [SPEC 4.5]", "[context]",
+    AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_thinking_level_change(s, "high");
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -123,11 +127,11 @@ static_assert(SessionStorage<PlainStorage> && !has_state_entries<PlainStorage>);
 
 }  // namespace
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "state comes from the whole ancestry: settings chosen before a compaction's first kept entry "
     "survive it [SPEC 4.5]",
-    "[context][compaction][state]") {
-    auto s = memory_session();
+    "[context][compaction][state]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     const auto ids = fill_settings_then_compact(s);
     const SessionContext ctx = build_context(s);
     CHECK(describe(ctx) == Strings{"compaction_summary:sum", "user:c", "user:e"});
@@ -141,11 +145,11 @@ TEST_CASE(
           ErrorCode::not_found);
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "every storage gives the same state: memory, JSONL in both dialects, reopened, and a storage "
     "that keeps none [SPEC 4.5]",
-    "[context][state][jsonl]") {
-    auto memory = memory_session();
+    "[context][state][jsonl]", AGENTCORE_TEST_STORAGES) {
+    auto memory = fresh_session<TestType>();
     const auto ids = fill_settings_then_compact(memory);
     std::vector<std::string> expected;
     for (const auto& id : ids)
@@ -179,9 +183,9 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [SPEC 4.5]",
-          "[context][compaction]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [SPEC 4.5]",
+                   "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
     append_message(s, user("c"));
@@ -196,10 +200,10 @@ TEST_CASE("a compaction with a retained tail: summary, tail, then what follows [
     CHECK(summary.tokens_before == 5000);
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "a compaction with a first kept entry: summary, kept entries, then what follows [SPEC 4.5]",
-    "[context][compaction]") {
-    auto s = memory_session();
+    "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     append_message(s, assistant("b"));
     auto c = append_message(s, user("c"));
@@ -210,17 +214,19 @@ TEST_CASE(
           Strings{"compaction_summary:ab", "user:c", "assistant:d", "user:e"});
 }
 
-TEST_CASE("a compaction with neither tail nor first kept entry keeps only what follows [SPEC 4.5]",
-          "[context][compaction]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "a compaction with neither tail nor first kept entry keeps only what follows [SPEC 4.5]",
+    "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     append_compaction(s, "all", std::nullopt, 100);
     append_message(s, user("b"));
     CHECK(describe(build_context(s)) == Strings{"compaction_summary:all", "user:b"});
 }
 
-TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]", "[context][compaction]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]",
+                   "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
     append_compaction(s, "first", std::nullopt, 100);
@@ -234,11 +240,11 @@ TEST_CASE("two compactions on one path: the newest governs [SPEC 4.5]", "[contex
     (void)a;
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "two compactions where the older lies inside the kept range: only the newest summary [SPEC "
     "4.5]",
-    "[context][compaction]") {
-    auto s = memory_session();
+    "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_compaction(s, "old", std::nullopt, 100);
     append_message(s, user("b"));
@@ -248,11 +254,11 @@ TEST_CASE(
     CHECK(describe(ctx) == Strings{"compaction_summary:new", "user:a", "user:b", "user:c"});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "compacting twice in a row as pi does: the second keeps from before the first's first kept "
     "entry [SPEC 4.5]",
-    "[context][compaction]") {
-    auto s = memory_session();
+    "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     auto c = append_message(s, user("c"));
@@ -265,10 +271,10 @@ TEST_CASE(
                                                 "assistant:d", "user:e", "user:f"});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "an older compaction's retained tail inside the newest's kept range adds nothing [SPEC 4.5]",
-    "[context][compaction]") {
-    auto s = memory_session();
+    "[context][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_compaction(s, "old", std::nullopt, 100, {}, false, std::nullopt,
                       std::vector<AgentMessage>{user("tail")});
@@ -277,8 +283,9 @@ TEST_CASE(
     CHECK(describe(build_context(s)) == Strings{"compaction_summary:new", "user:a", "user:b"});
 }
 
-TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4.5]", "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4.5]",
+                   "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
     move_to(s, a, BranchSummaryInput{"", {}, {}, false});
@@ -290,9 +297,10 @@ TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4
     CHECK(std::get<BranchSummaryMessage>(*ctx.messages[1]).from_id == a);
 }
 
-TEST_CASE("custom message entries become custom messages with the entry's time in ms [SPEC 4.5]",
-          "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "custom message entries become custom messages with the entry's time in ms [SPEC 4.5]",
+    "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto id = append_custom_message_entry(s, "app.note", std::string("remember"), false,
                                           Json{{"k", "v"}});
     auto ctx = build_context(s);
@@ -308,8 +316,9 @@ TEST_CASE("custom message entries become custom messages with the entry's time i
     CHECK(m.timestamp == 1796197403123);
 }
 
-TEST_CASE("synthesised summaries take the entry's timestamp in Unix ms [SPEC 4.5]", "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("synthesised summaries take the entry's timestamp in Unix ms [SPEC 4.5]",
+                   "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto k = append_compaction(s, "sum", a, 7);
     auto ctx = build_context(s);
@@ -318,9 +327,10 @@ TEST_CASE("synthesised summaries take the entry's timestamp in Unix ms [SPEC 4.5
     CHECK(timestamp_of(*ctx.messages[0]) == ms);
 }
 
-TEST_CASE("custom entries are projected by the registered projector, otherwise dropped [SPEC 4.5]",
-          "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "custom entries are projected by the registered projector, otherwise dropped [SPEC 4.5]",
+    "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     append_custom_entry(s, "todo", Json{{"items", 2}});
     append_custom_entry(s, "other", Json{});
@@ -337,9 +347,10 @@ TEST_CASE("custom entries are projected by the registered projector, otherwise d
     CHECK(seen_index == 1);
 }
 
-TEST_CASE("the call's projector wins over the session's; transforms run session first [SPEC 4.5]",
-          "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE(
+    "the call's projector wins over the session's; transforms run session first [SPEC 4.5]",
+    "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     append_custom_entry(s, "todo", {});
     std::vector<std::string> order;
@@ -369,8 +380,9 @@ TEST_CASE("the call's projector wins over the session's; transforms run session 
     CHECK(merged.entry_projectors.size() == 1);
 }
 
-TEST_CASE("entry transforms run after the default compaction transform [SPEC 4.5]", "[context]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("entry transforms run after the default compaction transform [SPEC 4.5]",
+                   "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     append_compaction(s, "sum", std::nullopt, 10);
     append_message(s, user("b"));
@@ -385,11 +397,11 @@ TEST_CASE("entry transforms run after the default compaction transform [SPEC 4.5
     CHECK(build_context_entries(s, opts).size() == 2);
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "build_session_context and session_entry_to_context_messages work on plain entry lists [SPEC "
     "4.5]",
-    "[context]") {
-    auto s = memory_session();
+    "[context]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     auto k = append_compaction(s, "sum", std::nullopt, 3, {}, false, std::nullopt,
                                std::vector<AgentMessage>{user("t")});

@@ -2,17 +2,17 @@
 // PostgreSQL in their own runners): appending, the leaf, moving, paths (SPEC §4.1–§4.4,
 // §4.6–§4.8) and the errors they raise (SPEC §7).
 #include "support/builders.hpp"
-#include "support/storages.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
+#include "support/storages.hpp"
 
 using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
 
 TEMPLATE_TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SPEC 4.2]",
-          "[session]", AGENTCORE_TEST_STORAGES) {
+                   "[session]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     CHECK_FALSE(get_leaf_id(s));
     auto a = append_message(s, user("hi"));
@@ -33,7 +33,8 @@ TEMPLATE_TEST_CASE("every append creates a child of the leaf and moves the leaf 
     CHECK(type_of(*get_entry(s, g)) == "custom_message");
 }
 
-TEMPLATE_TEST_CASE("labels and session names move the leaf like any entry [SPEC 4.2]", "[session]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE("labels and session names move the leaf like any entry [SPEC 4.2]", "[session]",
+                   AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("hi"));
     auto l = append_label(s, a, std::string("start"));
@@ -44,8 +45,9 @@ TEMPLATE_TEST_CASE("labels and session names move the leaf like any entry [SPEC 
     CHECK(parent_id_of(*get_entry(s, n)) == l);
 }
 
-TEMPLATE_TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected clock [SPEC 4.1]",
-          "[session]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "entry ids are 8 hex characters and timestamps come from the injected clock [SPEC 4.1]",
+    "[session]", AGENTCORE_TEST_STORAGES) {
     auto s1 = fresh_session<TestType>(9);
     auto s2 = fresh_session<TestType>(9);
     auto a1 = append_message(s1, user("x"));
@@ -58,7 +60,7 @@ TEMPLATE_TEST_CASE("entry ids are 8 hex characters and timestamps come from the 
 }
 
 TEMPLATE_TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [SPEC 4.2]",
-          "[session]", AGENTCORE_TEST_STORAGES) {
+                   "[session]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -83,15 +85,16 @@ TEMPLATE_TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not
 }
 
 TEMPLATE_TEST_CASE("set_leaf_id of an unknown id is not_found and writes nothing [SPEC 4.2]",
-          "[session][errors]", AGENTCORE_TEST_STORAGES) {
+                   "[session][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] { set_leaf_id(s, std::string("nope")); }) == ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEMPLATE_TEST_CASE("appending a taken id is already_exists and a missing parent is invalid_entry [SPEC 4.2]",
-          "[session][errors]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "appending a taken id is already_exists and a missing parent is invalid_entry [SPEC 4.2]",
+    "[session][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     MessageEntry dup;
@@ -110,7 +113,8 @@ TEMPLATE_TEST_CASE("appending a taken id is already_exists and a missing parent 
     CHECK(get_leaf_id(s) == a);
 }
 
-TEMPLATE_TEST_CASE("a leaf entry targeting a missing entry is refused [SPEC 4.2]", "[session][errors]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE("a leaf entry targeting a missing entry is refused [SPEC 4.2]",
+                   "[session][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     LeafEntry leaf;
@@ -122,7 +126,8 @@ TEMPLATE_TEST_CASE("a leaf entry targeting a missing entry is refused [SPEC 4.2]
     CHECK(get_leaf_id(s) == a);
 }
 
-TEMPLATE_TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "[session][move]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "[session][move]",
+                   AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -134,7 +139,7 @@ TEMPLATE_TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "
 }
 
 TEMPLATE_TEST_CASE("move_to with a summary appends a branch summary under the target [SPEC 4.3]",
-          "[session][move]", AGENTCORE_TEST_STORAGES) {
+                   "[session][move]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -169,7 +174,7 @@ TEMPLATE_TEST_CASE(
     CHECK(get_leaf_id(s) == *r);
 }
 
-TEST_CASE(
+AGENTCORE_UNIT_TEST_CASE(
     "in a pi file a leaf entry hangs under its target, in a native file under the previous leaf "
     "[SPEC 4.2]",
     "[session][move][pi]") {
@@ -211,7 +216,7 @@ TEST_CASE(
 }
 
 TEMPLATE_TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]",
-          "[session][move][errors]", AGENTCORE_TEST_STORAGES) {
+                   "[session][move][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] {
@@ -220,7 +225,8 @@ TEMPLATE_TEST_CASE("move_to an unknown entry is not_found and writes nothing [SP
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEMPLATE_TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4.4]", "[session][path]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4.4]",
+                   "[session][path]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -244,8 +250,9 @@ TEMPLATE_TEST_CASE(
     CHECK(error_of([&] { get_branch(s, "unknown0"); }) == ErrorCode::not_found);
 }
 
-TEMPLATE_TEST_CASE("the path stops at a compaction with a retained tail, even an empty one [SPEC 4.4]",
-          "[session][path]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "the path stops at a compaction with a retained tail, even an empty one [SPEC 4.4]",
+    "[session][path]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
@@ -255,8 +262,9 @@ TEMPLATE_TEST_CASE("the path stops at a compaction with a retained tail, even an
     CHECK(ids(get_branch(s)) == Strings{c, d});
 }
 
-TEMPLATE_TEST_CASE("the path stops at the first kept entry of a compaction met on the way [SPEC 4.4]",
-          "[session][path]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "the path stops at the first kept entry of a compaction met on the way [SPEC 4.4]",
+    "[session][path]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
@@ -267,8 +275,9 @@ TEMPLATE_TEST_CASE("the path stops at the first kept entry of a compaction met o
     (void)b;
 }
 
-TEMPLATE_TEST_CASE("a compaction without tail or first kept entry does not stop the walk [SPEC 4.4]",
-          "[session][path]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "a compaction without tail or first kept entry does not stop the walk [SPEC 4.4]",
+    "[session][path]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto k = append_compaction(s, "sum", std::nullopt, 100);
@@ -311,8 +320,9 @@ TEMPLATE_TEST_CASE(
     CHECK(ids(get_branch(s, c)) == Strings{k1, c});
 }
 
-TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC 4.4]",
-          "[session][path][errors]") {
+AGENTCORE_UNIT_TEST_CASE(
+    "a parent that does not exist is invalid_session naming both ids [SPEC 4.4]",
+    "[session][path][errors]") {
     // A custom storage whose data is broken: the walk must detect the missing parent.
     InMemorySessionStorage<> storage;
     MessageEntry e;
@@ -335,8 +345,9 @@ TEST_CASE("a parent that does not exist is invalid_session naming both ids [SPEC
     CHECK(msg.find("ghost001") != std::string::npos);
 }
 
-TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count [SPEC 6]",
-          "[session][path][errors]") {
+AGENTCORE_UNIT_TEST_CASE(
+    "a parent cycle cannot hang the walk: it is bounded by the entry count [SPEC 6]",
+    "[session][path][errors]") {
     MessageEntry a;
     a.id = "aaaaaaaa";
     a.parent_id = "bbbbbbbb";
@@ -353,8 +364,9 @@ TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count
     CHECK(code == ErrorCode::invalid_session);
 }
 
-TEMPLATE_TEST_CASE("labels are trimmed, the newest wins across branches, and empty clears [SPEC 4.6]",
-          "[session][labels]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "labels are trimmed, the newest wins across branches, and empty clears [SPEC 4.6]",
+    "[session][labels]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     CHECK_FALSE(get_label(s, a));
@@ -372,14 +384,15 @@ TEMPLATE_TEST_CASE("labels are trimmed, the newest wins across branches, and emp
     CHECK_FALSE(std::get<LabelEntry>(*cleared.back()).label);
 }
 
-TEMPLATE_TEST_CASE("labelling an unknown entry is not_found [SPEC 4.6]", "[session][labels][errors]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE("labelling an unknown entry is not_found [SPEC 4.6]",
+                   "[session][labels][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     CHECK(error_of([&] { append_label(s, "missing0", std::string("x")); }) == ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 0);
 }
 
 TEMPLATE_TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.6]",
-          "[session][name]", AGENTCORE_TEST_STORAGES) {
+                   "[session][name]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     CHECK_FALSE(get_session_name(s));
     auto id = append_session_name(s, "  fix\r\n\r\nthe\nbuild\r ");
@@ -392,7 +405,7 @@ TEMPLATE_TEST_CASE("session names fold CR/LF runs into one space and are trimmed
 }
 
 TEMPLATE_TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC 4.7]",
-          "[session][stats]", AGENTCORE_TEST_STORAGES) {
+                   "[session][stats]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto u = append_message(s, user("q"));
     append_message(s, assistant("a", "anthropic", "claude", usage(10, 20, 30, 40, 1.0)));
@@ -406,8 +419,9 @@ TEMPLATE_TEST_CASE("stats add usage of assistants, compactions and branch summar
     CHECK(st.cost_total == Approx(1.36));
 }
 
-TEMPLATE_TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 total, 1.36 [SPEC 4.7]",
-          "[session][stats]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "the worked stats example: 1 message, 40 cached, 68 uncached, 136 total, 1.36 [SPEC 4.7]",
+    "[session][stats]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto m = append_message(s, assistant("a", "p", "m", usage(10, 20, 30, 40, 1.0)));
     append_compaction(s, "sum", std::nullopt, 50, {}, false, usage(1, 2, 3, 4, 0.1));
@@ -421,7 +435,7 @@ TEMPLATE_TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached,
 }
 
 TEMPLATE_TEST_CASE("queries: get_entry, find_entries in append order, paged get_entries [SPEC 4.8]",
-          "[session][queries]", AGENTCORE_TEST_STORAGES) {
+                   "[session][queries]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto t = append_thinking_level_change(s, "low");
@@ -438,7 +452,8 @@ TEMPLATE_TEST_CASE("queries: get_entry, find_entries in append order, paged get_
     CHECK(ids(s.storage().get_entries({4, 100})) == Strings{c});
 }
 
-TEMPLATE_TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[session][queries]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[session][queries]",
+                   AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user(std::string(1000, 'x')));
     auto h1 = get_entry(s, a);
@@ -450,7 +465,7 @@ TEMPLATE_TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[ses
 }
 
 TEMPLATE_TEST_CASE("compaction with an unknown first kept entry is not_found [SPEC 7]",
-          "[session][errors]", AGENTCORE_TEST_STORAGES) {
+                   "[session][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] { append_compaction(s, "x", std::string("ghost000"), 1); }) ==
@@ -458,8 +473,9 @@ TEMPLATE_TEST_CASE("compaction with an unknown first kept entry is not_found [SP
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEMPLATE_TEST_CASE("unknown entry types are nodes of the tree that add nothing to the context [SPEC 2.3]",
-          "[session]", AGENTCORE_TEST_STORAGES) {
+TEMPLATE_TEST_CASE(
+    "unknown entry types are nodes of the tree that add nothing to the context [SPEC 2.3]",
+    "[session]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     UnknownEntry u;
@@ -518,7 +534,8 @@ struct AppMetadata : SessionHeader {
 }  // namespace
 static_assert(SessionStorage<InMemorySessionStorage<AppMetadata>>);
 
-TEST_CASE("a storage with application metadata works with every operation [SPEC 5]", "[session]") {
+AGENTCORE_UNIT_TEST_CASE("a storage with application metadata works with every operation [SPEC 5]",
+                         "[session]") {
     AppMetadata meta;
     meta.id = "s1";
     meta.tenant = "acme";
@@ -528,7 +545,7 @@ TEST_CASE("a storage with application metadata works with every operation [SPEC 
     CHECK(describe(build_context(s)) == Strings{"user:hi"});
 }
 
-TEST_CASE("SessionError carries its code in what() [SPEC 7]", "[errors]") {
+AGENTCORE_UNIT_TEST_CASE("SessionError carries its code in what() [SPEC 7]", "[errors]") {
     SessionError e(ErrorCode::locked, "file 'x.jsonl' is locked");
     CHECK(e.code() == ErrorCode::locked);
     CHECK(std::string(e.what()) == "[agentcore.locked] file 'x.jsonl' is locked");
