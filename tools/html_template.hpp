@@ -89,7 +89,7 @@ img.content-image { max-width: 100%; max-height: 480px; border: 1px solid var(--
 <main>
   <nav id="side" aria-label="Session tree">
     <div id="search-bar">
-      <input id="search" type="search" placeholder="Search: words, &quot;phrases&quot;, prefix*, -excluded" autocomplete="off" aria-label="Search entries">
+      <input id="search" type="search" placeholder="Search: word &quot;a phrase&quot; pre* -not" autocomplete="off" aria-label="Search entries">
       <button id="search-prev" type="button" title="Previous hit (Shift+Enter)" aria-label="Previous hit" disabled>&#8593;</button>
       <button id="search-next" type="button" title="Next hit (Enter)" aria-label="Next hit" disabled>&#8595;</button>
     </div>
@@ -803,7 +803,8 @@ inline constexpr std::string_view page_tail = R"HTML(</script>
   });
 
   // The view the page was exported with (`agentcore export --entry ID --search QUERY`): the
-  // entry's branch, the query in the box and the entry as the current hit.
+  // entry's branch, the query in the box and the entry as the current hit (without an entry,
+  // the first hit).
   var focus = null;
   if (typeof view.entry === 'string' && byId.has(view.entry)) {
     var focusEntry = byId.get(view.entry);
@@ -817,8 +818,9 @@ inline constexpr std::string_view page_tail = R"HTML(</script>
     thinkingBox.checked = !!view.thinking;
     search.value = view.query;
     runSearch();
-    if (hitIds.length) {
-      current = focus && hitSet.has(focus) ? hitIds.indexOf(focus) : 0;
+    // At the entry asked for when it is a hit; when it is not, the page stays at its branch.
+    if (focus ? hitSet.has(focus) : hitIds.length > 0) {
+      current = focus ? hitIds.indexOf(focus) : 0;
       showHit();
     }
   }

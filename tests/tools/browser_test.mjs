@@ -90,9 +90,11 @@ try {
   check(await page.locator('#tree .node.hidden').count() === 0, 'clearing the search shows everything again');
   check(await page.locator('#messages mark').count() === 0, 'clearing the search removes the marks');
 
-  // Back to the leaf's branch for the screenshot.
+  // Back to the leaf's branch for the screenshot, a search at its first hit.
   await page.locator('#tree .node', { hasText: "You're welcome." }).click();
-  await page.locator('#tree .node', { hasText: 'What is in this picture?' }).scrollIntoViewIfNeeded();
+  await page.fill('#search', 'main');
+  await page.press('#search', 'Enter');
+  check(await page.textContent('#search-status') === '1 of 5 matching entries', 'the screenshot shows the first of five hits');
   await page.screenshot({ path: screenshot });
   console.log(`screenshot: ${screenshot}`);
 
@@ -255,4 +257,19 @@ async function searchChecks(page) {
   const count = JSON.parse(run.stdout).hits.length;
   check(/^\d+ of \d+ matching entries$/.test(await status()) && (await status()).endsWith(`of ${count} matching entries`),
         `the page counts the hits agentcore search found (${await status()}, ${count})`);
+
+  // Without --entry the page opens at the first hit; at an entry that is not a hit it stays there.
+  const greek = data.entries.find((e) => e.message && String(e.message.content).startsWith('ΑΘΉΝΑ')).id;
+  const exported = (name, ...args) => {
+    execFileSync(cli, ['export', repository, 'folding-0011', '--search', 'αθηνα', ...args, '-o', path.join(process.env.WORK, name)]);
+    return pathToFileURL(path.join(process.env.WORK, name)).href;
+  };
+  await page.goto(exported('first.html'), { waitUntil: 'load' });
+  await page.waitForSelector('#tree .node', { state: 'attached' });
+  check(await current() === greek && await status() === '1 of 1 matching entry', 'without --entry the page opens at the first hit');
+  await page.goto(exported('stay.html', '--entry', data.leaf), { waitUntil: 'load' });
+  await page.waitForSelector('#tree .node', { state: 'attached' });
+  check(await status() === '1 matching entry' && await page.locator('#messages .card.current-hit').count() === 0 &&
+        (await page.textContent('#messages')).includes("The login page of the CAFÉ's site."),
+        'at an entry that is not a hit the page stays at its branch');
 }
