@@ -35,8 +35,7 @@ TEST_CASE(
     "file",
     "[reliability][crash]") {
     ScratchDir dir;
-    const auto f =
-        kill_appends(dir.path(), kill_loops(), 20261202);
+    const auto f = kill_appends(dir.path(), kill_loops(), 20261202);
     print("appends", f);
     // Every other loop is killed only after its first acknowledged append: the loop appends,
     // however slow the machine.
@@ -49,8 +48,7 @@ TEST_CASE(
     "a fork killed at random moments leaves the source intact and no half-written session listed",
     "[reliability][crash]") {
     ScratchDir dir;
-    const auto f =
-        kill_forks(dir.path(), kill_loops() / 4, 7);
+    const auto f = kill_forks(dir.path(), kill_loops() / 4, 7);
     print("forks", f);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);
@@ -60,8 +58,7 @@ TEST_CASE(
 TEST_CASE("a repair killed at random moments leaves the original or the clean copy, never a mix",
           "[reliability][crash]") {
     ScratchDir dir;
-    const auto f =
-        kill_repairs(dir.path(), kill_loops() / 4, 11);
+    const auto f = kill_repairs(dir.path(), kill_loops() / 4, 11);
     print("repairs", f);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);

@@ -131,8 +131,8 @@ int run_export(const ExportOptions& options) {
     // An invalid query stops the export as it stops `agentcore search` (invalid_query).
     if (options.search)
         library_call([&] {
-            return parse_search_query(*options.search, options.substring ? SearchMode::substring
-                                                                         : SearchMode::words);
+            return parse_search_query(
+                *options.search, options.substring ? SearchMode::substring : SearchMode::words);
         });
     return with_session(source, false, [&](const auto& session, const FileInfo& file) {
         if (options.entry && session.storage().get_entry(*options.entry) == nullptr)

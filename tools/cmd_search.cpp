@@ -46,10 +46,10 @@ std::string open_command(const std::string& repo, const SearchHit& hit) {
 // The command that writes the hit's session as a page opened at the hit, with the same query
 // (and the options that change what it finds) in the page's search box.
 std::string view_command(const SearchCommandOptions& options, const SearchHit& hit) {
-    return "agentcore export " + shell_word(options.repository) + " " +
-           shell_word(hit.session_id) + " --search " + shell_word(options.query) +
-           (options.substring ? " --substring" : "") + (options.thinking ? " --thinking" : "") +
-           " --entry " + shell_word(hit.entry_id) + " -o hit.html";
+    return "agentcore export " + shell_word(options.repository) + " " + shell_word(hit.session_id) +
+           " --search " + shell_word(options.query) + (options.substring ? " --substring" : "") +
+           (options.thinking ? " --thinking" : "") + " --entry " + shell_word(hit.entry_id) +
+           " -o hit.html";
 }
 
 // The snippet with its marks shown: bold yellow on a terminal, «…» otherwise; every piece

@@ -228,22 +228,24 @@ Session<InMemorySessionStorage<>> folding_session(Script& s) {
     header.cwd = "/home/dev/folding";
     Session<InMemorySessionStorage<>> session(InMemorySessionStorage<>(header, s.env));
     const auto first = append_message(session, s.user("Crème brûlée at the Café in Köln"));
-    append_message(session, s.assistant("Die Straße nach Ærøskøbing; Œuvre complète; Łódź, İstanbul"));
-    append_message(session, s.user("ΑΘΉΝΑ και ёлка, Ĳssel and cafe\u0301 written with an accent"));
     append_message(session,
-                   s.assistant("東京都に行く: the login-bug is fixed",
-                               {ThinkingContent{"Flamingos think about the login bug.", {}},
-                                ToolCallContent{"call_9", "grep",
-                                                Json{{"pattern", "getUserById"},
-                                                     {"path", "src/auth/login.cpp"}},
-                                                {}}}));
+                   s.assistant("Die Straße nach Ærøskøbing; Œuvre complète; Łódź, İstanbul"));
+    append_message(session, s.user("ΑΘΉΝΑ και ёлка, Ĳssel and cafe\u0301 written with an accent"));
+    append_message(
+        session, s.assistant("東京都に行く: the login-bug is fixed",
+                             {ThinkingContent{"Flamingos think about the login bug.", {}},
+                              ToolCallContent{
+                                  "call_9",
+                                  "grep",
+                                  Json{{"pattern", "getUserById"}, {"path", "src/auth/login.cpp"}},
+                                  {}}}));
     ToolResultMessage result;
     result.tool_call_id = "call_9";
     result.tool_name = "grep";
     // The library searches the first 4096 bytes of a tool's output: a word after them is not found.
-    result.content.push_back(TextContent{"src/auth/login.cpp: User getUserById(int id)\n" +
-                                             std::string(5000, '.') + " zanzibar",
-                                         {}});
+    result.content.push_back(TextContent{
+        "src/auth/login.cpp: User getUserById(int id)\n" + std::string(5000, '.') + " zanzibar",
+        {}});
     result.timestamp = s.now();
     append_message(session, result);
     const auto fixed = append_message(session, s.user("Is the login bug fixed for good?"));
