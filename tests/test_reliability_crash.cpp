@@ -7,13 +7,17 @@
 #include "support/sizes.hpp"
 
 #include <cstdio>
+#include <cstdlib>
+#include <stdexcept>
+#include <string>
 
 using namespace agentcore;
 using namespace agentcore::testing;
 
 namespace {
 
-constexpr long default_loops = static_cast<long>(sized(1000));
+// AGENTCORE_KILL_LOOPS, or 1000 (a quarter of it under a sanitizer).
+long kill_loops() { return static_cast<long>(from_env("AGENTCORE_KILL_LOOPS", sized(1000))); }
 
 void print(const char* what, const CrashFigures& f) {
     std::printf(
@@ -31,8 +35,7 @@ TEST_CASE(
     "file",
     "[reliability][crash]") {
     ScratchDir dir;
-    const auto f =
-        kill_appends(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops), 20261202);
+    const auto f = kill_appends(dir.path(), kill_loops(), 20261202);
     print("appends", f);
     // Every other loop is killed only after its first acknowledged append: the loop appends,
     // however slow the machine.
@@ -45,8 +48,7 @@ TEST_CASE(
     "a fork killed at random moments leaves the source intact and no half-written session listed",
     "[reliability][crash]") {
     ScratchDir dir;
-    const auto f =
-        kill_forks(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 7);
+    const auto f = kill_forks(dir.path(), kill_loops() / 4, 7);
     print("forks", f);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);
@@ -56,10 +58,31 @@ TEST_CASE(
 TEST_CASE("a repair killed at random moments leaves the original or the clean copy, never a mix",
           "[reliability][crash]") {
     ScratchDir dir;
-    const auto f =
-        kill_repairs(dir.path(), loops_from_env("AGENTCORE_KILL_LOOPS", default_loops) / 4, 11);
+    const auto f = kill_repairs(dir.path(), kill_loops() / 4, 11);
     print("repairs", f);
     CHECK(f.lost == 0);
     CHECK(f.unopenable == 0);
     CHECK(f.damaged == 0);
+}
+
+TEST_CASE("a loop size from the environment is a positive whole number or the test stops naming it",
+          "[reliability][sizes]") {
+    const char* name = "AGENTCORE_TEST_LOOP_SIZE";
+    ::unsetenv(name);
+    CHECK(from_env(name, 12) == 12);
+    ::setenv(name, "", 1);
+    CHECK(from_env(name, 12) == 12);
+    ::setenv(name, "5000", 1);
+    CHECK(from_env(name, 12) == 5000);
+    for (const char* bad : {"0", "-3", "12x", " 7", "1e3", "99999999999999999999"}) {
+        ::setenv(name, bad, 1);
+        std::string what = "accepted";
+        try {
+            from_env(name, 12);
+        } catch (const std::invalid_argument& e) {
+            what = e.what();
+        }
+        CHECK(what.find(std::string(name) + "='" + bad + "'") != std::string::npos);
+    }
+    ::unsetenv(name);
 }

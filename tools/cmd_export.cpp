@@ -1,14 +1,16 @@
 // `agentcore export FILE -o OUT.html` (or REPOSITORY SESSION): a self-contained HTML viewer of the
-// session.
+// session; `--search QUERY` and `--entry ID` open it with a query's hits marked and at an entry.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "html_template.hpp"
 #include "preview.hpp"
 #include "progress.hpp"
+#include "repository.hpp"
 #include "session_file.hpp"
 
 #include <agentcore/codec.hpp>
+#include <agentcore/search.hpp>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -45,6 +47,19 @@ std::string script_safe_json(const Json& value) {
             out += c;
     }
     return out;
+}
+
+// What the page opens with: the query in its search box and the entry it shows. The folding
+// tables are the library's own, so that the page's search folds letters exactly as search.hpp
+// does (its script holds the rest of the folding: Greek and Cyrillic).
+Json view_data(const ExportOptions& options) {
+    return {{"query", options.search ? Json(*options.search) : Json()},
+            {"substring", options.substring},
+            {"thinking", options.thinking},
+            {"entry", options.entry ? Json(*options.entry) : Json()},
+            {"folding",
+             {{"latin1_bases", std::string(detail::latin1_bases)},
+              {"latin_a_bases", std::string(detail::latin_a_bases)}}}};
 }
 
 template <SessionStorage S>
@@ -113,9 +128,19 @@ int run_export(const ExportOptions& options) {
     const ResolvedSource source = resolve_source(options.source);
     // A session in a database: the output must not be the database file either.
     const OutputGuard guard = guard_output(source.stored_path, options.out);
+    // An invalid query stops the export as it stops `agentcore search` (invalid_query).
+    if (options.search)
+        library_call([&] {
+            return parse_search_query(
+                *options.search, options.substring ? SearchMode::substring : SearchMode::words);
+        });
     return with_session(source, false, [&](const auto& session, const FileInfo& file) {
+        if (options.entry && session.storage().get_entry(*options.entry) == nullptr)
+            throw ToolError(source.shown + ": entry '" + *options.entry + "' not found");
+        Json data = session_data(session.storage(), file);
+        data["view"] = view_data(options);
         std::string page(html::page_head);
-        page += script_safe_json(session_data(session.storage(), file));
+        page += script_safe_json(data);
         page += html::page_tail;
 
         write_atomically(options.out, page);

@@ -1,6 +1,8 @@
 // `agentcore search QUERY [REPO]`: the entries of every session that match a query (the language
 // of <agentcore/search.hpp>), grouped by session, best session first, each with the command that
-// shows it in its branch (`agentcore context REPO SESSION --leaf ENTRY`).
+// shows it in its branch (`agentcore context REPO SESSION --leaf ENTRY`) and the command that
+// writes the session's HTML viewer opened at the hit, its terms marked (`agentcore export ...
+// --search QUERY --entry ENTRY`).
 
 #include "cli_common.hpp"
 #include "commands.hpp"
@@ -39,6 +41,15 @@ std::string shell_word(const std::string& word) {
 std::string open_command(const std::string& repo, const SearchHit& hit) {
     return "agentcore context " + shell_word(repo) + " " + shell_word(hit.session_id) + " --leaf " +
            shell_word(hit.entry_id);
+}
+
+// The command that writes the hit's session as a page opened at the hit, with the same query
+// (and the options that change what it finds) in the page's search box.
+std::string view_command(const SearchCommandOptions& options, const SearchHit& hit) {
+    return "agentcore export " + shell_word(options.repository) + " " + shell_word(hit.session_id) +
+           " --search " + shell_word(options.query) + (options.substring ? " --substring" : "") +
+           (options.thinking ? " --thinking" : "") + " --entry " + shell_word(hit.entry_id) +
+           " -o hit.html";
 }
 
 // The snippet with its marks shown: bold yellow on a terminal, «…» otherwise; every piece
@@ -101,7 +112,8 @@ int run_search(const SearchCommandOptions& options) {
                             {"score", h.score},
                             {"snippet", h.snippet},
                             {"marks", std::move(marks)},
-                            {"open", open_command(options.repository, h)}});
+                            {"open", open_command(options.repository, h)},
+                            {"view", view_command(options, h)}});
         }
         Json out = {{"hits", std::move(hits)}, {"more", result.next.has_value()}};
         std::cout << pretty_json(out);
@@ -136,6 +148,7 @@ int run_search(const SearchCommandOptions& options) {
             std::cout << "    " << shown_snippet(*h, style) << "\n";
             std::cout << "    " << style.paint("2", escaped(open_command(options.repository, *h)))
                       << "\n";
+            std::cout << "    " << style.paint("2", escaped(view_command(options, *h))) << "\n";
         }
     }
     if (result.next) std::cout << "\n(more matches: raise --limit, now " << options.limit << ")\n";

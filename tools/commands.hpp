@@ -68,6 +68,10 @@ int run_convert(const ConvertOptions& options);
 struct ExportOptions {
     SessionSource source;
     std::string out;
+    std::optional<std::string> search;  ///< a query the page opens with, its hits marked
+    bool substring = false;             ///< the query is in substring mode
+    bool thinking = false;              ///< the page's search looks at thinking too
+    std::optional<std::string> entry;   ///< the entry the page opens at (with a query: its hit)
 };
 int run_export(const ExportOptions& options);
 

@@ -126,6 +126,15 @@ int main(int argc, char** argv) {
         app.add_subcommand("export", "Write a self-contained HTML viewer of the session");
     add_source(export_cmd, exp.source);
     export_cmd->add_option("-o,--output", exp.out, "Output .html file")->required();
+    auto* export_search = export_cmd->add_option(
+        "--search", exp.search,
+        "Open the page with this query in its search box, the hits marked (the language of "
+        "`agentcore search`)");
+    export_cmd->add_flag("--substring", exp.substring, "The query is in substring mode")
+        ->needs(export_search);
+    export_cmd->add_flag("--thinking", exp.thinking, "The page's search looks at thinking too");
+    export_cmd->add_option("--entry", exp.entry,
+                           "Open the page at this entry's branch (with --search: at its hit)");
     export_cmd->callback([&] { command = [&] { return run_export(exp); }; });
 
     CopyOptions copy;

@@ -4,6 +4,7 @@
 
 #include "postgres/pg_test.hpp"
 #include "support/catch.hpp"
+#include "support/sizes.hpp"
 
 #include <agentcore/postgres/postgres_repo.hpp>
 #include <agentcore/session.hpp>
@@ -17,7 +18,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 #include <random>
 #include <set>
@@ -52,12 +52,6 @@ std::string failover_sync_state(const pgt::Server& primary) {
         if (state != "sync") std::this_thread::sleep_for(100ms);
     }
     return state;
-}
-
-std::size_t failover_env_count(const char* name, std::size_t fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
-                                      : fallback;
 }
 
 }  // namespace
@@ -144,7 +138,7 @@ TEST_CASE(
     "a writing process killed with SIGKILL again and again: every acknowledged append is there, "
     "positions dense, stats equal a recount",
     "[postgres][faults][durability]") {
-    const std::size_t rounds = failover_env_count("AGENTCORE_PG_KILL_ROUNDS", 8);
+    const std::size_t rounds = agentcore::testing::from_env("AGENTCORE_PG_KILL_ROUNDS", 8);
     const std::string db = pgt::fresh_database();
     const std::string id = "killed";
     {

@@ -6,6 +6,7 @@
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/observe.hpp"
+#include "support/sizes.hpp"
 
 #include <agentcore/postgres/postgres_repo.hpp>
 #include <agentcore/session.hpp>
@@ -14,7 +15,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <thread>
@@ -202,12 +202,6 @@ TEST_CASE(
 
 namespace {
 
-std::size_t env_count(const char* name, std::size_t fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
-                                      : fallback;
-}
-
 // One random operation sequence, applied alike to any session (as the SQLite suite's).
 template <class S>
 void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
@@ -279,7 +273,7 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
 
 TEST_CASE("seeded random operation sequences give the same sessions in memory and in PostgreSQL",
           "[postgres][property]") {
-    const std::size_t sequences = env_count("AGENTCORE_PG_PROPERTY_RUNS", 80);
+    const std::size_t sequences = agentcore::testing::from_env("AGENTCORE_PG_PROPERTY_RUNS", 80);
     const std::string db = pgt::fresh_database();
     PostgresSessionRepo repo(db, fast());
     std::size_t compared = 0;

@@ -17,24 +17,18 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
 
 using namespace agentcore;
 using agentcore::testing::error_of;
+using agentcore::testing::from_env;
 using agentcore::testing::observe;
 using agentcore::testing::ScratchDir;
 using agentcore::testing::sized;
 
 namespace {
-
-std::size_t env_count(const char* name, std::size_t fallback) {
-    const char* v = std::getenv(name);
-    return v != nullptr && *v != '\0' ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10))
-                                      : fallback;
-}
 
 std::string integrity(const std::string& path) {
     sqlite3* db = nullptr;
@@ -60,7 +54,7 @@ CreateOptions with_id(std::string id) {
 
 TEST_CASE("a writer killed with SIGKILL mid-transaction loses no acknowledged entry",
           "[sqlite][reliability][crash]") {
-    const std::size_t rounds = env_count("AGENTCORE_SQLITE_KILL_ROUNDS", sized(500));
+    const std::size_t rounds = from_env("AGENTCORE_SQLITE_KILL_ROUNDS", sized(500));
     ScratchDir dir;
     const std::string db = dir.file("kill.db");
     {
@@ -244,7 +238,7 @@ void play(Session<S>& s, std::uint64_t seed, std::size_t steps) {
 
 TEST_CASE("seeded random operation sequences give the same sessions on memory, JSONL and SQLite",
           "[sqlite][property]") {
-    const std::size_t sequences = env_count("AGENTCORE_SQLITE_PROPERTY_RUNS", sized(2000));
+    const std::size_t sequences = from_env("AGENTCORE_SQLITE_PROPERTY_RUNS", sized(2000));
     ScratchDir dir;
     // The real file system calls, with the syncs of new files and folders skipped: this test
     // compares behaviour, and thousands of session creations need not reach the disk.

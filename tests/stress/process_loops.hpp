@@ -35,14 +35,6 @@ struct CrashFigures {
     long temp_files = 0;    ///< hidden temporary files left behind by killed children
 };
 
-/// The loop count from an environment variable, or `fallback`.
-inline long loops_from_env(const char* name, long fallback) {
-    const char* v = std::getenv(name);
-    if (v == nullptr || *v == '\0') return fallback;
-    const long n = std::strtol(v, nullptr, 10);
-    return n > 0 ? n : fallback;
-}
-
 namespace detail_loops {
 
 inline int reap(pid_t pid) {

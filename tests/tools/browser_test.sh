@@ -35,5 +35,11 @@ fi
 
 "${cli}" export "${fixtures}/native.jsonl" -o "${work}/viewer.html"
 "${cli}" export "${fixtures}/hostile.jsonl" -o "${work}/hostile.html"
-PLAYWRIGHT_MODULES=${modules}/node_modules CHROMIUM=${chromium} \
+"${cli}" export "${fixtures}/search-repository" folding-0011 -o "${work}/folding.html"
+"${cli}" export "${fixtures}/native.jsonl" --search '</script><img src=x onerror=alert(1)>' \
+    -o "${work}/hostile-query.html"
+rm -f "${work}/hit.html"
+PLAYWRIGHT_MODULES=${modules}/node_modules CHROMIUM=${chromium} AGENTCORE_CLI=${cli} \
+    SEARCH_REPOSITORY=${fixtures}/search-repository FOLDING_PAGE=${work}/folding.html WORK=${work} \
+    HOSTILE_QUERY_PAGE=${work}/hostile-query.html \
     node "${here}/browser_test.mjs" "${work}/viewer.html" "${work}/viewer.png" "${work}/hostile.html"

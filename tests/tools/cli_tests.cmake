@@ -39,7 +39,7 @@ agentcore_cli_test(search_role EXIT 0 ARGS search "hi" <FIXTURES>/sessions --rol
 agentcore_cli_test(search_since EXIT 1 ARGS search hello <FIXTURES>/sessions --since 2027-01-01
                    STDOUT_REGEX "^no matches\n$")
 agentcore_cli_test(search_json EXIT 0 ARGS search hello <FIXTURES>/sessions --json --newest
-                   STDOUT_REGEX "\"entry_type\": \"message\",.*\"snippet\": \"Hello\",\n *\"marks\": .\n *.\n *0,\n *5\n.*\"open\": \"agentcore context .+/sessions [a-z]+-000[123] --leaf [0-9a-f]+\"\n"
+                   STDOUT_REGEX "\"entry_type\": \"message\",.*\"snippet\": \"Hello\",\n *\"marks\": .\n *.\n *0,\n *5\n.*\"open\": \"agentcore context .+/sessions [a-z]+-000[123] --leaf [0-9a-f]+\",\n"
                    NO_STDOUT_REGEX "«")
 agentcore_cli_test(search_substring EXIT 0 ARGS search ell <FIXTURES>/sessions --substring
                    STDOUT_REGEX "H«ell»o")
@@ -51,6 +51,11 @@ agentcore_cli_test(search_bad_time EXIT 2 ARGS search hello <FIXTURES>/sessions 
 agentcore_cli_test(search_missing_root EXIT 2 ARGS search hello missing-folder STDERR_REGEX "missing-folder")
 agentcore_cli_test(search_pty_colour EXIT 0 PTY ON COLOUR ON ARGS search hello <FIXTURES>/sessions
                    STDOUT_REGEX "Hello" NO_STDOUT_REGEX "«")
+# Each hit also names the command that writes its session's viewer opened at the hit.
+agentcore_cli_test(search_view_command EXIT 0 ARGS search ell <FIXTURES>/sessions --substring --thinking
+                   STDOUT_REGEX "--leaf [0-9a-f]+\n    agentcore export [^ ]+/sessions [a-z]+-000[123] --search ell --substring --thinking --entry [0-9a-f]+ -o hit.html\n")
+agentcore_cli_test(search_view_json EXIT 0 ARGS search hello <FIXTURES>/sessions --json
+                   STDOUT_REGEX "\"view\": \"agentcore export [^ ]+/sessions [a-z]+-000[123] --search hello --entry [0-9a-f]+ -o hit.html\"")
 
 # info
 agentcore_cli_test(info_native EXIT 0 ARGS info <FIXTURES>/native.jsonl GOLDEN info-native.txt)
@@ -135,6 +140,16 @@ agentcore_cli_test(export EXIT 0 ARGS export <FIXTURES>/native.jsonl -o <WORK>/s
                    FILE_NO_REGEX "</script><img|<b>fn main|https?://")
 agentcore_cli_test(export_bad_output EXIT 2 ARGS export <FIXTURES>/native.jsonl -o <WORK>/no/such/dir/x.html
                    STDERR_REGEX "x.html: cannot write")
+# export --search/--entry: the page opens with the query and at the entry; both are checked first.
+agentcore_cli_test(export_search EXIT 0 ARGS export <FIXTURES>/native.jsonl --search "rust -python" --thinking -o <WORK>/session.html
+                   CHECK_FILE <WORK>/session.html
+                   FILE_REGEX "\"view\":{\"query\":\"rust -python\",\"substring\":false,\"thinking\":true,\"entry\":null,\"folding\":{\"latin1_bases\":\"aaaaaaAceeee[^\"]*\",\"latin_a_bases\":\"[a-zA-Z]+\"}}")
+agentcore_cli_test(export_search_invalid EXIT 2 ARGS export <FIXTURES>/native.jsonl --search "\"open" -o <WORK>/session.html
+                   STDERR_REGEX "invalid_query.*has no closing")
+agentcore_cli_test(export_substring_needs_search EXIT 2 ARGS export <FIXTURES>/native.jsonl --substring -o <WORK>/session.html
+                   STDERR_REGEX "--substring requires --search")
+agentcore_cli_test(export_entry_missing EXIT 2 ARGS export <FIXTURES>/native.jsonl --entry nope0001 -o <WORK>/session.html
+                   STDERR_REGEX "native.jsonl: entry 'nope0001' not found")
 
 # Special files: only regular files are sessions. A FIFO (which no writer ever opens) or a device
 # that never ends is refused at once by every command, naming the file and what it is; `ls` skips

@@ -1,7 +1,8 @@
 // Writes the deterministic session files the CLI and browser tests read: the same branched,
 // compacted session in the native and the pi dialect, a small repository for `ls`, repositories
-// for `copy` (both dialects, entry types and fields the library does not model), and damaged
-// files for the error paths. Usage: agentcore_tools_fixtures OUT_DIR
+// for `copy` (both dialects, entry types and fields the library does not model), a repository
+// whose text exercises search's folding and query language, and damaged files for the error
+// paths. Usage: agentcore_tools_fixtures OUT_DIR
 #include <agentcore/jsonl_repo.hpp>
 #include <agentcore/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
@@ -217,6 +218,47 @@ Session<InMemorySessionStorage<>> extras_session(Script& s, std::string id,
     return session;
 }
 
+// Text for search in the viewer and on the command line alike: letters the folding changes
+// (Latin-1, Latin Extended-A, Greek, Cyrillic, combining accents, ideographs), phrases,
+// identifiers and paths, thinking, a long tool output and a branch.
+Session<InMemorySessionStorage<>> folding_session(Script& s) {
+    SessionHeader header;
+    header.id = "folding-0011";
+    header.timestamp = format_timestamp(start_ms + 900000);
+    header.cwd = "/home/dev/folding";
+    Session<InMemorySessionStorage<>> session(InMemorySessionStorage<>(header, s.env));
+    const auto first = append_message(session, s.user("Crème brûlée at the Café in Köln"));
+    append_message(session,
+                   s.assistant("Die Straße nach Ærøskøbing; Œuvre complète; Łódź, İstanbul"));
+    append_message(session, s.user("ΑΘΉΝΑ και ёлка, Ĳssel and cafe\u0301 written with an accent"));
+    append_message(
+        session, s.assistant("東京都に行く: the login-bug is fixed",
+                             {ThinkingContent{"Flamingos think about the login bug.", {}},
+                              ToolCallContent{
+                                  "call_9",
+                                  "grep",
+                                  Json{{"pattern", "getUserById"}, {"path", "src/auth/login.cpp"}},
+                                  {}}}));
+    ToolResultMessage result;
+    result.tool_call_id = "call_9";
+    result.tool_name = "grep";
+    // The library searches the first 4096 bytes of a tool's output: a word after them is not found.
+    result.content.push_back(TextContent{
+        "src/auth/login.cpp: User getUserById(int id)\n" + std::string(5000, '.') + " zanzibar",
+        {}});
+    result.timestamp = s.now();
+    append_message(session, result);
+    const auto fixed = append_message(session, s.user("Is the login bug fixed for good?"));
+    append_label(session, fixed, std::string("checkpoint"));
+    append_message(session, s.assistant("Yes: fixed, with a test."));
+    // A branch from the first question: its hits are on another path than the leaf's.
+    move_to(session, first);
+    append_message(session, s.user("Back to the café: which login page?"));
+    const auto answer = append_message(session, s.assistant("The login page of the CAFÉ's site."));
+    set_leaf_id(session, answer);
+    return session;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -289,6 +331,11 @@ int main(int argc, char** argv) {
         write_in_repository(extras_session(e, "extras-0003", "Hello again"), clash, Dialect::native,
                             e.env);
         write_small(clash, "new-0005", "/home/dev/project", start_ms, "New", Dialect::native);
+    }
+
+    {
+        Script f;
+        write_in_repository(folding_session(f), out + "/search-repository", Dialect::native, f.env);
     }
 
     // Every entry of the main line has a side branch, appended after the main line goes on: each
