@@ -18,6 +18,7 @@
 
 #include <agentcore/error.hpp>
 #include <agentcore/postgres/detail/pg.hpp>
+#include <agentcore/postgres/detail/search_index.hpp>
 
 #include <cstdint>
 #include <iterator>
@@ -55,7 +56,22 @@ inline constexpr const char* migrations[] = {
     // 2: listing by working directory and labels by target without a scan.
     "CREATE INDEX sessions_by_cwd ON sessions (cwd, created, id);"
     "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label';",
+    // 3: search by words (detail/search_index.hpp). Each entry's words as a tsvector, the words
+    // already cut and normalised by the library; search_words lists every word written, for
+    // parts of words. After this script the stored entries are indexed, then the GIN index is
+    // built (search_index_ddl) and, where pg_trgm can be had, the trigram index of the words.
+    "ALTER TABLE entries ADD COLUMN words tsvector;"
+    "CREATE TABLE search_words (word text COLLATE \"C\" PRIMARY KEY);",
 };
+
+/// The schema version of the search index; migrating to it indexes the entries already stored.
+inline constexpr std::int64_t search_schema_version = 3;
+
+/// The index over the words, built after the stored entries were indexed (faster than
+/// growing it row by row). Appends add to its pending list (GIN's fastupdate), which the
+/// server merges in bulk.
+inline constexpr const char* search_index_ddl =
+    "CREATE INDEX entries_words ON entries USING gin (words)";
 
 /// The schema version this library writes.
 inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::size(migrations));
@@ -125,6 +141,11 @@ inline void prepare(Connection& c, bool writable) {
                                            "entries) that is not "
                                            "agentcore's; use another database or schema");
                 throw;
+            }
+            if (v == search_schema_version) {
+                index_stored_entries(c);
+                c.exec(search_index_ddl, "migrating the schema of");
+                (void)create_trigram_index(c);
             }
         }
         const std::int64_t now = stored_schema_version(c);
