@@ -26,6 +26,7 @@
 #include <limits>
 #include <vector>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -219,29 +220,45 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
         search_each<PostgresSessionRepo>(repo, query, options, sink);
         return;
     }
+    // The candidates, then their sessions' rows: two statements, so that the planner never
+    // joins the candidates with every session's row.
     const auto r = c.exec(
-        "SELECT e.session_id, e.seq, e.line, s.header, s.dialect, s.name FROM entries e JOIN "
-        "sessions s ON s.id = e.session_id WHERE e.words @@ $1::tsquery AND ($2::text IS NULL OR "
-        "s.cwd = $2) ORDER BY e.session_id, e.seq",
+        "SELECT session_id, seq, line FROM entries WHERE words @@ $1::tsquery AND ($2::text IS "
+        "NULL OR session_id IN (SELECT id FROM sessions WHERE cwd = $2)) ORDER BY session_id, seq",
         detail::pg::Params().text(tsquery).text(options.cwd), "searching");
+    if (r.rows() == 0) return;
+    std::vector<std::optional<std::string>> ids;
+    for (int i = 0; i < r.rows(); ++i)
+        if (i == 0 || r.text(i, 0) != r.text(i - 1, 0)) ids.emplace_back(std::string(r.text(i, 0)));
+    const auto sessions =
+        c.exec("SELECT id, header, dialect, name FROM sessions WHERE id = ANY($1::text[]) ORDER BY "
+               "id",
+               detail::pg::Params().text(detail::pg::text_array(ids)), "searching");
     const std::string where = "database '" + c.name() + "'";
     int i = 0;
+    int row = 0;  // the session's row in `sessions` (both are in the order of session ids)
     while (i < r.rows()) {
         const std::string session_id(r.text(i, 0));
         int end = i + 1;
         while (end < r.rows() && r.text(end, 0) == session_id) ++end;
+        while (row < sessions.rows() && sessions.text(row, 0) < session_id) ++row;
+        // A session removed since its entries were read is skipped, as in every repository.
+        if (row == sessions.rows() || sessions.text(row, 0) != session_id) {
+            i = end;
+            continue;
+        }
         SessionHeader header;
         try {
-            header = decode_header(r.text(i, 3));
+            header = decode_header(sessions.text(row, 1));
         } catch (const SessionError& e) {
             throw SessionError(ErrorCode::invalid_session, "session '" + session_id + "' in " +
                                                                where + ": header: " +
                                                                std::string(e.detail()));
         }
-        const Dialect dialect = r.int64(i, 4) == static_cast<std::int64_t>(Dialect::pi)
+        const Dialect dialect = sessions.int64(row, 2) == static_cast<std::int64_t>(Dialect::pi)
                                     ? Dialect::pi
                                     : Dialect::native;
-        const std::string name = r.is_null(i, 5) ? std::string() : std::string(r.text(i, 5));
+        const std::string name = sessions.optional_text(row, 3).value_or("");
         if (detail::session_passes(options, header, name)) {
             for (int k = i; k < end; ++k) {
                 const std::int64_t seq = r.int64(k, 1);

@@ -429,6 +429,8 @@ public:
             .int64(next.stats.total_tokens)
             .real(next.stats.cost_total);
         detail::pg::bind_row(p, header_.id, node, base.id, columns, line);
+        // The entry's words ($35) come sorted and distinct (join_lexemes): two appends adding
+        // the same new words to search_words lock them in the same order, and never deadlock.
         static const std::string sql =
             "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, "
             "message_count = $8,"
@@ -437,8 +439,8 @@ public:
             " writer_expires = now() + $5::double precision * interval '1 millisecond'"
             " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 AND next_seq = $4 "
             "RETURNING id),"
-            " w AS (INSERT INTO search_words (word) SELECT DISTINCT x FROM s, "
-            "unnest(string_to_array($35::text, ' ')) AS x ORDER BY x ON CONFLICT (word) DO NOTHING)"
+            " w AS (INSERT INTO search_words (word) SELECT x FROM s, "
+            "unnest(string_to_array($35::text, ' ')) AS x ON CONFLICT (word) DO NOTHING)"
             " INSERT INTO entries (" +
             std::string(detail::pg::insert_columns) + ") SELECT " +
             detail::pg::row_placeholders(13) + " FROM s";
