@@ -58,7 +58,9 @@ void check_same(const SearchResult& got, const SearchResult& expected) {
 // Each query gives the answer of memory, or the same error (a query that cannot be run).
 template <class Repo>
 void check_queries(const InMemorySessionRepo& memory, const Repo& repo, const Queries& queries) {
-    for (const auto& [q, o] : queries) {
+    for (const auto& query : queries) {
+        const std::string& q = query.first;
+        const SearchOptions& o = query.second;
         INFO(q << (o.mode == SearchMode::substring ? " (substring)" : ""));
         SearchResult expected;
         try {
