@@ -18,7 +18,7 @@
 // - a common word's first 20 hits by relevance (goal: at most 50 ms);
 // - the index's size (the words column, its GIN index, the list of words and its indexes)
 //   against the JSONL corpus (goal: at most 0.5);
-// - --appends appends with the index against the statement of schema version 2 (the same
+// - --appends appends with the index against the statement of schema version 3 (the same
 //   append without the words), sent by hand with the same parameters into a database without
 //   the GIN index (goal: at most 1.3), rounds alternating. The words are still extracted there.
 // Usage: bench_search [--sessions N] [--runs N] [--appends N] [--dir PATH] [--no-postgres]
@@ -124,7 +124,7 @@ double pg_append_seconds(const std::string& conninfo, std::size_t n) {
     return seconds_since(start);
 }
 
-// The same appends as pg_append_seconds, each sent as the append statement of schema version 2
+// The same appends as pg_append_seconds, each sent as the append statement of schema version 3
 // (no words column, no list of words) with the parameters the library binds, on one connection
 // with synchronous_commit off. The client's work is the library's: the entry's columns (its
 // words too), place and line.
@@ -148,11 +148,11 @@ double pg_bare_append_seconds(const std::string& conninfo, std::size_t n) {
         "RETURNING id) INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, "
         "label, name, first_kept_id, retained_tail, root_seq, path_start_seq, state_thinking, "
         "state_model, state_tools, sets, u_input, u_output, u_cache_read, u_cache_write, u_cost, "
-        "line) SELECT ";
+        "line, depth) SELECT ";
     const std::string placeholders = pg::row_placeholders(13);
     sql += placeholders.substr(0, placeholders.rfind(", array_to_tsvector"));
     // The words parameter is bound (as the library binds it) but not written.
-    sql += " FROM s WHERE $35::text IS NULL OR true";
+    sql += " FROM s WHERE $36::text IS NULL OR true";
     std::mt19937_64 rng(42);
     Environment env = Environment::system();
     pg::SessionState state;
@@ -273,7 +273,7 @@ void postgres_figures(const InMemorySessionRepo& memory, double corpus, std::siz
     const double t_with = with_samples.median();
     const double t_without = without_samples.median();
     report.add("PostgreSQL append with index", t_with / static_cast<double>(appends) * 1e6, "us");
-    report.add("PostgreSQL append, version 2 statement",
+    report.add("PostgreSQL append, version 3 statement",
                t_without / static_cast<double>(appends) * 1e6, "us");
     report.add("PostgreSQL append cost with / without", t_with / t_without, "x", "goal <= 1.3");
 }

@@ -1,6 +1,8 @@
-// Session operations on the in-memory storage: appending, the leaf, moving, paths (SPEC §4.1–§4.4,
+// Session operations over every storage (support/storages.hpp: memory and JSONL here, SQLite and
+// PostgreSQL in their own runners): appending, the leaf, moving, paths (SPEC §4.1–§4.4,
 // §4.6–§4.8) and the errors they raise (SPEC §7).
 #include "support/builders.hpp"
+#include "support/storages.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/jsonl_fixtures.hpp"
@@ -9,9 +11,9 @@ using namespace agentcore;
 using namespace agentcore::testing;
 using Strings = std::vector<std::string>;
 
-TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SPEC 4.2]",
-          "[session]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SPEC 4.2]",
+          "[session]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     CHECK_FALSE(get_leaf_id(s));
     auto a = append_message(s, user("hi"));
     auto b = append_message(s, assistant("hello"));
@@ -31,8 +33,8 @@ TEST_CASE("every append creates a child of the leaf and moves the leaf to it [SP
     CHECK(type_of(*get_entry(s, g)) == "custom_message");
 }
 
-TEST_CASE("labels and session names move the leaf like any entry [SPEC 4.2]", "[session]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("labels and session names move the leaf like any entry [SPEC 4.2]", "[session]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("hi"));
     auto l = append_label(s, a, std::string("start"));
     CHECK(get_leaf_id(s) == l);
@@ -42,10 +44,10 @@ TEST_CASE("labels and session names move the leaf like any entry [SPEC 4.2]", "[
     CHECK(parent_id_of(*get_entry(s, n)) == l);
 }
 
-TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected clock [SPEC 4.1]",
-          "[session]") {
-    auto s1 = memory_session(9);
-    auto s2 = memory_session(9);
+TEMPLATE_TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected clock [SPEC 4.1]",
+          "[session]", AGENTCORE_TEST_STORAGES) {
+    auto s1 = fresh_session<TestType>(9);
+    auto s2 = fresh_session<TestType>(9);
     auto a1 = append_message(s1, user("x"));
     auto a2 = append_message(s2, user("x"));
     CHECK(a1 == a2);
@@ -55,9 +57,9 @@ TEST_CASE("entry ids are 8 hex characters and timestamps come from the injected 
     CHECK(base_of(*get_entry(s1, b1)).timestamp == "2026-12-02T07:43:23.124Z");
 }
 
-TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [SPEC 4.2]",
-          "[session]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [SPEC 4.2]",
+          "[session]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     set_leaf_id(s, b);
@@ -80,17 +82,17 @@ TEST_CASE("set_leaf_id appends a leaf entry even when the leaf does not change [
     CHECK_FALSE(parent_id_of(*get_entry(s, r)));
 }
 
-TEST_CASE("set_leaf_id of an unknown id is not_found and writes nothing [SPEC 4.2]",
-          "[session][errors]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("set_leaf_id of an unknown id is not_found and writes nothing [SPEC 4.2]",
+          "[session][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] { set_leaf_id(s, std::string("nope")); }) == ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEST_CASE("appending a taken id is already_exists and a missing parent is invalid_entry [SPEC 4.2]",
-          "[session][errors]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("appending a taken id is already_exists and a missing parent is invalid_entry [SPEC 4.2]",
+          "[session][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     MessageEntry dup;
     dup.id = a;
@@ -108,8 +110,8 @@ TEST_CASE("appending a taken id is already_exists and a missing parent is invali
     CHECK(get_leaf_id(s) == a);
 }
 
-TEST_CASE("a leaf entry targeting a missing entry is refused [SPEC 4.2]", "[session][errors]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("a leaf entry targeting a missing entry is refused [SPEC 4.2]", "[session][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     LeafEntry leaf;
     leaf.id = "leaf0001";
@@ -120,8 +122,8 @@ TEST_CASE("a leaf entry targeting a missing entry is refused [SPEC 4.2]", "[sess
     CHECK(get_leaf_id(s) == a);
 }
 
-TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "[session][move]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "[session][move]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
     auto count = s.storage().entry_count();
@@ -131,9 +133,9 @@ TEST_CASE("move_to without a summary only moves the leaf [SPEC 4.3]", "[session]
     CHECK(s.storage().entry_count() == count + 1);  // the leaf entry
 }
 
-TEST_CASE("move_to with a summary appends a branch summary under the target [SPEC 4.3]",
-          "[session][move]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("move_to with a summary appends a branch summary under the target [SPEC 4.3]",
+          "[session][move]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
     auto r = move_to(
@@ -151,10 +153,10 @@ TEST_CASE("move_to with a summary appends a branch summary under the target [SPE
     CHECK(bs.usage->cache_write == 4);
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "move_to(none) goes before the first entry; with a summary the summary is a root [SPEC 4.3]",
-    "[session][move]") {
-    auto s = memory_session();
+    "[session][move]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK_FALSE(move_to(s, std::nullopt));
     CHECK_FALSE(get_leaf_id(s));
@@ -208,9 +210,9 @@ TEST_CASE(
     }
 }
 
-TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]",
-          "[session][move][errors]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]",
+          "[session][move][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] {
               move_to(s, std::string("zzzzzzzz"), BranchSummaryInput{"x", {}, {}, false});
@@ -218,8 +220,8 @@ TEST_CASE("move_to an unknown entry is not_found and writes nothing [SPEC 4.3]",
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4.4]", "[session][path]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4.4]", "[session][path]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     auto c = append_message(s, user("c"));
@@ -230,11 +232,11 @@ TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4.4]", "[s
     CHECK(ids(get_path_to_root_or_compaction(s, std::string_view(b))) == Strings{a, b});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "an empty session or a leaf of none has an empty path; an unknown start is not_found [SPEC "
     "4.4]",
-    "[session][path][errors]") {
-    auto s = memory_session();
+    "[session][path][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     CHECK(get_branch(s).empty());
     append_message(s, user("a"));
     move_to(s, std::nullopt);
@@ -242,9 +244,9 @@ TEST_CASE(
     CHECK(error_of([&] { get_branch(s, "unknown0"); }) == ErrorCode::not_found);
 }
 
-TEST_CASE("the path stops at a compaction with a retained tail, even an empty one [SPEC 4.4]",
-          "[session][path]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("the path stops at a compaction with a retained tail, even an empty one [SPEC 4.4]",
+          "[session][path]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     append_message(s, assistant("b"));
     auto c =
@@ -253,9 +255,9 @@ TEST_CASE("the path stops at a compaction with a retained tail, even an empty on
     CHECK(ids(get_branch(s)) == Strings{c, d});
 }
 
-TEST_CASE("the path stops at the first kept entry of a compaction met on the way [SPEC 4.4]",
-          "[session][path]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("the path stops at the first kept entry of a compaction met on the way [SPEC 4.4]",
+          "[session][path]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     auto c = append_message(s, user("c"));
@@ -265,22 +267,22 @@ TEST_CASE("the path stops at the first kept entry of a compaction met on the way
     (void)b;
 }
 
-TEST_CASE("a compaction without tail or first kept entry does not stop the walk [SPEC 4.4]",
-          "[session][path]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("a compaction without tail or first kept entry does not stop the walk [SPEC 4.4]",
+          "[session][path]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto k = append_compaction(s, "sum", std::nullopt, 100);
     auto d = append_message(s, user("d"));
     CHECK(ids(get_branch(s)) == Strings{a, k, d});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "the newest compaction decides where the path starts: an older one's first kept entry does not "
     "stop the walk [SPEC 4.4]",
-    "[session][path][compaction]") {
+    "[session][path][compaction]", AGENTCORE_TEST_STORAGES) {
     // The shape pi's prepareCompaction writes when the user compacts twice in a row: the second
     // compaction keeps from an entry that lies before the first one's first kept entry.
-    auto s = memory_session();
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     auto c = append_message(s, user("c"));
@@ -294,11 +296,11 @@ TEST_CASE(
     CHECK(ids(get_branch(s, e)) == Strings{c, d, k1, e});
 }
 
-TEST_CASE(
+TEMPLATE_TEST_CASE(
     "an older compaction with a retained tail inside the newest's kept range does not stop the "
     "walk [SPEC 4.4]",
-    "[session][path][compaction]") {
-    auto s = memory_session();
+    "[session][path][compaction]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto b = append_message(s, assistant("b"));
     auto k1 = append_compaction(s, "one", std::nullopt, 100, {}, false, std::nullopt,
@@ -351,9 +353,9 @@ TEST_CASE("a parent cycle cannot hang the walk: it is bounded by the entry count
     CHECK(code == ErrorCode::invalid_session);
 }
 
-TEST_CASE("labels are trimmed, the newest wins across branches, and empty clears [SPEC 4.6]",
-          "[session][labels]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("labels are trimmed, the newest wins across branches, and empty clears [SPEC 4.6]",
+          "[session][labels]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     CHECK_FALSE(get_label(s, a));
     append_label(s, a, std::string("  first  "));
@@ -370,15 +372,15 @@ TEST_CASE("labels are trimmed, the newest wins across branches, and empty clears
     CHECK_FALSE(std::get<LabelEntry>(*cleared.back()).label);
 }
 
-TEST_CASE("labelling an unknown entry is not_found [SPEC 4.6]", "[session][labels][errors]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("labelling an unknown entry is not_found [SPEC 4.6]", "[session][labels][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     CHECK(error_of([&] { append_label(s, "missing0", std::string("x")); }) == ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 0);
 }
 
-TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.6]",
-          "[session][name]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.6]",
+          "[session][name]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     CHECK_FALSE(get_session_name(s));
     auto id = append_session_name(s, "  fix\r\n\r\nthe\nbuild\r ");
     CHECK(std::get<SessionInfoEntry>(*get_entry(s, id)).name == "fix the build");
@@ -389,9 +391,9 @@ TEST_CASE("session names fold CR/LF runs into one space and are trimmed [SPEC 4.
     CHECK_FALSE(get_session_name(s));
 }
 
-TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC 4.7]",
-          "[session][stats]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC 4.7]",
+          "[session][stats]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto u = append_message(s, user("q"));
     append_message(s, assistant("a", "anthropic", "claude", usage(10, 20, 30, 40, 1.0)));
     append_compaction(s, "sum", u, 50, {}, false, usage(1, 2, 3, 4, 0.1));
@@ -404,9 +406,9 @@ TEST_CASE("stats add usage of assistants, compactions and branch summaries [SPEC
     CHECK(st.cost_total == Approx(1.36));
 }
 
-TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 total, 1.36 [SPEC 4.7]",
-          "[session][stats]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 total, 1.36 [SPEC 4.7]",
+          "[session][stats]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto m = append_message(s, assistant("a", "p", "m", usage(10, 20, 30, 40, 1.0)));
     append_compaction(s, "sum", std::nullopt, 50, {}, false, usage(1, 2, 3, 4, 0.1));
     move_to(s, m, BranchSummaryInput{"b", {}, usage(5, 6, 7, 8, 0.26), false});
@@ -418,9 +420,9 @@ TEST_CASE("the worked stats example: 1 message, 40 cached, 68 uncached, 136 tota
     CHECK(st.cost_total == Approx(1.36));
 }
 
-TEST_CASE("queries: get_entry, find_entries in append order, paged get_entries [SPEC 4.8]",
-          "[session][queries]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("queries: get_entry, find_entries in append order, paged get_entries [SPEC 4.8]",
+          "[session][queries]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     auto t = append_thinking_level_change(s, "low");
     auto b = append_message(s, assistant("b"));
@@ -436,8 +438,8 @@ TEST_CASE("queries: get_entry, find_entries in append order, paged get_entries [
     CHECK(ids(s.storage().get_entries({4, 100})) == Strings{c});
 }
 
-TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[session][queries]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[session][queries]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user(std::string(1000, 'x')));
     auto h1 = get_entry(s, a);
     auto h2 = get_entry(s, a);
@@ -447,18 +449,18 @@ TEST_CASE("reads share entries instead of copying them [SPEC 5]", "[session][que
     CHECK(ctx.messages[0].get() == &std::get<MessageEntry>(*h1).message);
 }
 
-TEST_CASE("compaction with an unknown first kept entry is not_found [SPEC 7]",
-          "[session][errors]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("compaction with an unknown first kept entry is not_found [SPEC 7]",
+          "[session][errors]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     append_message(s, user("a"));
     CHECK(error_of([&] { append_compaction(s, "x", std::string("ghost000"), 1); }) ==
           ErrorCode::not_found);
     CHECK(s.storage().entry_count() == 1);
 }
 
-TEST_CASE("unknown entry types are nodes of the tree that add nothing to the context [SPEC 2.3]",
-          "[session]") {
-    auto s = memory_session();
+TEMPLATE_TEST_CASE("unknown entry types are nodes of the tree that add nothing to the context [SPEC 2.3]",
+          "[session]", AGENTCORE_TEST_STORAGES) {
+    auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
     UnknownEntry u;
     u.id = "future01";

@@ -7,7 +7,8 @@
 
 if(TARGET agentcore_postgres)
     file(GLOB AGENTCORE_POSTGRES_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
-    add_executable(agentcore_postgres_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${AGENTCORE_POSTGRES_TEST_SOURCES})
+    add_executable(agentcore_postgres_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${AGENTCORE_POSTGRES_TEST_SOURCES}
+                                            ${AGENTCORE_EVERY_STORAGE_TEST_SOURCES})
     target_link_libraries(agentcore_postgres_tests PRIVATE agentcore::postgres agentcore_dev_flags Catch2::Catch2
                                                           Threads::Threads)
     target_include_directories(agentcore_postgres_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
@@ -15,7 +16,8 @@ if(TARGET agentcore_postgres)
     # Where the fixture describes the shared server; compiled in, as the runner's default.
     set(_agentcore_pg_server_file ${CMAKE_CURRENT_BINARY_DIR}/postgres-server.txt)
     target_compile_definitions(agentcore_postgres_tests PRIVATE
-                               AGENTCORE_PG_SERVER_FILE_DEFAULT="${_agentcore_pg_server_file}")
+                               AGENTCORE_PG_SERVER_FILE_DEFAULT="${_agentcore_pg_server_file}"
+                               AGENTCORE_TEST_POSTGRES)
     add_test(NAME "postgres: start the server"
              COMMAND agentcore_postgres_tests --pg-server start ${_agentcore_pg_server_file})
     add_test(NAME "postgres: stop the server"

@@ -1,6 +1,6 @@
-// Search over the PostgreSQL repository through its index of words (schema version 3): the hits,
+// Search over the PostgreSQL repository through its index of words (schema version 4): the hits,
 // order, snippets and pages of memory on the generated corpus; the index written by appends,
-// imports and forks, removed with its session, built by the migration from version 2, and used
+// imports and forks, removed with its session, built by the migration from version 3, and used
 // without pg_trgm; hostile queries that stay data.
 
 #include "postgres/pg_test.hpp"
@@ -219,7 +219,7 @@ TEST_CASE("removing a session removes its words from the index", "[postgres][sea
         CHECK(h.session_id != gone);
 }
 
-TEST_CASE("a database of schema version 2 is migrated and its stored entries indexed",
+TEST_CASE("a database of schema version 3 is migrated and its stored entries indexed",
           "[postgres][search][schema]") {
     InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
     agentcore::testing::write_search_corpus(memory, 11, 12);
@@ -228,11 +228,11 @@ TEST_CASE("a database of schema version 2 is migrated and its stored entries ind
         PostgresSessionRepo postgres(conninfo, pgt::fast());
         for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
     }
-    // Back to version 2 exactly: what version 3 added, taken away.
+    // Back to version 3 exactly: what version 4 added, taken away.
     pgt::Raw raw(conninfo);
     raw.c.exec_script(
         "DROP INDEX entries_words; ALTER TABLE entries DROP COLUMN words; DROP TABLE "
-        "search_words; DELETE FROM agentcore_schema_migrations WHERE version = 3",
+        "search_words; DELETE FROM agentcore_schema_migrations WHERE version = 4",
         "testing");
     // A line the codec cannot read gets no words, and the migration goes on.
     damage_line(raw, "corpus-11-4", 2);
@@ -256,7 +256,7 @@ TEST_CASE("a database of schema version 2 is migrated and its stored entries ind
     CHECK(ok == 2);
     CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
           detail::pg::schema_version);
-    CHECK(raw.number("SELECT count(*) FROM agentcore_schema_migrations WHERE version = 3") == 1);
+    CHECK(raw.number("SELECT count(*) FROM agentcore_schema_migrations WHERE version = 4") == 1);
     CHECK(raw.number("SELECT count(*) FROM entries WHERE words IS NOT NULL") > 0);
     CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = 'corpus-11-4' AND seq = 2 "
                      "AND words IS NULL") == 1);

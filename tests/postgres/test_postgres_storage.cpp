@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -440,6 +441,80 @@ typename Repo::session_type branchy(Repo& repo, const std::string& id) {
 }
 
 }  // namespace
+
+TEST_CASE(
+    "schema version 3 gives existing entries their depths, drops the foreign key, and paths read "
+    "as a range or walked give memory's contexts",
+    "[postgres][schema]") {
+    const std::string db = pgt::fresh_database();
+    PostgresStorageOptions o = fast();
+    o.environment = Environment::deterministic(1'700'000'000'000, 42);
+    InMemorySessionRepo memory(Environment::deterministic(1'700'000'000'000, 42));
+    // branchy's tree, then a long side branch and a short one beside it: the short branch's path
+    // spans few of the positions between its root and its tip, so it is walked; the others are
+    // read as ranges.
+    auto extend = [](auto& s) {
+        const auto root = s.storage().get_entries(EntriesQuery{}).front();
+        set_leaf_id(s, id_of(*root));
+        for (int i = 0; i < 40; ++i) append_message(s, UserMessage{"long " + std::to_string(i), 8, {}});
+        set_leaf_id(s, id_of(*root));
+        append_message(s, UserMessage{"short", 9, {}});
+    };
+    auto m = branchy(memory, "depths");
+    extend(m);
+    Raw raw(db);
+    const std::string depths_sql =
+        "SELECT string_agg(seq || ':' || depth, ',' ORDER BY seq) FROM entries";
+    std::string written;
+    {
+        PostgresSessionRepo repo(db, o);
+        auto p = branchy(repo, "depths");
+        extend(p);
+        REQUIRE(observe(p) == observe(m));
+        written = raw.text(depths_sql);
+    }
+    // Each depth as the parent ids give it.
+    std::map<std::string, int> depth_of;
+    std::string expected;
+    std::int64_t seq = 0;
+    for (const auto& e : m.storage().get_entries(EntriesQuery{})) {
+        const auto parent = parent_id_of(*e);
+        depth_of[id_of(*e)] = parent ? depth_of.at(*parent) + 1 : 0;
+        if (seq++ > 0) expected += ",";
+        expected += std::to_string(seq) + ":" + std::to_string(depth_of[id_of(*e)]);
+    }
+    CHECK(written == expected);
+    const std::string strategies_sql =
+        "SELECT string_agg(DISTINCT (x.seq - x.path_start_seq + 1 <= 4 * (x.depth - p.depth + "
+        "1))::text, ',') FROM entries x JOIN entries p ON p.session_id = x.session_id AND p.seq = "
+        "x.path_start_seq";
+    CHECK(raw.text(strategies_sql) == "false,true");
+
+    // The database as version 2 left it: no depths, the foreign key (and no search index, which
+    // version 4 adds).
+    raw.exec("ALTER TABLE entries DROP COLUMN words");
+    raw.exec("DROP TABLE search_words");
+    raw.exec("ALTER TABLE entries DROP COLUMN depth");
+    raw.exec(
+        "ALTER TABLE entries ADD CONSTRAINT entries_session_id_fkey FOREIGN KEY (session_id) "
+        "REFERENCES sessions (id) ON DELETE CASCADE");
+    raw.exec("DELETE FROM agentcore_schema_migrations WHERE version >= 3");
+    CHECK(error_of([&] { (void)PostgresSessionStorage::open_read_only(db, "depths", o); }) ==
+          ErrorCode::invalid_session);
+    PostgresSessionRepo repo(db, o);
+    CHECK(raw.text(depths_sql) == expected);
+    CHECK(raw.number("SELECT count(*) FROM information_schema.table_constraints WHERE table_name "
+                     "= 'entries' AND constraint_type = 'FOREIGN KEY'") == 0);
+    CHECK(raw.number("SELECT count(*) FROM pg_indexes WHERE indexname = "
+                     "'entries_children_migrating'") == 0);
+    CHECK(observe(open_read_only(repo, "depths")) == observe(m));
+    auto p = open(repo, "depths");
+    append_message(p, UserMessage{"after the migration", 10, {}});
+    append_message(m, UserMessage{"after the migration", 10, {}});
+    CHECK(observe(open_read_only(repo, "depths")) == observe(m));
+    remove(repo, "depths");
+    CHECK(raw.number("SELECT count(*) FROM entries") == 0);
+}
 
 TEST_CASE("the server-side fork equals a fork in memory of the same session, whole or along a path",
           "[postgres][fork]") {

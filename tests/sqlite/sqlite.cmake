@@ -4,7 +4,9 @@
 
 if(TARGET agentcore_sqlite)
     file(GLOB AGENTCORE_SQLITE_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
-    add_executable(agentcore_sqlite_tests support/main.cpp ${AGENTCORE_SQLITE_TEST_SOURCES})
+    add_executable(agentcore_sqlite_tests support/main.cpp ${AGENTCORE_SQLITE_TEST_SOURCES}
+                                          ${AGENTCORE_EVERY_STORAGE_TEST_SOURCES})
+    target_compile_definitions(agentcore_sqlite_tests PRIVATE AGENTCORE_TEST_SQLITE)
     target_link_libraries(agentcore_sqlite_tests PRIVATE agentcore::sqlite agentcore_dev_flags Catch2::Catch2
                                                         Threads::Threads)
     target_include_directories(agentcore_sqlite_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})

@@ -153,14 +153,22 @@ inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& opti
     return out;
 }
 
-/// Removes a session and its entries in one statement; an unknown id does nothing. An invalid
+/// Removes a session and its entries in one transaction; an unknown id does nothing. An invalid
 /// id: invalid_session. A writer that still has it open gets `storage` on its next append.
+///
+/// The session's row goes first: an append in flight holds that row until it commits, and the
+/// entries are deleted by a later statement, which sees that append's entry; an append after it
+/// finds no row to update and so writes no entry.
 inline void remove(PostgresSessionRepo& repo, std::string_view id) {
     check_session_id(id);
     const auto link = detail::pg::connect(repo.pool(), std::string(), true, repo.options());
     detail::pg::retrying(repo.options().attempts, [&] {
+        detail::pg::Transaction tx(*link->conn);
         link->conn->exec("DELETE FROM sessions WHERE id = $1", detail::pg::Params().text(id),
                          "removing a session from");
+        link->conn->exec("DELETE FROM entries WHERE session_id = $1",
+                         detail::pg::Params().text(id), "removing a session from");
+        tx.commit();
     });
 }
 

@@ -106,7 +106,7 @@ inline std::string row_placeholders(int first) {
         "text",   "bigint",   "text",    "bigint", "text",   "text",   "text",
         "text",   "text",     "boolean", "bigint", "bigint", "bigint", "bigint",
         "bigint", "smallint", "bigint",  "bigint", "bigint", "bigint", "double precision",
-        "text"};
+        "text",   "bigint"};
     std::string out;
     for (int i = 0; i < insert_column_count - 1; ++i) {
         if (i) out += ", ";
@@ -429,7 +429,7 @@ public:
             .int64(next.stats.total_tokens)
             .real(next.stats.cost_total);
         detail::pg::bind_row(p, header_.id, node, base.id, columns, line);
-        // The entry's words ($35) come sorted and distinct (join_lexemes): two appends adding
+        // The entry's words ($36) come sorted and distinct (join_lexemes): two appends adding
         // the same new words to search_words lock them in the same order, and never deadlock.
         static const std::string sql =
             "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, "
@@ -440,7 +440,7 @@ public:
             " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 AND next_seq = $4 "
             "RETURNING id),"
             " w AS (INSERT INTO search_words (word) SELECT x FROM s, "
-            "unnest(string_to_array($35::text, ' ')) AS x ON CONFLICT (word) DO NOTHING)"
+            "unnest(string_to_array($36::text, ' ')) AS x ON CONFLICT (word) DO NOTHING)"
             " INSERT INTO entries (" +
             std::string(detail::pg::insert_columns) + ") SELECT " +
             detail::pg::row_placeholders(13) + " FROM s";
@@ -479,7 +479,7 @@ public:
                  "reading an entry from");
         if (r.rows() == 0) return nullptr;
         remember_node(detail::pg::node_of(r, 0, 0), id);
-        return decode(r.int64(0, 0), r.text(0, 7));
+        return decode(r.int64(0, 0), r.text(0, detail::pg::node_column_count));
     }
 
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
@@ -838,20 +838,11 @@ private:
 
     // The entry at `start` and its ancestors down to where its path starts, in one query.
     std::vector<EntryHandle> fetch_path(std::string_view start) const {
-        static const std::string sql =
-            std::string(
-                "WITH RECURSIVE up(seq, bound) AS ("
-                " SELECT seq, path_start_seq FROM entries WHERE session_id = $1 AND id = $2 AND "
-                "seq < $3"
-                " UNION ALL SELECT p.seq, up.bound FROM up, LATERAL (SELECT e.parent_seq AS seq "
-                "FROM entries e"
-                " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= up.bound)"
-                " SELECT e.seq, ") +
-            detail::pg::node_columns +
-            ", e.id, CASE WHEN e.seq = ANY($4::bigint[]) THEN NULL ELSE e.line END"
-            " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq "
-            "LIMIT 1) e"
-            " ORDER BY e.seq";
+        constexpr int id_column = detail::pg::node_column_count;
+        constexpr int line_column = id_column + 1;
+        static const std::string sql = detail::pg::path_query(
+            std::string("e.seq, ") + detail::pg::node_columns +
+            ", e.id, CASE WHEN e.seq = ANY($4::bigint[]) THEN NULL ELSE e.line END");
         const auto r = read(sql.c_str(),
                             detail::pg::Params()
                                 .text(header_.id)
@@ -859,12 +850,14 @@ private:
                                 .int64(state_.next_seq)
                                 .text(known_seqs()),
                             "reading a path from");
+        const std::vector<int> rows = detail::pg::path_rows(r);
         std::vector<EntryHandle> out;
-        out.reserve(static_cast<std::size_t>(r.rows()));
-        for (int i = 0; i < r.rows(); ++i) {
+        out.reserve(rows.size());
+        for (const int i : rows) {
             const detail::pg::Node n = detail::pg::node_of(r, i, 0);
-            remember_node(n, r.text(i, 7));
-            out.push_back(r.is_null(i, 8) ? known(n.seq) : decode(n.seq, r.text(i, 8)));
+            remember_node(n, r.text(i, id_column));
+            out.push_back(r.is_null(i, line_column) ? known(n.seq)
+                                                    : decode(n.seq, r.text(i, line_column)));
         }
         return out;
     }

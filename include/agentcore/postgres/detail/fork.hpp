@@ -256,7 +256,7 @@ struct ForkAccess {
                 throw SessionError(ErrorCode::already_exists,
                                    "session '" + header.id + "' already exists");
             std::vector<std::optional<std::int64_t>> old_seq, seq, parent, root, start, thinking,
-                model, tools;
+                model, tools, depth;
             for (const auto& copy : copies) {
                 if (copy.changed) continue;
                 old_seq.emplace_back(copy.source->seq);
@@ -267,6 +267,7 @@ struct ForkAccess {
                 thinking.push_back(copy.node.state_thinking);
                 model.push_back(copy.node.state_model);
                 tools.push_back(copy.node.state_tools);
+                depth.emplace_back(copy.node.depth);
             }
             if (!old_seq.empty())
                 c.exec("INSERT INTO entries (" + std::string(insert_columns) +
@@ -275,12 +276,12 @@ struct ForkAccess {
                            " e.retained_tail, m.root_seq, m.path_start_seq, m.state_thinking, "
                            "m.state_model, m.state_tools,"
                            " e.sets, e.u_input, e.u_output, e.u_cache_read, e.u_cache_write, "
-                           "e.u_cost, e.line, e.words"
+                           "e.u_cost, e.line, m.depth, e.words"
                            " FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], "
                            "$7::bigint[],"
-                           " $8::bigint[], $9::bigint[], $10::bigint[]) AS m(old_seq, seq, "
-                           "parent_seq, root_seq,"
-                           " path_start_seq, state_thinking, state_model, state_tools)"
+                           " $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[]) AS "
+                           "m(old_seq, seq, parent_seq, root_seq,"
+                           " path_start_seq, state_thinking, state_model, state_tools, depth)"
                            " JOIN entries e ON e.session_id = $2 AND e.seq = m.old_seq",
                        Params()
                            .text(header.id)
@@ -292,7 +293,8 @@ struct ForkAccess {
                            .text(int_array(start))
                            .text(int_array(thinking))
                            .text(int_array(model))
-                           .text(int_array(tools)),
+                           .text(int_array(tools))
+                           .text(int_array(depth)),
                        "forking a session in");
             insert_rows(c, header.id, rewritten);
             tx.commit();
@@ -351,20 +353,15 @@ private:
             start = parent_id_of(entry);
         }
         if (!start) return {};
-        const Result r = c.exec(
-            (std::string("WITH RECURSIVE up(seq, bound) AS ("
-                         " SELECT seq, path_start_seq FROM entries WHERE session_id = $1 AND id = "
-                         "$2 AND seq < $3"
-                         " UNION ALL SELECT p.seq, up.bound FROM up, LATERAL (SELECT e.parent_seq "
-                         "AS seq FROM entries e"
-                         " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= "
-                         "up.bound) SELECT ") +
-             source_columns +
-             " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq"
-             " LIMIT 1) e ORDER BY e.seq")
-                .c_str(),
-            Params().text(source).text(*start).int64(next), "forking a session in");
-        return sources_of(r);
+        static const std::string path_sql = path_query(source_columns);
+        const Result r = c.exec(path_sql.c_str(), Params().text(source).text(*start).int64(next),
+                                "forking a session in");
+        std::vector<Source> all = sources_of(r);
+        std::vector<Source> out;
+        const std::vector<int> rows = path_rows(r);
+        out.reserve(rows.size());
+        for (const int i : rows) out.push_back(std::move(all[static_cast<std::size_t>(i)]));
+        return out;
     }
 
     // Whether the copy at fork position `kept` is `from` or one of its ancestors.

@@ -10,12 +10,15 @@
 #include <agentcore/postgres/detail/search_index.hpp>
 #include <agentcore/storage.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <variant>
+#include <vector>
 
 namespace agentcore::detail::pg {
 
@@ -88,6 +91,7 @@ struct Node {
     std::optional<std::int64_t> parent_seq;
     std::int64_t root_seq = 0;
     std::int64_t path_start_seq = 0;  ///< the oldest entry of get_path_to_root_or_compaction(this)
+    std::int64_t depth = 0;           ///< ancestors above it (a root: 0)
     std::optional<std::int64_t> state_thinking, state_model, state_tools;
 };
 
@@ -106,6 +110,7 @@ inline Node place(std::int64_t seq, const Node* parent, int sets, const EntryCol
     if (parent) {
         n.parent_seq = parent->seq;
         n.root_seq = parent->root_seq;
+        n.depth = parent->depth + 1;
         n.state_thinking = parent->state_thinking;
         n.state_model = parent->state_model;
         n.state_tools = parent->state_tools;
@@ -131,14 +136,15 @@ inline Node place(std::int64_t seq, const Node* parent, int sets, const EntryCol
 /// The columns of an entries row, in the order of insert_columns: session, seq, id, parent_seq,
 /// type, target_id, label, name, first_kept_id, retained_tail, root_seq, path_start_seq,
 /// state_thinking, state_model, state_tools, sets, u_input, u_output, u_cache_read,
-/// u_cache_write, u_cost, line, words (the last given as its words parameter: words_expression).
-inline constexpr int insert_column_count = 23;
+/// u_cache_write, u_cost, line, depth, words (the last given as its words parameter:
+/// words_expression).
+inline constexpr int insert_column_count = 24;
 inline constexpr const char* insert_columns =
     "session_id, seq, id, parent_seq, type, target_id, label, name, first_kept_id, retained_tail, "
     "root_seq,"
     " path_start_seq, state_thinking, state_model, state_tools, sets, u_input, u_output, "
     "u_cache_read,"
-    " u_cache_write, u_cost, line, words";
+    " u_cache_write, u_cost, line, depth, words";
 
 inline void bind_row(Params& p, std::string_view session, const Node& n, std::string_view id,
                      const EntryColumns& c, std::string_view line) {
@@ -169,13 +175,16 @@ inline void bind_row(Params& p, std::string_view session, const Node& n, std::st
             .real(c.usage->cost.total);
     else
         p.null().null().null().null().null();
-    p.text(line).text(c.words);
+    p.text(line).int64(n.depth).text(c.words);
 }
 
 /// The columns a reader selects to know an entry's place (after seq): parent_seq, root_seq,
-/// path_start_seq, state_thinking, state_model, state_tools.
+/// path_start_seq, state_thinking, state_model, state_tools, depth.
 inline constexpr const char* node_columns =
-    "e.parent_seq, e.root_seq, e.path_start_seq, e.state_thinking, e.state_model, e.state_tools";
+    "e.parent_seq, e.root_seq, e.path_start_seq, e.state_thinking, e.state_model, e.state_tools, "
+    "e.depth";
+/// The number of columns node_of reads: seq and node_columns.
+inline constexpr int node_column_count = 8;
 
 /// A Node from a row whose column `first` is seq, followed by node_columns.
 inline Node node_of(const Result& r, int row, int first) {
@@ -187,7 +196,53 @@ inline Node node_of(const Result& r, int row, int first) {
     n.state_thinking = r.optional_int64(row, first + 4);
     n.state_model = r.optional_int64(row, first + 5);
     n.state_tools = r.optional_int64(row, first + 6);
+    n.depth = r.int64(row, first + 7);
     return n;
+}
+
+/// The query of a path (SPEC §4.4): the entry with id $2 in session $1 (position below $3) and
+/// its ancestors down to where its path starts, as `columns` of `entries e` (the first two
+/// must be e.seq and e.parent_seq), in position order. When the positions from the path's start
+/// to the entry hold at most 4 times the path's length (as depths tell), they are read as one
+/// range and the rows of other branches among them are dropped by path_rows; otherwise the
+/// path is walked by a recursive query, one index look-up per entry.
+inline std::string path_query(std::string_view columns) {
+    std::string sql =
+        "WITH RECURSIVE s AS (SELECT x.seq, x.path_start_seq AS lo,"
+        " x.seq - x.path_start_seq + 1 <= 4 * (x.depth - p.depth + 1) AS ranged"
+        " FROM entries x JOIN entries p ON p.session_id = $1 AND p.seq = x.path_start_seq"
+        " WHERE x.session_id = $1 AND x.id = $2 AND x.seq < $3),"
+        " up(seq) AS (SELECT seq FROM s WHERE NOT ranged"
+        " UNION ALL SELECT p.seq FROM up, s, LATERAL (SELECT e.parent_seq AS seq FROM entries e"
+        " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= s.lo)"
+        " SELECT ";
+    sql += columns;
+    sql += " FROM s JOIN entries e ON e.session_id = $1 AND e.seq BETWEEN s.lo AND s.seq"
+           " WHERE s.ranged UNION ALL SELECT ";
+    sql += columns;
+    sql += " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq"
+           " LIMIT 1) e ORDER BY 1";
+    return sql;
+}
+
+/// The rows of a path_query result that are on the path, in position order: from the last row
+/// (the entry the path was asked for) through parent positions among the rows.
+inline std::vector<int> path_rows(const Result& r) {
+    std::vector<int> out;
+    if (r.rows() == 0) return out;
+    std::unordered_map<std::int64_t, int> row_of;
+    row_of.reserve(static_cast<std::size_t>(r.rows()));
+    for (int i = 0; i < r.rows(); ++i) row_of.emplace(r.int64(i, 0), i);
+    for (int i = r.rows() - 1;;) {
+        out.push_back(i);
+        const std::optional<std::int64_t> parent = r.optional_int64(i, 1);
+        if (!parent) break;
+        const auto it = row_of.find(*parent);
+        if (it == row_of.end()) break;
+        i = it->second;
+    }
+    std::reverse(out.begin(), out.end());
+    return out;
 }
 
 /// What a session's row says, besides its header.

@@ -7,8 +7,8 @@
 // the database's clock). `entries` keeps each entry's line exactly as the codec wrote it, so that
 // an export gives the bytes of a JSONL file, beside the columns the queries and a server-side
 // fork need: position, parent position, type, label and leaf target, the usage the stats count,
-// and per entry where its path starts (SPEC §4.4) and which entries of its ancestry set the
-// context's state (SPEC §4.5), so that a context costs O(its path) in one query.
+// and per entry its depth, where its path starts (SPEC §4.4) and which entries of its ancestry
+// set the context's state (SPEC §4.5), so that a context costs O(its path) in one query.
 //
 // Portable SQL, for the engines that speak PostgreSQL's protocol: no sequences or SERIAL (the
 // position comes from sessions.next_seq), no advisory locks, no LISTEN/NOTIFY, no CONCURRENTLY.
@@ -56,7 +56,25 @@ inline constexpr const char* migrations[] = {
     // 2: listing by working directory and labels by target without a scan.
     "CREATE INDEX sessions_by_cwd ON sessions (cwd, created, id);"
     "CREATE INDEX entries_labels ON entries (session_id, target_id, seq) WHERE type = 'label';",
-    // 3: search by words (detail/search_index.hpp). Each entry's words as a tsvector, the words
+    // 3: each entry's depth (a root is 0), so that a path is read as the range of positions from
+    // where it starts when few other entries lie in that range; the existing entries get theirs
+    // from their ancestry, walked once with a temporary index of children. And no foreign key
+    // from entries to sessions: it checked every row a fork or import copies, one look-up each,
+    // and removing a session now deletes its entries itself, in the transaction that deletes
+    // its row (which no append can follow, as an append's row goes in only through its update
+    // of the session's row).
+    "ALTER TABLE entries DROP CONSTRAINT IF EXISTS entries_session_id_fkey;"
+    "ALTER TABLE entries ADD COLUMN depth bigint;"
+    "CREATE INDEX entries_children_migrating ON entries (session_id, parent_seq);"
+    "WITH RECURSIVE d(session_id, seq, depth) AS ("
+    " SELECT session_id, seq, 0::bigint FROM entries WHERE parent_seq IS NULL"
+    " UNION ALL SELECT e.session_id, e.seq, d.depth + 1 FROM d JOIN entries e"
+    " ON e.session_id = d.session_id AND e.parent_seq = d.seq)"
+    " UPDATE entries x SET depth = d.depth FROM d WHERE x.session_id = d.session_id AND x.seq = "
+    "d.seq;"
+    "DROP INDEX entries_children_migrating;"
+    "ALTER TABLE entries ALTER COLUMN depth SET NOT NULL;",
+    // 4: search by words (detail/search_index.hpp). Each entry's words as a tsvector, the words
     // already cut and normalised by the library; search_words lists every word written, for
     // parts of words. After this script the stored entries are indexed, then the GIN index is
     // built (search_index_ddl) and, where pg_trgm can be had, the trigram index of the words.
@@ -65,7 +83,7 @@ inline constexpr const char* migrations[] = {
 };
 
 /// The schema version of the search index; migrating to it indexes the entries already stored.
-inline constexpr std::int64_t search_schema_version = 3;
+inline constexpr std::int64_t search_schema_version = 4;
 
 /// The index over the words, built after the stored entries were indexed (faster than
 /// growing it row by row, and packed). Appends add to its pending list (GIN's fastupdate): the

@@ -1,5 +1,5 @@
 #pragma once
-// The PostgreSQL search index (schema version 3). Each entry's row keeps the words of its
+// The PostgreSQL search index (schema version 4). Each entry's row keeps the words of its
 // search_index_text (search.hpp) in `entries.words`, a tsvector made with array_to_tsvector from
 // the words the library has cut and normalised itself: PostgreSQL's parsers and dictionaries
 // never decide what a word is, so the index's words are exactly the words the matcher compares.
