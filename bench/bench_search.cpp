@@ -12,7 +12,17 @@
 //   a database whose search rows are discarded (goal: at most 1.3), medians of --runs rounds
 //   that alternate. The index text is still extracted there: the figure is the database's share
 //   of the cost.
-// Usage: bench_search [--sessions N] [--runs N] [--appends N] [--dir PATH] [--json]
+// Where agentcore::postgres is built, the same corpus goes to a throwaway PostgreSQL server
+// (initdb in a temporary folder, as the tests do; fsync on, appends os_buffered as above), and:
+// - the rare word against rg (goal: rg at least 100 times slower);
+// - a common word's first 20 hits by relevance (goal: at most 50 ms);
+// - the index's size (the words column, its GIN index, the list of words and its indexes)
+//   against the JSONL corpus (goal: at most 0.5);
+// - --appends appends with the index against the statement of schema version 3 (the same
+//   append without the words), sent by hand with the same parameters into a database without
+//   the GIN index (goal: at most 1.3), rounds alternating. The words are still extracted there.
+// Usage: bench_search [--sessions N] [--runs N] [--appends N] [--dir PATH] [--no-postgres]
+//                     [--json]
 
 #include "bench_util.hpp"
 #include "support/search_corpus.hpp"
@@ -22,6 +32,12 @@
 
 #include <sqlite3.h>
 #include <unistd.h>
+
+#if AGENTCORE_BENCH_POSTGRES
+#include "postgres/pg_server.hpp"
+
+#include <agentcore/postgres/postgres_repo.hpp>
+#endif
 
 #include <cstdlib>
 #include <filesystem>
@@ -85,6 +101,183 @@ double append_seconds(const std::string& db, std::size_t n) {
         append_message(s, UserMessage{agentcore::testing::corpus_sentence(rng, 20), 1, {}});
     return seconds_since(start);
 }
+
+#if AGENTCORE_BENCH_POSTGRES
+namespace pg = agentcore::detail::pg;
+
+std::int64_t pg_number(const std::string& conninfo, const std::string& sql) {
+    pg::Connection c(conninfo);
+    return c.exec(sql, pg::Params{}, "measuring").int64(0, 0);
+}
+
+// Appends `n` user messages of corpus text to a new session of `conninfo`, through the library;
+// returns the seconds taken.
+double pg_append_seconds(const std::string& conninfo, std::size_t n) {
+    PostgresStorageOptions o;
+    o.durability = Durability::os_buffered;
+    PostgresSessionRepo repo(conninfo, o);
+    auto s = create(repo, CreateOptions{std::nullopt, "/bench", Json::object(), std::nullopt});
+    std::mt19937_64 rng(42);
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < n; ++i)
+        append_message(s, UserMessage{agentcore::testing::corpus_sentence(rng, 20), 1, {}});
+    return seconds_since(start);
+}
+
+// The same appends as pg_append_seconds, each sent as the append statement of schema version 3
+// (no words column, no list of words) with the parameters the library binds, on one connection
+// with synchronous_commit off. The client's work is the library's: the entry's columns (its
+// words too), place and line.
+double pg_bare_append_seconds(const std::string& conninfo, std::size_t n) {
+    PostgresStorageOptions o;
+    o.durability = Durability::os_buffered;
+    PostgresSessionRepo repo(conninfo, o);
+    auto session = create(repo, CreateOptions{std::nullopt, "/bench", Json::object(), std::nullopt});
+    const std::string id = session.storage().metadata().id;
+    const std::int64_t fence = session.storage().fence();
+    pg::Connection c(conninfo);
+    c.set("synchronous_commit", "off");
+    const std::string owner(c.exec("SELECT writer_owner FROM sessions WHERE id = $1",
+                                   pg::Params().text(id), "measuring")
+                                .text(0, 0));
+    std::string sql =
+        "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, message_count "
+        "= $8, cached_tokens = $9, uncached_tokens = $10, total_tokens = $11, cost_total = $12, "
+        "updated_at = now(), writer_expires = now() + $5::double precision * interval '1 "
+        "millisecond' WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 AND next_seq = $4 "
+        "RETURNING id) INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, "
+        "label, name, first_kept_id, retained_tail, root_seq, path_start_seq, state_thinking, "
+        "state_model, state_tools, sets, u_input, u_output, u_cache_read, u_cache_write, u_cost, "
+        "line, depth) SELECT ";
+    const std::string placeholders = pg::row_placeholders(13);
+    sql += placeholders.substr(0, placeholders.rfind(", array_to_tsvector"));
+    // The words parameter is bound (as the library binds it) but not written.
+    sql += " FROM s WHERE $36::text IS NULL OR true";
+    std::mt19937_64 rng(42);
+    Environment env = Environment::system();
+    pg::SessionState state;
+    std::optional<pg::Node> parent;
+    std::optional<std::string> parent_id;
+    const auto start = Clock::now();
+    for (std::size_t i = 0; i < n; ++i) {
+        MessageEntry e;
+        e.id = make_entry_id(env, [](const std::string&) { return false; });
+        e.parent_id = parent_id;
+        e.timestamp = format_timestamp(env.now_ms());
+        e.message = UserMessage{agentcore::testing::corpus_sentence(rng, 20), 1, {}};
+        const SessionTreeEntry entry = e;
+        const pg::EntryColumns columns = pg::columns_of(entry);
+        const pg::Node node = pg::place(state.next_seq, parent ? &*parent : nullptr, columns.sets,
+                                        columns, e.id, std::nullopt);
+        const std::string line = encode_entry(entry, Dialect::native);
+        pg::SessionState next = state;
+        pg::advance(next, entry);
+        pg::Params p;
+        p.text(id).text(owner).int64(fence).int64(state.next_seq).int64(30000);
+        p.text(next.leaf)
+            .text(next.name)
+            .int64(static_cast<std::int64_t>(next.stats.message_count))
+            .int64(next.stats.cached_tokens)
+            .int64(next.stats.uncached_tokens)
+            .int64(next.stats.total_tokens)
+            .real(next.stats.cost_total);
+        pg::bind_row(p, id, node, e.id, columns, line);
+        if (c.exec(sql, p, "appending to").affected() != 1) {
+            std::cerr << "error: the bare append was refused\n";
+            std::exit(1);
+        }
+        state = std::move(next);
+        parent = node;
+        parent_id = e.id;
+    }
+    return seconds_since(start);
+}
+
+// The PostgreSQL figures: the memory corpus copied to a throwaway server.
+void postgres_figures(const InMemorySessionRepo& memory, double corpus, std::size_t runs,
+                      std::size_t appends, bool have_rg, const std::function<double(const std::string&)>& rg,
+                      Report& report) {
+    const auto server = agentcore::testing::pg::start_server(true);
+    struct Stop {
+        const agentcore::testing::pg::Server& s;
+        ~Stop() { agentcore::testing::pg::stop_server(s); }
+    } stop{server};
+    {
+        pg::Connection admin(server.conninfo("postgres"));
+        for (const char* db : {"search", "with_index", "without_index"})
+            admin.exec(std::string("CREATE DATABASE ") + db, pg::Params{}, "creating");
+    }
+    const std::string conninfo = server.conninfo("search");
+    PostgresStorageOptions po;
+    po.durability = Durability::os_buffered;
+    PostgresSessionRepo postgres(conninfo, po);
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    {
+        pg::Connection c(conninfo);
+        c.exec("VACUUM ANALYZE", "measuring");  // merges GIN's pending list, as autovacuum would
+    }
+    for (const std::string word : {"quetzalcoatl", "rare_zebra_word", "login bug"}) {
+        std::size_t hits = 0;
+        const double t = median_seconds(runs, [&] {
+            hits = search(postgres, word, SearchOptions{.limit = 1000000}).hits.size();
+        });
+        report.add("'" + word + "' PostgreSQL", t * 1000, "ms");
+        report.add("'" + word + "' PostgreSQL hits", static_cast<double>(hits), "");
+        if (have_rg && word == "quetzalcoatl")
+            report.add("'" + word + "' rg / PostgreSQL", rg(word) / t, "x", "goal >= 100");
+    }
+    for (const std::string word : {"login", "rare_zebra_word"}) {
+        const double t = median_seconds(
+            runs, [&] { (void)search(postgres, word, SearchOptions{.limit = 20}); });
+        report.add("'" + word + "' PostgreSQL, top 20 by relevance", t * 1000, "ms",
+                   "goal <= 50");
+    }
+    for (const std::string part : {"etzalcoa", "auth/login.cp"}) {
+        const SearchOptions o{.mode = SearchMode::substring, .limit = 1000000};
+        const double t = median_seconds(runs, [&] { (void)search(postgres, part, o); });
+        report.add("substring '" + part + "' PostgreSQL", t * 1000, "ms");
+    }
+    const std::int64_t column = pg_number(conninfo, "SELECT coalesce(sum(pg_column_size(words)), 0) FROM entries");
+    const std::int64_t gin = pg_number(conninfo, "SELECT pg_relation_size('entries_words')");
+    const std::int64_t list_bytes = pg_number(conninfo, "SELECT pg_total_relation_size('search_words')");
+    report.add("PostgreSQL words column", static_cast<double>(column) / 1024, "KiB");
+    report.add("PostgreSQL GIN index", static_cast<double>(gin) / 1024, "KiB");
+    report.add("PostgreSQL list of words (and its indexes)", static_cast<double>(list_bytes) / 1024,
+               "KiB");
+    report.add("PostgreSQL index size / corpus",
+               static_cast<double>(column + gin + list_bytes) / corpus, "x", "goal <= 0.5");
+    {
+        // The GIN index as CREATE INDEX builds it (the migration does): packed, where appends
+        // grow it page by page.
+        pg::Connection c(conninfo);
+        c.exec("REINDEX INDEX entries_words", "measuring");
+    }
+    const std::int64_t packed = pg_number(conninfo, "SELECT pg_relation_size('entries_words')");
+    report.add("PostgreSQL GIN index, rebuilt", static_cast<double>(packed) / 1024, "KiB");
+    report.add("PostgreSQL index size / corpus, GIN rebuilt",
+               static_cast<double>(column + packed + list_bytes) / corpus, "x", "goal <= 0.5");
+
+    const std::string with = server.conninfo("with_index");
+    const std::string without = server.conninfo("without_index");
+    { PostgresSessionRepo make(without, po); }
+    {
+        pg::Connection c(without);
+        c.exec("DROP INDEX entries_words", "measuring");
+    }
+    Samples with_samples;
+    Samples without_samples;
+    for (std::size_t round = 0; round < runs; ++round) {
+        with_samples.add(pg_append_seconds(with, appends));
+        without_samples.add(pg_bare_append_seconds(without, appends));
+    }
+    const double t_with = with_samples.median();
+    const double t_without = without_samples.median();
+    report.add("PostgreSQL append with index", t_with / static_cast<double>(appends) * 1e6, "us");
+    report.add("PostgreSQL append, version 3 statement",
+               t_without / static_cast<double>(appends) * 1e6, "us");
+    report.add("PostgreSQL append cost with / without", t_with / t_without, "x", "goal <= 1.3");
+}
+#endif
 
 }  // namespace
 
@@ -184,6 +377,10 @@ int main(int argc, char** argv) {
     report.add("append with index", t_with / static_cast<double>(appends) * 1e6, "us");
     report.add("append, rows discarded", t_without / static_cast<double>(appends) * 1e6, "us");
     report.add("append cost with / without", t_with / t_without, "x");
+#if AGENTCORE_BENCH_POSTGRES
+    if (!args.flag("--no-postgres"))
+        postgres_figures(memory, corpus, runs, appends, have_rg, rg, report);
+#endif
     report.print(args.flag("--json"));
     if (!args.flag("--keep")) std::filesystem::remove_all(dir);
     return 0;

@@ -1,5 +1,7 @@
-// Search over the PostgreSQL repository: the generic search of search.hpp (each session that
-// passes the session filters is read), with the hits, order, snippets and pages of memory.
+// Search over the PostgreSQL repository through its index of words (schema version 4): the hits,
+// order, snippets and pages of memory on the generated corpus; the index written by appends,
+// imports and forks, removed with its session, built by the migration from version 3, and used
+// without pg_trgm; hostile queries that stay data.
 
 #include "postgres/pg_test.hpp"
 #include "support/catch.hpp"
@@ -9,45 +11,331 @@
 #include <agentcore/postgres/postgres_repo.hpp>
 #include <agentcore/session.hpp>
 
+#include <atomic>
 #include <string>
 #include <utility>
 #include <vector>
 
 using namespace agentcore;
+namespace pgt = agentcore::testing::pg;
 
-TEST_CASE("PostgreSQL gives the hits, order, snippets and pages of memory on one corpus",
-          "[postgres][search]") {
-    namespace pgt = agentcore::testing::pg;
-    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
-    agentcore::testing::write_search_corpus(memory, 41, 25);
-    PostgresSessionRepo postgres(pgt::fresh_schema(pgt::fresh_database()), pgt::fast());
-    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
-    AnyRepository any(postgres);
-    const std::vector<std::pair<std::string, SearchOptions>> queries{
+namespace {
+
+using Queries = std::vector<std::pair<std::string, SearchOptions>>;
+
+// Queries over the corpus: words, phrases, prefixes, exclusions, both modes, every filter.
+Queries corpus_queries() {
+    return {
         {"login", {}},
         {"\"login bug\" -timeout", {}},
         {"ΑΘΗΝΑ ёлка", {}},
         {"caf*", {.order = SearchOrder::newest, .limit = 4}},
         {"getUserById", {.mode = SearchMode::substring}},
+        {"serByI", {.mode = SearchMode::substring}},
+        {"auth/login.cp", {.mode = SearchMode::substring}},
+        {"東京", {}},
+        {"strasse zur*", {.text = {.thinking = true}}},
         {"token", {.cwd = "/work/lib", .exclude_roles = {"tool_result"}}},
         {"cache", {.metadata = Json{{"team", "web"}}}},
+        {"rare_zebra_word", {.text = {.tool_results = false}}},
         {"x' OR '1'='1 --", {}},
     };
+}
+
+// The same hits, in the same order, with the same snippets and marks, and the same cursor.
+void check_same(const SearchResult& got, const SearchResult& expected) {
+    REQUIRE(got.hits.size() == expected.hits.size());
+    for (std::size_t i = 0; i < got.hits.size(); ++i) {
+        CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
+        CHECK(got.hits[i].entry_id == expected.hits[i].entry_id);
+        CHECK(got.hits[i].session_id == expected.hits[i].session_id);
+        CHECK(got.hits[i].snippet == expected.hits[i].snippet);
+        CHECK(got.hits[i].marks == expected.hits[i].marks);
+    }
+    CHECK(got.next == expected.next);
+}
+
+// Each query gives the answer of memory, or the same error (a query that cannot be run).
+template <class Repo>
+void check_queries(const InMemorySessionRepo& memory, const Repo& repo, const Queries& queries) {
+    for (const auto& query : queries) {
+        const std::string& q = query.first;
+        const SearchOptions& o = query.second;
+        INFO(q << (o.mode == SearchMode::substring ? " (substring)" : ""));
+        SearchResult expected;
+        try {
+            expected = search(memory, q, o);
+        } catch (const SessionError& e) {
+            CHECK(agentcore::testing::error_of([&] { search(repo, q, o); }) == e.code());
+            continue;
+        }
+        check_same(search(repo, q, o), expected);
+    }
+}
+
+// Makes the line of one entry (its position in session `id`) unreadable by the codec: a search
+// that reads it fails with invalid_entry, one that never reads it does not notice.
+void damage_line(pgt::Raw& raw, const std::string& id, int seq) {
+    raw.exec("UPDATE entries SET line = '{\"type\": ' WHERE session_id = '" + id +
+             "' AND seq = " + std::to_string(seq));
+}
+
+}  // namespace
+
+TEST_CASE("PostgreSQL gives the hits, order, snippets and pages of memory on one corpus",
+          "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 41, 25);
+    const std::string conninfo = pgt::fresh_schema(pgt::fresh_database());
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    AnyRepository any(postgres);
+    const Queries queries = corpus_queries();
     for (const auto& [q, o] : queries) {
         INFO(q);
         const SearchResult expected = search(memory, q, o);
-        for (const SearchResult& got : {search(postgres, q, o), search(any, q, o)}) {
-            REQUIRE(got.hits.size() == expected.hits.size());
-            for (std::size_t i = 0; i < got.hits.size(); ++i) {
-                CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
-                CHECK(got.hits[i].entry_id == expected.hits[i].entry_id);
-                CHECK(got.hits[i].snippet == expected.hits[i].snippet);
-                CHECK(got.hits[i].marks == expected.hits[i].marks);
-            }
-            CHECK(got.next == expected.next);
-        }
+        check_same(search(postgres, q, o), expected);
+        check_same(search(any, q, o), expected);
+    }
+    // Pages: each page starts after the cursor of the one before, as in memory.
+    SearchOptions paged{.limit = 7};
+    for (int page = 0; page < 4; ++page) {
+        INFO("page " << page);
+        const SearchResult expected = search(memory, "login", paged);
+        check_same(search(postgres, "login", paged), expected);
+        if (!expected.next) break;
+        paged.after = expected.next;
     }
     CHECK(!search(postgres, "login").hits.empty());
     CHECK(agentcore::testing::error_of([&] { search(postgres, "-login"); }) ==
           ErrorCode::invalid_query);
+
+    // The searches above read only the index's candidates: a session whose one entry cannot be
+    // decoded, and holds none of the queries' words, changes none of their answers; a query the
+    // index cannot narrow down (`a*`) reads every session and meets the damaged line.
+    {
+        auto s = create(postgres, pgt::named("damaged", "/work/app"));
+        append_message(s, UserMessage{"nothing anyone looks for", 1, {}});
+    }
+    pgt::Raw raw(conninfo);
+    damage_line(raw, "damaged", 1);
+    check_queries(memory, postgres, queries);
+    CHECK(agentcore::testing::error_of([&] { search(postgres, "a*"); }) ==
+          ErrorCode::invalid_entry);
+    CHECK(agentcore::testing::error_of([&] { search(postgres, "anyone"); }) ==
+          ErrorCode::invalid_entry);
+}
+
+TEST_CASE("every append, import and fork writes its entries' words in its own transaction",
+          "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    const std::string conninfo = pgt::fresh_database();
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    pgt::Raw raw(conninfo);
+    CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
+              .find("USING gin (words)") != std::string::npos);
+    CHECK(raw.text("SELECT indexname FROM pg_indexes WHERE indexname = 'search_words_trgm'") ==
+          "search_words_trgm");
+
+    // Appends: found as soon as each returns.
+    auto s = create(postgres, pgt::named("appended"));
+    for (const std::string text : {"the quetzalcoatl woke up", "Crème brûlée in Zürich",
+                                   "getUserById(42) failed", "ΑΘΉΝΑ and ёлка"}) {
+        const std::string id = append_message(s, UserMessage{text, 1, {}});
+        const std::string word = text.substr(0, text.find(' '));
+        INFO(word);
+        bool found = false;
+        for (const auto& h : search(postgres, word).hits) found = found || h.entry_id == id;
+        CHECK(found);
+    }
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'appended' AND seq = 1") ==
+          "'quetzalcoatl' 'the' 'up' 'woke'");
+    CHECK(raw.number("SELECT count(*) FROM search_words WHERE word IN ('quetzalcoatl', 'creme', "
+                     "'zurich', 'getuserbyid', 'αθηνα', 'елка')") == 6);
+    // A word longer than a tsvector's lexemes (2047 bytes) leaves its entry always a candidate.
+    const std::string long_word(3000, 'q');
+    append_message(s, UserMessage{"marker " + long_word + "zz end", 1, {}});
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'appended' AND seq = 5") ==
+          "'*'");
+    (void)copy_session(postgres, memory, "appended");
+    check_queries(memory, postgres,
+                  {{"marker", {}},
+                   {"qqqqzz", {.mode = SearchMode::substring}},
+                   {"qqq*", {}},
+                   {"quetzalcoatl", {}}});
+    CHECK(search(postgres, "qqqqzz", {.mode = SearchMode::substring}).hits.size() == 1);
+
+    // Imports (batches) and forks (server-side copies, and lines the fork rewrites).
+    agentcore::testing::write_search_corpus(memory, 7, 6);
+    for (const auto& l : list(memory).sessions)
+        if (l.header.id != "appended") copy_session(memory, postgres, l.header.id);
+    const std::string source = "corpus-7-3";
+    const auto entries = open_read_only(memory, source).storage().get_entries(EntriesQuery{});
+    const std::string middle = id_of(*entries[entries.size() / 2]);
+    for (const ForkOptions& fo :
+         {ForkOptions{.session_id = "fork-whole"},
+          ForkOptions{.entry_id = middle, .position = ForkPosition::at, .session_id = "fork-at"}}) {
+        (void)fork(postgres, source, fo);
+        (void)fork(memory, source, fo);
+    }
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id LIKE 'fork-%' AND words IS "
+                     "NULL AND line LIKE '%\"text\"%'") == 0);
+    check_queries(memory, postgres, corpus_queries());
+    check_queries(memory, postgres,
+                  {{"login", {.cwd = "/work/app"}},
+                   {"bug fix*", {.order = SearchOrder::newest}}});
+    for (const auto& l : list(memory).sessions) {
+        INFO(l.header.id);
+        const std::int64_t with_words = raw.number(
+            "SELECT count(*) FROM entries WHERE session_id = '" + l.header.id + "' AND words IS "
+            "NOT NULL");
+        std::int64_t expected = 0;
+        for (const auto& e :
+             open_read_only(memory, l.header.id).storage().get_entries(EntriesQuery{}))
+            if (!search_index_text(*e).empty()) ++expected;
+        CHECK(with_words == expected);
+    }
+}
+
+TEST_CASE("removing a session removes its words from the index", "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 5, 8);
+    const std::string conninfo = pgt::fresh_database();
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    pgt::Raw raw(conninfo);
+    const std::string gone = "corpus-5-2";
+    REQUIRE(raw.number("SELECT count(*) FROM entries WHERE session_id = '" + gone +
+                       "' AND words IS NOT NULL") > 0);
+    bool found_before = false;
+    for (const auto& h : search(postgres, "login", {.limit = 1000}).hits)
+        found_before = found_before || h.session_id == gone;
+    CHECK(found_before);
+    remove(postgres, gone);
+    remove(memory, gone);
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = '" + gone + "'") == 0);
+    check_queries(memory, postgres, corpus_queries());
+    for (const auto& h : search(postgres, "login", {.limit = 1000}).hits)
+        CHECK(h.session_id != gone);
+}
+
+TEST_CASE("a database of schema version 3 is migrated and its stored entries indexed",
+          "[postgres][search][schema]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 11, 12);
+    const std::string conninfo = pgt::fresh_database();
+    {
+        PostgresSessionRepo postgres(conninfo, pgt::fast());
+        for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    }
+    // Back to version 3 exactly: what version 4 added, taken away.
+    pgt::Raw raw(conninfo);
+    raw.c.exec_script(
+        "DROP INDEX entries_words; ALTER TABLE entries DROP COLUMN words; DROP TABLE "
+        "search_words; DELETE FROM agentcore_schema_migrations WHERE version = 4",
+        "testing");
+    // A line the codec cannot read gets no words, and the migration goes on.
+    damage_line(raw, "corpus-11-4", 2);
+    CHECK(agentcore::testing::error_of([&] {
+              (void)PostgresSessionStorage::open_read_only(conninfo, "corpus-11-0", pgt::fast());
+          }) == ErrorCode::invalid_session);
+
+    // Two repositories opening at once: one migrates, the other waits and finds it done.
+    std::atomic<int> ok{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t)
+        threads.emplace_back([&] {
+            try {
+                PostgresSessionRepo repo(conninfo, pgt::fast());
+                ++ok;
+            } catch (const std::exception& e) {
+                UNSCOPED_INFO(e.what());
+            }
+        });
+    for (auto& t : threads) t.join();
+    CHECK(ok == 2);
+    CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
+          detail::pg::schema_version);
+    CHECK(raw.number("SELECT count(*) FROM agentcore_schema_migrations WHERE version = 4") == 1);
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE words IS NOT NULL") > 0);
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = 'corpus-11-4' AND seq = 2 "
+                     "AND words IS NULL") == 1);
+    CHECK(raw.text("SELECT indexname FROM pg_indexes WHERE indexname = 'search_words_trgm'") ==
+          "search_words_trgm");
+
+    // The damaged entry is not in the index: remove its session from both, then compare.
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    remove(postgres, "corpus-11-4");
+    remove(memory, "corpus-11-4");
+    check_queries(memory, postgres, corpus_queries());
+}
+
+TEST_CASE("without pg_trgm the substring mode reads the list of words and gives the same hits",
+          "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 13, 10);
+    // A role that may create tables in its own schema but not extensions in the database
+    // (CREATE EXTENSION of a trusted extension needs CREATE on the database).
+    const std::string conninfo = pgt::fresh_database();
+    pgt::Raw admin(conninfo);
+    const std::string role = "plain_" + std::to_string(::getpid());
+    admin.exec("DO $$ BEGIN IF NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = '" + role +
+               "') THEN CREATE ROLE " + role + " LOGIN; END IF; END $$");
+    admin.exec("CREATE SCHEMA plain AUTHORIZATION " + role);
+    const std::string as_role = conninfo + " user=" + role + " options='-c search_path=plain'";
+    PostgresSessionRepo postgres(as_role, pgt::fast());
+    CHECK(admin.number("SELECT count(*) FROM pg_extension WHERE extname = 'pg_trgm'") == 0);
+    CHECK(admin.number("SELECT count(*) FROM pg_indexes WHERE schemaname = 'plain' AND "
+                       "indexname = 'search_words_trgm'") == 0);
+    CHECK(admin.number("SELECT count(*) FROM pg_indexes WHERE schemaname = 'plain' AND "
+                       "indexname = 'entries_words'") == 1);
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    check_queries(memory, postgres,
+                  {{"getUserById", {.mode = SearchMode::substring}},
+                   {"serByI", {.mode = SearchMode::substring}},
+                   {"rüss", {.mode = SearchMode::substring}},
+                   {"auth/login.cp", {.mode = SearchMode::substring}},
+                   {"ogin", {.mode = SearchMode::substring, .order = SearchOrder::newest}},
+                   {"login", {}}});
+    CHECK(!search(postgres, "serByI", {.mode = SearchMode::substring}).hits.empty());
+}
+
+TEST_CASE("hostile queries are data: no SQL and no tsquery syntax reaches the server",
+          "[postgres][search][security]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 17, 8);
+    {
+        auto s = create(memory, pgt::named("hostile"));
+        append_message(s, UserMessage{"O'Brien wrote 'a' | 'b' & !c <-> d:* \\x and login", 1, {}});
+    }
+    const std::string conninfo = pgt::fresh_database();
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    pgt::Raw raw(conninfo);
+    const std::int64_t entries = raw.number("SELECT count(*) FROM entries");
+    Queries queries;
+    for (const std::string q :
+         {"'a' | 'b'", "login:*", "!login", "login <-> bug", "login & !bug", "\\' login",
+          "'); DROP TABLE entries; --", "o'brien", "\"'a' | 'b'\"", "login:A", "(login | bug)",
+          "bug:* & !login", "%ogin", "log_n"}) {
+        queries.emplace_back(q, SearchOptions{});
+        if (q.size() >= 3) queries.emplace_back(q, SearchOptions{.mode = SearchMode::substring});
+    }
+    check_queries(memory, postgres, queries);
+    CHECK(raw.number("SELECT count(*) FROM entries") == entries);
+    CHECK(search(postgres, "\"'a' | 'b'\"", {.mode = SearchMode::substring}).hits.size() == 1);
+
+    // Whatever a lexeme holds, its literal is one lexeme that equals it.
+    for (const std::string& lexeme :
+         {std::string("a' | 'b"), std::string("x\\"), std::string("'"), std::string("a:*"),
+          std::string("!x & y"), std::string("\\' | '"), std::string("b <-> c")}) {
+        INFO(lexeme);
+        const auto r = raw.c.exec(
+            "SELECT numnode($1::tsquery), array_to_tsvector(ARRAY[$2]) @@ $1::tsquery, "
+            "array_to_tsvector(ARRAY['a', 'b', 'c', 'x', 'y']) @@ $1::tsquery",
+            detail::pg::Params().text(detail::pg::tsquery_literal(lexeme)).text(lexeme), "testing");
+        CHECK(r.int64(0, 0) == 1);
+        CHECK(r.boolean(0, 1));
+        CHECK_FALSE(r.boolean(0, 2));
+    }
 }

@@ -490,7 +490,10 @@ TEST_CASE(
         "x.path_start_seq";
     CHECK(raw.text(strategies_sql) == "false,true");
 
-    // The database as version 2 left it: no depths, the foreign key.
+    // The database as version 2 left it: no depths, the foreign key (and no search index, which
+    // version 4 adds).
+    raw.exec("ALTER TABLE entries DROP COLUMN words");
+    raw.exec("DROP TABLE search_words");
     raw.exec("ALTER TABLE entries DROP COLUMN depth");
     raw.exec(
         "ALTER TABLE entries ADD CONSTRAINT entries_session_id_fkey FOREIGN KEY (session_id) "

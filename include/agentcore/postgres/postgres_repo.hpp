@@ -19,11 +19,14 @@
 #include <agentcore/postgres/detail/pg.hpp>
 #include <agentcore/postgres/postgres_storage.hpp>
 #include <agentcore/repo.hpp>
+#include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>
 
 #include <cstdint>
 #include <limits>
+#include <vector>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -192,6 +195,96 @@ inline PostgresSessionRepo::session_type import_session(
     options.dialect = dialect;
     return detail::pg::make_session(PostgresSessionStorage::create(repo.pool(), std::move(header),
                                                                    std::move(options), entries));
+}
+
+/// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
+/// search_each in search.hpp). The search index (detail/search_index.hpp: each entry's words as a
+/// tsvector under a GIN index) gives the entries that meet every condition of
+/// detail::index_words: they hold the query's words and prefixes, and words containing the parts
+/// of words of substring terms (looked up in search_words). Each of them is read, decoded and
+/// judged by the matcher of search.hpp, so the hits are those of every other repository. A
+/// query that gives no condition (`a*`, a substring term inside words that too many words of
+/// the index contain) reads every session that passes the session filters. Terms reach the
+/// server only as bound parameters: the tsquery is made of quoted lexemes.
+///
+/// Throws invalid_query for options that cannot be met; storage when the database fails;
+/// invalid_session / invalid_entry for a stored header or line the codec cannot read.
+///
+/// Complexity: one index query (and one lookup in the list of words per part of a word), whose
+/// rows are the candidate entries' lines, each decoded and matched.
+inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& query,
+                        const SearchOptions& options, const SearchHitSink& sink) {
+    detail::check_search_options(options);
+    const std::vector<detail::IndexWord> words = detail::index_words(query);
+    if (words.empty()) {
+        search_each<PostgresSessionRepo>(repo, query, options, sink);
+        return;
+    }
+    if (options.cwd && detail::pg::has_nul(*options.cwd)) return;  // no stored cwd holds one
+    const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
+    auto& c = *link->conn;
+    const std::string tsquery = detail::pg::tsquery_of(c, words);
+    if (tsquery.empty()) {
+        search_each<PostgresSessionRepo>(repo, query, options, sink);
+        return;
+    }
+    // The candidates, then their sessions' rows: two statements, so that the planner never
+    // joins the candidates with every session's row.
+    const auto r = c.exec(
+        "SELECT session_id, seq, line FROM entries WHERE words @@ $1::tsquery AND ($2::text IS "
+        "NULL OR session_id IN (SELECT id FROM sessions WHERE cwd = $2)) ORDER BY session_id, seq",
+        detail::pg::Params().text(tsquery).text(options.cwd), "searching");
+    if (r.rows() == 0) return;
+    std::vector<std::optional<std::string>> ids;
+    for (int i = 0; i < r.rows(); ++i)
+        if (i == 0 || r.text(i, 0) != r.text(i - 1, 0)) ids.emplace_back(std::string(r.text(i, 0)));
+    const auto sessions =
+        c.exec("SELECT id, header, dialect, name FROM sessions WHERE id = ANY($1::text[]) ORDER BY "
+               "id",
+               detail::pg::Params().text(detail::pg::text_array(ids)), "searching");
+    const std::string where = "database '" + c.name() + "'";
+    int i = 0;
+    int row = 0;  // the session's row in `sessions` (both are in the order of session ids)
+    while (i < r.rows()) {
+        const std::string session_id(r.text(i, 0));
+        int end = i + 1;
+        while (end < r.rows() && r.text(end, 0) == session_id) ++end;
+        while (row < sessions.rows() && sessions.text(row, 0) < session_id) ++row;
+        // A session removed since its entries were read is skipped, as in every repository.
+        if (row == sessions.rows() || sessions.text(row, 0) != session_id) {
+            i = end;
+            continue;
+        }
+        SessionHeader header;
+        try {
+            header = decode_header(sessions.text(row, 1));
+        } catch (const SessionError& e) {
+            throw SessionError(ErrorCode::invalid_session, "session '" + session_id + "' in " +
+                                                               where + ": header: " +
+                                                               std::string(e.detail()));
+        }
+        const Dialect dialect = sessions.int64(row, 2) == static_cast<std::int64_t>(Dialect::pi)
+                                    ? Dialect::pi
+                                    : Dialect::native;
+        const std::string name = sessions.optional_text(row, 3).value_or("");
+        if (detail::session_passes(options, header, name)) {
+            for (int k = i; k < end; ++k) {
+                const std::int64_t seq = r.int64(k, 1);
+                SessionTreeEntry entry;
+                try {
+                    entry = decode_entry(r.text(k, 2), dialect);
+                } catch (const SessionError& e) {
+                    throw SessionError(ErrorCode::invalid_entry,
+                                       "session '" + session_id + "' in " + where + " entry " +
+                                           std::to_string(seq) + ": " + std::string(e.detail()));
+                }
+                if (!detail::search_entry(query, options, header, name, entry,
+                                          static_cast<std::uint64_t>(seq - 1), sink))
+                    return;
+            }
+        }
+        i = end;
+    }
 }
 
 static_assert(SessionRepository<PostgresSessionRepo>);

@@ -100,21 +100,23 @@ inline std::unique_ptr<Link> connect(const std::shared_ptr<Pool>& pool, std::str
 }
 
 /// The typed placeholders of one row of entries ("$1::text, $2::bigint, ..."), from parameter
-/// `first`.
+/// `first`; the words column is made from its words parameter (words_expression).
 inline std::string row_placeholders(int first) {
-    static const char* const types[insert_column_count] = {
+    static const char* const types[insert_column_count - 1] = {
         "text",   "bigint",   "text",    "bigint", "text",   "text",   "text",
         "text",   "text",     "boolean", "bigint", "bigint", "bigint", "bigint",
         "bigint", "smallint", "bigint",  "bigint", "bigint", "bigint", "double precision",
         "text",   "bigint"};
     std::string out;
-    for (int i = 0; i < insert_column_count; ++i) {
+    for (int i = 0; i < insert_column_count - 1; ++i) {
         if (i) out += ", ";
         out += '$';
         out += std::to_string(first + i);
         out += "::";
         out += types[i];
     }
+    out += ", ";
+    out += words_expression(first + insert_column_count - 1);
     return out;
 }
 
@@ -126,9 +128,15 @@ struct PendingRow {
     std::string line;
 };
 
-/// Inserts rows into entries with multi-row INSERTs of bounded size (imports, forks).
+/// Inserts rows into entries with multi-row INSERTs of bounded size (imports, forks), and their
+/// words into search_words.
 inline void insert_rows(Connection& c, std::string_view session,
                         const std::vector<PendingRow>& rows) {
+    std::vector<const std::string*> words;
+    words.reserve(rows.size());
+    for (const auto& row : rows)
+        if (row.columns.words) words.push_back(&*row.columns.words);
+    insert_words(c, words);
     std::size_t i = 0;
     while (i < rows.size()) {
         std::string sql = std::string("INSERT INTO entries (") + insert_columns + ") VALUES ";
@@ -421,6 +429,8 @@ public:
             .int64(next.stats.total_tokens)
             .real(next.stats.cost_total);
         detail::pg::bind_row(p, header_.id, node, base.id, columns, line);
+        // The entry's words ($36) come sorted and distinct (join_lexemes): two appends adding
+        // the same new words to search_words lock them in the same order, and never deadlock.
         static const std::string sql =
             "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, "
             "message_count = $8,"
@@ -428,7 +438,9 @@ public:
             "updated_at = now(),"
             " writer_expires = now() + $5::double precision * interval '1 millisecond'"
             " WHERE id = $1 AND writer_owner = $2 AND writer_fence = $3 AND next_seq = $4 "
-            "RETURNING id)"
+            "RETURNING id),"
+            " w AS (INSERT INTO search_words (word) SELECT x FROM s, "
+            "unnest(string_to_array($36::text, ' ')) AS x ON CONFLICT (word) DO NOTHING)"
             " INSERT INTO entries (" +
             std::string(detail::pg::insert_columns) + ") SELECT " +
             detail::pg::row_placeholders(13) + " FROM s";

@@ -1,0 +1,284 @@
+#pragma once
+// The PostgreSQL search index (schema version 4). Each entry's row keeps the words of its
+// search_index_text (search.hpp) in `entries.words`, a tsvector made with array_to_tsvector from
+// the words the library has cut and normalised itself: PostgreSQL's parsers and dictionaries
+// never decide what a word is, so the index's words are exactly the words the matcher compares.
+// A GIN index over that column gives the entries holding words and prefixes. `search_words`
+// lists every word written to the index, for substring terms that are parts of words (their
+// words are looked up there, through a pg_trgm GIN index when the extension could be created,
+// else by reading the list). The words are written by the statement that writes the entry
+// (append, import, fork), and go with their rows when a session is removed; the list of words
+// only grows (a word no entry holds any more asks the index for nothing).
+//
+// Nothing here passes a query's text as SQL: words reach the server as bound parameters, and
+// the tsquery is made of quoted lexemes (tsquery_literal) in a bound parameter, so no term can
+// be an operator.
+
+#include <agentcore/codec.hpp>
+#include <agentcore/entries.hpp>
+#include <agentcore/error.hpp>
+#include <agentcore/postgres/detail/pg.hpp>
+#include <agentcore/search.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentcore::detail::pg {
+
+/// The longest lexeme a tsvector holds (bytes).
+inline constexpr std::size_t max_lexeme_bytes = 2047;
+/// The most bytes of words one entry's tsvector is given (a tsvector holds at most 1 MiB).
+inline constexpr std::size_t max_entry_word_bytes = 512 * 1024;
+/// The lexeme of an entry whose words a tsvector cannot hold (a word longer than
+/// max_lexeme_bytes, or more than max_entry_word_bytes of words): not a word (`*` is never part
+/// of one), and asked for by every search, so such an entry is always a candidate.
+inline constexpr std::string_view unindexed_lexeme = "*";
+
+/// The SQL expression that makes an entry's tsvector from the parameter `$n` (index_words_of).
+inline std::string words_expression(int n) {
+    return "array_to_tsvector(string_to_array($" + std::to_string(n) + "::text, ' '))";
+}
+
+/// The distinct words of `text` (words separated by single spaces, as search_index_text gives
+/// them), sorted, one space between: the value of an entry's words parameter. None for an entry
+/// without words; unindexed_lexeme when a tsvector cannot hold them.
+inline std::optional<std::string> join_lexemes(std::string_view text) {
+    if (text.empty()) return std::nullopt;
+    std::vector<std::string_view> words;
+    for (std::size_t at = 0; at <= text.size();) {
+        std::size_t end = text.find(' ', at);
+        if (end == std::string_view::npos) end = text.size();
+        if (end > at) words.push_back(text.substr(at, end - at));
+        at = end + 1;
+    }
+    std::sort(words.begin(), words.end());
+    words.erase(std::unique(words.begin(), words.end()), words.end());
+    std::size_t total = 0;
+    for (const auto w : words) {
+        if (w.size() > max_lexeme_bytes) return std::string(unindexed_lexeme);
+        total += w.size() + 1;
+    }
+    if (total > max_entry_word_bytes) return std::string(unindexed_lexeme);
+    std::string out;
+    out.reserve(total);
+    for (const auto w : words) {
+        if (!out.empty()) out.push_back(' ');
+        out.append(w);
+    }
+    return out;
+}
+
+/// The words parameter of an entry (join_lexemes of its search_index_text).
+inline std::optional<std::string> index_words_of(const SessionTreeEntry& entry) {
+    return join_lexemes(search_index_text(entry));
+}
+
+/// `text` as a quoted tsquery lexeme: in single quotes, its quotes and backslashes doubled. A
+/// quoted lexeme is a lexeme whatever it holds: no operator, weight or prefix mark of its own.
+inline std::string tsquery_literal(std::string_view text) {
+    std::string out = "'";
+    for (char c : text) {
+        if (c == '\'' || c == '\\') out.push_back(c);
+        out.push_back(c);
+    }
+    out.push_back('\'');
+    return out;
+}
+
+/// A text[] literal for a parameter: each element in double quotes, its quotes and backslashes
+/// escaped (a NULL element as NULL).
+inline std::string text_array(const std::vector<std::optional<std::string>>& values) {
+    std::string out = "{";
+    for (std::size_t i = 0; i < values.size(); ++i) {
+        if (i) out.push_back(',');
+        if (!values[i]) {
+            out += "NULL";
+            continue;
+        }
+        out.push_back('"');
+        for (char c : *values[i]) {
+            if (c == '"' || c == '\\') out.push_back('\\');
+            out.push_back(c);
+        }
+        out.push_back('"');
+    }
+    out.push_back('}');
+    return out;
+}
+
+/// The statement that adds the words of a words parameter `$n` (or several, joined by spaces)
+/// to search_words, in the words' order: two writers adding the same new words take their locks
+/// in the same order, so they wait for each other but never deadlock.
+inline std::string insert_words_sql(int n) {
+    return "INSERT INTO search_words (word) SELECT DISTINCT w FROM unnest(string_to_array($" +
+           std::to_string(n) + "::text, ' ')) AS w ORDER BY w ON CONFLICT (word) DO NOTHING";
+}
+
+/// Adds the words of `words` (words parameters) to search_words, in one statement.
+inline void insert_words(Connection& c, const std::vector<const std::string*>& words) {
+    std::vector<std::string_view> all;
+    for (const std::string* w : words) {
+        if (!w || *w == unindexed_lexeme) continue;
+        std::string_view text = *w;
+        for (std::size_t at = 0; at <= text.size();) {
+            std::size_t end = text.find(' ', at);
+            if (end == std::string_view::npos) end = text.size();
+            if (end > at) all.push_back(text.substr(at, end - at));
+            at = end + 1;
+        }
+    }
+    if (all.empty()) return;
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::string joined;
+    for (const auto w : all) {
+        if (!joined.empty()) joined.push_back(' ');
+        joined.append(w);
+    }
+    c.exec(insert_words_sql(1), Params().text(joined), "indexing the words of");
+}
+
+/// Writes the words of every stored entry (the migration to the search index's schema version),
+/// in pages of entries in key order. A line the codec cannot read gets no words: a search
+/// cannot show it either.
+inline void index_stored_entries(Connection& c) {
+    std::string after_session;
+    std::int64_t after_seq = 0;
+    constexpr int page = 500;
+    for (;;) {
+        const Result r = c.exec(
+            "SELECT e.session_id, e.seq, e.line, s.dialect FROM entries e JOIN sessions s ON s.id "
+            "= e.session_id WHERE (e.session_id, e.seq) > ($1, $2) ORDER BY e.session_id, e.seq "
+            "LIMIT $3",
+            Params().text(after_session).int64(after_seq).int64(page),
+            "indexing the entries of");
+        if (r.rows() == 0) return;
+        std::vector<std::optional<std::string>> sessions, words;
+        std::vector<std::optional<std::int64_t>> seqs;
+        for (int i = 0; i < r.rows(); ++i) {
+            const Dialect dialect = r.int64(i, 3) == static_cast<std::int64_t>(Dialect::pi)
+                                        ? Dialect::pi
+                                        : Dialect::native;
+            std::optional<std::string> w;
+            try {
+                w = index_words_of(decode_entry(r.text(i, 2), dialect));
+            } catch (const SessionError&) {
+                continue;
+            }
+            if (!w) continue;
+            sessions.emplace_back(std::string(r.text(i, 0)));
+            seqs.emplace_back(r.int64(i, 1));
+            words.push_back(std::move(w));
+        }
+        after_session = std::string(r.text(r.rows() - 1, 0));
+        after_seq = r.int64(r.rows() - 1, 1);
+        if (words.empty()) continue;
+        c.exec(
+            "UPDATE entries e SET words = array_to_tsvector(string_to_array(m.w, ' ')) FROM "
+            "unnest($1::text[], $2::bigint[], $3::text[]) AS m(session_id, seq, w) WHERE "
+            "e.session_id = m.session_id AND e.seq = m.seq",
+            Params().text(text_array(sessions)).text(int_array(seqs)).text(text_array(words)),
+            "indexing the entries of");
+        std::vector<const std::string*> lists;
+        lists.reserve(words.size());
+        for (const auto& w : words) lists.push_back(&*w);
+        insert_words(c, lists);
+    }
+}
+
+/// Runs `sql` in a savepoint of the current transaction; false (and the transaction as before)
+/// when the server refused it. A lost connection is thrown.
+inline bool try_in_savepoint(Connection& c, const char* sql, std::string_view what) {
+    c.exec("SAVEPOINT agentcore_optional", what);
+    try {
+        c.exec(sql, what);
+    } catch (const Error& e) {
+        if (e.connection_lost()) throw;
+        c.exec("ROLLBACK TO SAVEPOINT agentcore_optional", what);
+        c.exec("RELEASE SAVEPOINT agentcore_optional", what);
+        return false;
+    }
+    c.exec("RELEASE SAVEPOINT agentcore_optional", what);
+    return true;
+}
+
+/// The trigram index of search_words, when the pg_trgm extension is there or can be created
+/// (PostgreSQL 13 and later let a user with CREATE on the database create it); true when made.
+/// Without it, parts of words are looked up by reading the list of words. Run in the migrating
+/// transaction, each step in a savepoint, so that a refusal changes nothing else.
+inline bool create_trigram_index(Connection& c) {
+    const char* what = "creating the trigram index of";
+    (void)try_in_savepoint(c, "CREATE EXTENSION IF NOT EXISTS pg_trgm", what);
+    // The extension may live in a schema of its own (made by another schema's migration, or by
+    // an operator): its operator class is named with that schema, quoted by the server.
+    const Result schema = c.exec(
+        "SELECT quote_ident(n.nspname) FROM pg_extension x JOIN pg_namespace n ON n.oid = "
+        "x.extnamespace WHERE x.extname = 'pg_trgm'",
+        what);
+    if (schema.rows() == 0) return false;
+    const std::string sql = "CREATE INDEX search_words_trgm ON search_words USING gin (word " +
+                            std::string(schema.text(0, 0)) + ".gin_trgm_ops)";
+    return try_in_savepoint(c, sql.c_str(), what);
+}
+
+/// The most words of search_words a part of a word may stand for; a part found in more (`ing`)
+/// narrows down too little and is left to the matcher.
+inline constexpr std::size_t max_part_words = 128;
+
+/// `text` as a LIKE pattern that matches it anywhere: `%`, `_` and `\` escaped.
+inline std::string contains_pattern(std::string_view text) {
+    std::string out = "%";
+    for (char ch : text) {
+        if (ch == '%' || ch == '_' || ch == '\\') out.push_back('\\');
+        out.push_back(ch);
+    }
+    out.push_back('%');
+    return out;
+}
+
+/// The tsquery that gives the entries meeting every condition of `words` (index_words): whole
+/// words and prefixes as quoted lexemes, a part of a word as the words of search_words that
+/// contain it, joined by `&`, and the entries the index could not hold (unindexed_lexeme) beside
+/// them. Empty when the index cannot narrow the search down (no condition, or only parts that
+/// too many words contain).
+inline std::string tsquery_of(Connection& c, const std::vector<IndexWord>& words) {
+    std::string conditions;
+    bool none = false;  // a part that no word holds: only unindexed entries can match
+    for (const IndexWord& w : words) {
+        std::string condition;
+        if (w.kind == IndexWord::Kind::part) {
+            const Result r =
+                c.exec("SELECT word FROM search_words WHERE word LIKE $1 LIMIT $2",
+                       Params()
+                           .text(contains_pattern(w.text))
+                           .int64(static_cast<std::int64_t>(max_part_words) + 1),
+                       "searching the words of");
+            if (r.rows() == 0) {
+                none = true;
+                break;
+            }
+            if (static_cast<std::size_t>(r.rows()) > max_part_words) continue;
+            for (int i = 0; i < r.rows(); ++i) {
+                condition += i == 0 ? "(" : " | ";
+                condition += tsquery_literal(r.text(i, 0));
+            }
+            condition += ")";
+        } else {
+            condition = tsquery_literal(w.text);
+            if (w.kind == IndexWord::Kind::prefix) condition += ":*";
+        }
+        if (!conditions.empty()) conditions += " & ";
+        conditions += condition;
+    }
+    const std::string unindexed = tsquery_literal(unindexed_lexeme);
+    if (none) return unindexed;
+    if (conditions.empty()) return {};
+    return "(" + conditions + ") | " + unindexed;
+}
+
+}  // namespace agentcore::detail::pg
