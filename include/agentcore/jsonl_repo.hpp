@@ -486,13 +486,13 @@ inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& 
 /// What one thread of the JSONL search keeps from file to file.
 struct JsonlScanBuffers {
     std::string bytes;   // the file
-    std::string folded;  // one line, folded (fold_bytes)
+    std::string folded;  // the file, folded (fold_bytes)
     SearchLineFields fields;
 };
 
-/// The search of one session file without opening it as a storage: the file is read once and
-/// its lines are walked; a line whose folded bytes lack a word the query needs (and that has no
-/// `\u` escape) is passed over, the others are checked by the JSON scanner and only their text
+/// The search of one session file without opening it as a storage: the file is read and folded
+/// once and its lines are walked; a line whose folded bytes lack a word the query needs (and
+/// that has no `\u` escape) is passed over, the others are checked by the JSON scanner and only their text
 /// fields are read (SearchLineReader; a line of an unusual shape is decoded), then matched.
 /// Positions count the non-blank lines after the header, as the storage's do for a file that
 /// opens. A candidate line that is not valid JSON ends the search with invalid_entry naming the
@@ -544,17 +544,33 @@ inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_
         return session_passes(options, *header, name);
     };
     if (options.session_name && !open_session()) return true;
-    const bool any_escape = data.find("\\u") != std::string_view::npos;
+    const bool any_escape = find_bytes(data, "\\u") != std::string_view::npos;
+    // The whole file folded once: a file without the words is done with. Folding keeps every
+    // newline and makes none, so the folded file's lines are the file's, in the same order.
+    std::string_view folded;
+    if (!words.empty()) {
+        fold_bytes(data, buffers.folded);
+        folded = buffers.folded;
+        if (!any_escape && !folded_holds(words, folded)) return true;
+        const std::size_t header_end = folded.find('\n');
+        folded = header_end == std::string_view::npos ? std::string_view{}
+                                                       : folded.substr(header_end + 1);
+    }
     std::optional<SearchLineReader> line_reader;
     std::size_t seq = 0;
     while (reader.next(line)) {
         const std::string_view text = reader.text(line);
+        std::string_view folded_line;
+        if (!words.empty()) {
+            const std::size_t nl = folded.find('\n');
+            folded_line = folded.substr(0, nl);
+            folded = nl == std::string_view::npos ? std::string_view{} : folded.substr(nl + 1);
+        }
         if (blank_line(text)) continue;
         const std::uint64_t at = seq++;
-        if (!words.empty() && !(any_escape && text.find("\\u") != std::string_view::npos)) {
-            fold_bytes(text, buffers.folded);
-            if (!folded_holds(words, buffers.folded)) continue;
-        }
+        if (!words.empty() && !(any_escape && find_bytes(text, "\\u") != std::string_view::npos) &&
+            !folded_holds(words, folded_line))
+            continue;
         if (!open_session()) return true;
         ScannedEntry scanned;
         std::string reason;
@@ -563,43 +579,12 @@ inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_
             fail(ErrorCode::invalid_entry, line.number, reason);
         }
         if (!line_reader) line_reader.emplace(dialect, options.text);
-        SearchLineFields& f = buffers.fields;
-        const SearchLineRead read = line_reader->read(text, f);
-        if (read == SearchLineRead::nothing) continue;
-        if (read == SearchLineRead::decode) {
-            SessionTreeEntry entry;
-            try {
-                entry = decode_entry(text, dialect);
-            } catch (const SessionError& e) {
-                fail(ErrorCode::invalid_entry, line.number, std::string(e.detail()));
-            }
-            if (!search_entry(query, options, *header, name, entry, at, sink)) return false;
-            continue;
-        }
-        if (!entry_fields_pass(options, f.type, f.role, f.timestamp)) continue;
-        TextMatch m = match_text(query, f.text);
-        if (!m.matched) continue;
-        if (f.type != LabelEntry::type && f.type != SessionInfoEntry::type &&
-            f.type != LeafEntry::type) {
-            try {
-                check_entry_fields(text, f.type, dialect);
-            } catch (const SessionError& e) {
-                fail(ErrorCode::invalid_entry, line.number, std::string(e.detail()));
-            }
-        }
-        SearchHit hit;
-        hit.session_id = header->id;
-        hit.cwd = header->cwd;
-        hit.session_name = name;
-        hit.entry_id = f.id;
-        hit.entry_type = f.type;
-        hit.role = std::string(f.role);
-        hit.timestamp = f.timestamp;
-        hit.seq = at;
-        hit.score = m.score;
-        hit.snippet = std::move(m.snippet);
-        hit.marks = std::move(m.marks);
-        if (!sink(std::move(hit))) return false;
+        const auto line_fails = [&](const std::string& why) {
+            fail(ErrorCode::invalid_entry, line.number, why);
+        };
+        if (!search_entry_line(query, options, *line_reader, buffers.fields, text, dialect,
+                               *header, name, at, sink, line_fails))
+            return false;
     }
     return true;
 }

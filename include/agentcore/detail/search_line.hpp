@@ -12,6 +12,7 @@
 // leaves to the codec: the caller then decodes the line. tests/test_search.cpp compares it with
 // search_text_of on every line of a generated corpus and on hand-written odd lines.
 
+#include <agentcore/codec.hpp>
 #include <agentcore/detail/codec_check.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/search.hpp>
@@ -102,15 +103,34 @@ private:
     }
 
     // Appends a string value as a part of the text (append_part); false when not a string.
-    bool part(RawValue raw, std::string& out) {
+    bool part(RawValue raw, std::string& out) { return capped_part(raw, out, no_cap - 1); }
+
+    // Appends a string value as a part of the text (append_part), decoded a run of plain bytes
+    // at a time; for a tool's output, of which only the first `cap` bytes are searched
+    // (capped), decoding stops once `out` holds more than `cap` bytes, which is all capped()
+    // looks at. False when the value is not a string.
+    bool capped_part(RawValue raw, std::string& out, std::size_t cap) {
         if (raw.size() < 2 || raw.front() != '"') return false;
         const std::string_view inner = raw.substr(1, raw.size() - 2);
-        if (inner.find('\\') == std::string_view::npos) {
-            append_part(out, inner);
-            return true;
+        if (inner.empty() || out.size() > cap) return true;
+        if (!out.empty()) out.push_back('\n');
+        std::size_t i = 0;
+        while (i < inner.size() && out.size() <= cap) {
+            std::size_t escape = inner.find('\\', i);
+            if (escape == std::string_view::npos) escape = inner.size();
+            const std::size_t take = std::min(escape - i, cap + 1 - out.size());
+            out.append(inner.substr(i, take));
+            i += take;
+            if (i < escape || i == inner.size()) break;
+            // One escape; a \u escape with another after it may be a surrogate pair.
+            std::size_t length = inner[i + 1] == 'u' ? 6 : 2;
+            if (length == 6 && i + 12 <= inner.size() && inner[i + 6] == '\\' &&
+                inner[i + 7] == 'u')
+                length = 12;
+            if (!JsonScanner::unescape(inner.substr(i, length), scratch_)) return false;
+            out += scratch_;
+            i += length;
         }
-        if (!JsonScanner::unescape(inner, scratch_)) return false;
-        append_part(out, scratch_);
         return true;
     }
 
@@ -140,14 +160,17 @@ private:
             ok = part(v[tool_name], text);
             if (ok && options_.tool_results) {
                 body_.clear();
+                cap_ = options_.tool_result_cap;
                 ok = blocks_text(v[content], body_, false);
+                cap_ = no_cap;
                 append_part(text, capped(body_, options_.tool_result_cap));
             }
         } else if (role_text == roles::bash_execution(d_)) {
             out.role = "bash_execution";
             ok = part(v[command], text);
             if (ok && options_.tool_results) {
-                ok = string_of(v[output], body_);
+                body_.clear();
+                ok = capped_part(v[output], body_, options_.tool_result_cap);
                 append_part(text, capped(body_, options_.tool_result_cap));
             }
         } else if (role_text == "custom") {
@@ -190,7 +213,8 @@ private:
                         v);
         std::string type_text;
         if (!string_of(v[type], type_text)) return false;
-        if (type_text == "text") return part(v[text], out);
+        if (type_text == "text")
+            return cap_ == no_cap ? part(v[text], out) : capped_part(v[text], out, cap_);
         if (type_text == "thinking") {
             if (v[thinking].empty() || v[thinking].front() != '"') return false;
             return !(thinking_allowed && options_.thinking) || part(v[thinking], out);
@@ -284,8 +308,11 @@ private:
         return p;
     }
 
+    static constexpr std::size_t no_cap = static_cast<std::size_t>(-1);
+
     Dialect d_;
     const SearchTextOptions& options_;
+    std::size_t cap_ = no_cap;  // while a tool result's blocks are read: its cap
     std::string scratch_;
     std::string body_;
 };
@@ -297,14 +324,15 @@ private:
 template <class = void>
 std::optional<std::string> session_file_name(std::string_view data, Dialect dialect) {
     std::optional<std::string> name;
-    const bool escapes = data.find("\\u") != std::string_view::npos;
+    const bool escapes = find_bytes(data, "\\u") != std::string_view::npos;
     std::size_t from = 0;
     std::string type;
     while (from < data.size()) {
         std::size_t at = from;
         if (!escapes) {
-            at = data.find(SessionInfoEntry::type, from);
+            at = find_bytes(data.substr(from), SessionInfoEntry::type);
             if (at == std::string_view::npos) break;
+            at += from;
         }
         const std::size_t begin = at == 0 ? 0 : data.rfind('\n', at - 1) + 1;  // npos + 1 == 0
         std::size_t end = data.find('\n', at);
@@ -329,6 +357,53 @@ std::optional<std::string> session_file_name(std::string_view data, Dialect dial
         name = text.empty() ? std::nullopt : std::optional<std::string>(text);
     }
     return name;
+}
+
+/// Matches one entry line at position `seq` of a session: the line must have passed
+/// JsonScanner::scan_entry. Its text fields are read (SearchLineReader), or the line decoded
+/// when the reader leaves it to the codec; a hit's line must meet the codec's field rules
+/// (check_entry_fields). `fail(reason)` is called (and must throw) for a line the codec
+/// refuses. Returns false when the sink stopped.
+template <class Fail>
+bool search_entry_line(const SearchQuery& query, const SearchOptions& options,
+                       SearchLineReader& reader, SearchLineFields& f, std::string_view line,
+                       Dialect dialect, const SessionHeader& header, const std::string& name,
+                       std::uint64_t seq, const SearchHitSink& sink, Fail&& fail) {
+    const SearchLineRead read = reader.read(line, f);
+    if (read == SearchLineRead::nothing) return true;
+    if (read == SearchLineRead::decode) {
+        SessionTreeEntry entry;
+        try {
+            entry = decode_entry(line, dialect);
+        } catch (const SessionError& e) {
+            fail(std::string(e.detail()));
+        }
+        return search_entry(query, options, header, name, entry, seq, sink);
+    }
+    if (!entry_fields_pass(options, f.type, f.role, f.timestamp)) return true;
+    TextMatch m = match_text(query, f.text);
+    if (!m.matched) return true;
+    if (f.type != LabelEntry::type && f.type != SessionInfoEntry::type &&
+        f.type != LeafEntry::type) {
+        try {
+            check_entry_fields(line, f.type, dialect);
+        } catch (const SessionError& e) {
+            fail(std::string(e.detail()));
+        }
+    }
+    SearchHit hit;
+    hit.session_id = header.id;
+    hit.cwd = header.cwd;
+    hit.session_name = name;
+    hit.entry_id = f.id;
+    hit.entry_type = f.type;
+    hit.role = std::string(f.role);
+    hit.timestamp = f.timestamp;
+    hit.seq = seq;
+    hit.score = m.score;
+    hit.snippet = std::move(m.snippet);
+    hit.marks = std::move(m.marks);
+    return sink(std::move(hit));
 }
 
 }  // namespace agentcore::detail
