@@ -595,10 +595,12 @@ inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_
 /// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
 /// read without locks (never changed) by up to `std::thread::hardware_concurrency()` threads
 /// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
-/// found. A file or a line whose bytes cannot hold a hit (detail::raw_may_hold) is not decoded
-/// (the open of a file still checks every line). A file removed while the search runs is
-/// skipped; any other error of a file that may hold a hit (a damaged line, an unreadable file)
-/// ends the search and is thrown once the threads have stopped.
+/// found. Each file is read and folded once (detail::scan_session_file): a line whose folded
+/// bytes lack a word the query needs is passed over, the others are validated and only their
+/// text fields read (a lenient repository's files are opened as storages). A file removed
+/// while the search runs is skipped; any other error of a file that may hold a hit (a damaged
+/// line that may hold one, a damaged header, an unreadable file) ends the search and is thrown
+/// once the threads have stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
 inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
