@@ -770,7 +770,7 @@ TEST_CASE("JSONL files of odd lines and of pi's dialect give the hits of memory"
         const SearchResult whole = search(memory, q, all);
         REQUIRE(merged.size() == whole.hits.size());
         std::sort(merged.begin(), merged.end(), [&](const SearchHit& a, const SearchHit& b) {
-            return detail::hit_before(a.cursor(), b.cursor(), o.order);
+            return detail::hit_before(a.cursor(), b.cursor(), all.order);
         });
         for (std::size_t i = 0; i < merged.size(); ++i) {
             CHECK(merged[i].cursor() == whole.hits[i].cursor());
