@@ -8,6 +8,7 @@
 #include "support/search_corpus.hpp"
 
 #include <agentcore/any_repo.hpp>
+#include <agentcore/detail/search_line.hpp>
 #include <agentcore/search.hpp>
 #include <agentcore/session.hpp>
 
@@ -504,21 +505,289 @@ TEST_CASE("memory, JSONL and run-time chosen repositories give the same hits in 
 }
 
 TEST_CASE(
-    "a damaged JSONL session that may hold a hit ends the search with its error; a removed "
-    "one is skipped",
+    "a damaged JSONL line that may hold a hit ends the search with its error; other damage is "
+    "passed over, a torn last line ignored, a removed session skipped",
     "[search][jsonl]") {
     agentcore::testing::ScratchDir dir;
     JsonlSessionRepo repo(dir.path() + "/sessions");
     agentcore::testing::write_search_corpus(repo, 4, 6);
-    CHECK(!search(repo, "login").hits.empty());
+    const std::size_t all = hit_keys(repo, "login").size();
+    CHECK(all > 0);
     const auto sessions = list(repo).sessions;
-    std::string text = agentcore::testing::read_file(sessions[0].path);
-    const auto second = text.find('\n', text.find('\n') + 1);
+    const std::string original = agentcore::testing::read_file(sessions[0].path);
+    const auto second = original.find('\n', original.find('\n') + 1);
+    // A damaged line whose bytes cannot hold the query's words is never read by the scan.
+    std::string text = original;
     text.insert(second + 1, "{not json}\n");
     agentcore::testing::write_file(sessions[0].path, text);
+    CHECK(hit_keys(repo, "login").size() == all);
+    // One that may hold them is read, and the error names the file and the line.
+    text = original;
+    text.insert(second + 1, "{not json: login}\n");
+    agentcore::testing::write_file(sessions[0].path, text);
     CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_entry);
-    // A file whose bytes cannot hold the query's words is not decoded.
+    CHECK(message_of_error([&] { search(repo, "login"); }).find(sessions[0].path + "' line 3") !=
+          std::string::npos);
     CHECK(search(repo, "qqqzzz").hits.empty());
+    // Valid JSON that breaks the codec's rules: a hit in it is an error too.
+    text = original;
+    text.insert(second + 1,
+                "{\"type\":\"message\",\"id\":\"bad1\",\"parent_id\":null,\"timestamp\":"
+                "\"2026-01-01T00:00:00.000Z\",\"message\":{\"role\":\"user\",\"content\":"
+                "\"login\",\"timestamp\":\"soon\"}}\n");
+    agentcore::testing::write_file(sessions[0].path, text);
+    CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_entry);
+    // A torn last line (an append cut short) is ignored, as every reader ignores it.
+    agentcore::testing::write_file(sessions[0].path, original + "{\"type\":\"message\",\"id\":\"lo");
+    CHECK(hit_keys(repo, "login").size() == all);
+    agentcore::testing::write_file(sessions[0].path,
+                                   original + "{\"type\":\"message\",\"login\":");
+    CHECK(hit_keys(repo, "login").size() == all);
+    // A damaged header of a file that may hold a hit.
+    agentcore::testing::write_file(sessions[0].path, "{\"type\":\"session\"\n" +
+                                                         original.substr(original.find('\n') + 1));
+    CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_session);
+    agentcore::testing::write_file(sessions[0].path, original);
     remove(repo, sessions[0].header.id);
     CHECK(!search(repo, "login").hits.empty());
+}
+
+namespace search_tests {
+
+// Entry lines of odd shapes, each `{"type":..., "id":"x<n>", "parent_id":..., ...}` without its
+// parent, which line_file() adds. Native dialect unless said.
+inline std::vector<std::string> odd_lines() {
+    const std::string t = "\"timestamp\":\"2026-02-03T04:05:06.789Z\"";
+    const auto msg = [&](const std::string& message) {
+        return "{\"type\":\"message\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+               ",\"message\":" + message + "}";
+    };
+    const std::string usage =
+        "\"usage\":{\"input\":1,\"output\":2,\"cache_read\":0,\"cache_write\":0,"
+        "\"total_tokens\":3,\"cost\":{\"input\":0,\"output\":0,\"cache_read\":0,"
+        "\"cache_write\":0,\"total\":0}}";
+    const auto assistant = [&](const std::string& blocks) {
+        return msg("{\"role\":\"assistant\",\"content\":" + blocks +
+                   ",\"api\":\"messages\",\"provider\":\"p\",\"model\":\"m\"," + usage +
+                   ",\"stop_reason\":\"stop\",\"timestamp\":5}");
+    };
+    return {
+        // Escapes of every kind, \u sequences (a pair, a lone surrogate, an escaped word).
+        msg("{\"role\":\"user\",\"content\":\"caf\\u00e9 \\\"login\\\"\\nbug\\t\\\\ "
+            "\\/path \\ud83d\\ude00 lone \\ud83d \\u006cogin \\u0043R\\u00c8ME\",\"timestamp\":1}"),
+        // An escaped key, repeated keys (the last one counts), members in an unusual order.
+        msg("{\"timestamp\":1,\"con\\u0074ent\":\"first login\",\"role\":\"user\","
+            "\"content\":\"second bug login\"}"),
+        "{\"message\":{\"role\":\"user\",\"content\":\"an older login\",\"timestamp\":1},"
+        "\"type\":\"message\",\"id\":\"ID\",\"parent_id\":PARENT," +
+            t + ",\"message\":{\"role\":\"user\",\"content\":\"the newer bug\",\"timestamp\":2}}",
+        // Blocks: text, thinking, a tool call with nested arguments, an image, an unknown type.
+        assistant("[{\"type\":\"thinking\",\"thinking\":\"secret login musing\"},"
+                  "{\"type\":\"text\",\"text\":\"Fixed the bug\"},"
+                  "{\"type\":\"tool_call\",\"id\":\"c1\",\"name\":\"read_file\",\"arguments\":"
+                  "{\"path\":\"src/auth/login.cpp\",\"opts\":{\"n\":3,\"tags\":[\"login\","
+                  "{\"deep\":\"bug\"},true,null,1.5e3]},\"empty\":\"\"}},"
+                  "{\"type\":\"image\",\"data\":\"bG9naW4gbG9naW4=\",\"mime_type\":\"image/png\"},"
+                  "{\"type\":\"video\",\"text\":\"login in an unknown block\"}]"),
+        // Repeated keys inside tool arguments: the DOM keeps the first place, the last value.
+        assistant("[{\"type\":\"tool_call\",\"id\":\"c2\",\"name\":\"bash\",\"arguments\":"
+                  "{\"a\":\"login one\",\"b\":\"bug\",\"a\":\"login two\"}}]"),
+        // Tool results and shell output, longer than a small cap.
+        msg("{\"role\":\"tool_result\",\"tool_call_id\":\"c1\",\"tool_name\":\"read_file\","
+            "\"content\":[{\"type\":\"text\",\"text\":\"login bug fixed in \\u00e9t\\u00e9\"},"
+            "{\"type\":\"image\",\"data\":\"bG9naW4=\",\"mime_type\":\"image/png\"},"
+            "{\"type\":\"text\",\"text\":\"second login part\"}],\"is_error\":false,"
+            "\"timestamp\":3}"),
+        msg("{\"role\":\"bash_execution\",\"command\":\"grep login\",\"output\":\"login.cpp:1: "
+            "bug\\nlogin.cpp:2: fixed\",\"exit_code\":0,\"cancelled\":false,\"truncated\":false,"
+            "\"timestamp\":4}"),
+        // Roles and types of a newer writer: kept opaque, never searched.
+        msg("{\"role\":\"system_note\",\"content\":\"login bug\",\"timestamp\":1}"),
+        "{\"type\":\"future_thing\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"text\":\"login bug\"}",
+        // Summaries, custom messages, labels with and without text, names.
+        "{\"type\":\"compaction\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"summary\":\"login \\\"bug\\\" summary\",\"first_kept_entry_id\":null,"
+            "\"tokens_before\":10}",
+        "{\"type\":\"custom_message\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"custom_type\":\"note\",\"content\":[{\"type\":\"text\",\"text\":\"a login "
+            "note\"}],\"display\":true}",
+        "{\"type\":\"custom\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"custom_type\":\"app\",\"data\":{\"text\":\"login bug\"}}",
+        "{\"type\":\"label\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"target_id\":\"x1\",\"label\":\"login milestone\"}",
+        "{\"type\":\"label\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"target_id\":\"x1\",\"label\":null}",
+        "{\"type\":\"session_info\",\"id\":\"ID\",\"parent_id\":PARENT," + t +
+            ",\"name\":\"  the login session  \"}",
+    };
+}
+
+// The odd lines with ids x1, x2, ... each the child of the one before.
+inline std::vector<std::string> odd_entry_lines() {
+    std::vector<std::string> out;
+    std::size_t n = 0;
+    for (std::string line : odd_lines()) {
+        ++n;
+        const std::string id = "x" + std::to_string(n);
+        const std::string parent = n == 1 ? "null" : "\"x" + std::to_string(n - 1) + "\"";
+        line.replace(line.find("\"ID\""), 4, "\"" + id + "\"");
+        line.replace(line.find("PARENT"), 6, parent);
+        out.push_back(std::move(line));
+    }
+    return out;
+}
+
+// Checks what SearchLineReader reads of `line` against search_text_of of the decoded entry.
+inline void check_line_reader(const std::string& line, Dialect d, const SearchTextOptions& o,
+                              std::size_t& read_count) {
+    INFO(line);
+    const SessionTreeEntry entry = decode_entry(line, d);
+    detail::SearchLineReader reader(d, o);
+    detail::SearchLineFields f;
+    const detail::SearchLineRead r = reader.read(line, f);
+    const std::string expected = search_text_of(entry, o);
+    if (r == detail::SearchLineRead::nothing) {
+        CHECK(expected.empty());
+        return;
+    }
+    if (r == detail::SearchLineRead::decode) return;
+    ++read_count;
+    CHECK(f.text == expected);
+    CHECK(f.type == type_of(entry));
+    CHECK(f.id == id_of(entry));
+    CHECK(f.timestamp == base_of(entry).timestamp);
+    CHECK(f.role == search_role_of(entry));
+}
+
+}  // namespace search_tests
+
+TEST_CASE("the JSONL scan reads an entry line's text as search_text_of reads the decoded entry",
+          "[search][jsonl]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 5, 997));
+    agentcore::testing::write_search_corpus(memory, 77, 25);
+    const std::vector<SearchTextOptions> texts{
+        {},
+        {.thinking = true},
+        {.tool_results = false},
+        {.thinking = true, .tool_result_cap = 7},
+        {.tool_result_cap = 0},
+    };
+    std::size_t read = 0;
+    for (const Dialect d : {Dialect::native, Dialect::pi}) {
+        for (const auto& l : list(memory).sessions) {
+            auto session = open_read_only(memory, l.header.id);
+            const auto& storage = session.storage();
+            for (const auto& h : storage.get_entries(EntriesQuery{0, 100000}))
+                for (const auto& o : texts)
+                    search_tests::check_line_reader(encode_entry(*h, d), d, o, read);
+        }
+    }
+    std::size_t odd_read = 0;
+    for (const std::string& line : search_tests::odd_entry_lines())
+        for (const auto& o : texts)
+            search_tests::check_line_reader(line, Dialect::native, o, odd_read);
+    CHECK(read > 1000);
+    CHECK(odd_read > 50);
+    // What is left to the codec: repeated keys in tool arguments, fields of unexpected types.
+    detail::SearchLineFields f;
+    const SearchTextOptions o;
+    detail::SearchLineReader reader(Dialect::native, o);
+    CHECK(reader.read(search_tests::odd_entry_lines()[4], f) == detail::SearchLineRead::decode);
+    CHECK(reader.read(R"({"type":"message","id":"a","message":{"role":"user","content":5}})", f) ==
+          detail::SearchLineRead::decode);
+    // pi's spellings are not native ones: a native file's "toolResult" is a role of its own.
+    CHECK(reader.read(R"({"type":"message","id":"a","timestamp":"t","message":{"role":)"
+                      R"("toolResult","toolName":"bash","content":[]}})",
+                      f) == detail::SearchLineRead::nothing);
+    detail::SearchLineReader pi_reader(Dialect::pi, o);
+    CHECK(pi_reader.read(R"({"type":"message","id":"a","timestamp":"t","message":{"role":)"
+                         R"("toolResult","toolName":"bash","content":[{"type":"text","text":"x"}]}})",
+                         f) == detail::SearchLineRead::text);
+    CHECK(f.role == "tool_result");
+    CHECK(f.text == "bash\nx");
+}
+
+TEST_CASE("JSONL files of odd lines and of pi's dialect give the hits of memory",
+          "[search][jsonl]") {
+    agentcore::testing::ScratchDir dir;
+    JsonlSessionRepo jsonl(dir.path() + "/sessions");
+    auto session = create(jsonl, CreateOptions{std::string("odd"), "/work/odd", Json::object(),
+                                               std::nullopt});
+    const std::string path = list(jsonl).sessions.front().path;
+    std::string text = agentcore::testing::read_file(path);
+    for (const std::string& line : search_tests::odd_entry_lines()) text += line + "\n\n";
+    agentcore::testing::write_file(path, text);
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 5, 997));
+    copy_session(jsonl, memory, "odd");
+    // The same sessions in pi's dialect.
+    JsonlSessionRepo pi(dir.path() + "/pi");
+    agentcore::testing::write_search_corpus(memory, 13, 12);
+    for (const auto& l : list(memory).sessions) {
+        if (l.header.id == "odd") continue;
+        auto source = open_read_only(memory, l.header.id);
+        std::vector<SessionTreeEntry> entries;
+        for (const auto& h : source.storage().get_entries(EntriesQuery{0, 100000}))
+            entries.push_back(*h);
+        import_session(pi, source.storage().metadata(), std::move(entries), Dialect::pi);
+    }
+    REQUIRE(agentcore::testing::read_file(list(pi).sessions.front().path).find("\"parentId\"") !=
+            std::string::npos);
+    const std::vector<std::pair<std::string, SearchOptions>> queries{
+        {"login", {}},
+        {"login", {.text = {.thinking = true}}},
+        {"login", {.text = {.tool_results = false}}},
+        {"login", {.text = {.tool_result_cap = 12}}},
+        {"bug", {.order = SearchOrder::newest}},
+        {"creme", {}},
+        {"café", {}},
+        {"\"login bug\"", {}},
+        {"musing", {.text = {.thinking = true}}},
+        {"bG9naW4", {.mode = SearchMode::substring}},
+        {"ogin.cp", {.mode = SearchMode::substring}},
+        {"ogin -fixed", {.mode = SearchMode::substring}},
+        {"milestone", {}},
+        {"newer", {}},
+        {"older", {}},
+        {"second", {}},
+        {"one", {}},
+        {"two", {}},
+        {"deep", {}},
+        {"note", {.roles = {"custom"}}},
+        {"login", {.exclude_roles = {"tool_result", "user"}}},
+        {"login", {.session_name = "login session"}},
+        {"rare_zebra_word", {}},
+        {"ΑΘΗΝΑ", {}},
+        {"timeout", {.roles = {"tool_result"}, .types = {"message"}}},
+    };
+    for (const auto& [q, o] : queries) {
+        INFO(q);
+        // The odd session is in one folder, the corpus in pi's dialect in the other.
+        SearchOptions all = o;
+        all.limit = 1000000;
+        std::vector<SearchHit> merged = search(jsonl, q, all).hits;
+        for (auto& h : search(pi, q, all).hits) merged.push_back(std::move(h));
+        const SearchResult whole = search(memory, q, all);
+        REQUIRE(merged.size() == whole.hits.size());
+        std::sort(merged.begin(), merged.end(), [&](const SearchHit& a, const SearchHit& b) {
+            return detail::hit_before(a.cursor(), b.cursor(), all.order);
+        });
+        for (std::size_t i = 0; i < merged.size(); ++i) {
+            CHECK(merged[i].cursor() == whole.hits[i].cursor());
+            CHECK(merged[i].entry_id == whole.hits[i].entry_id);
+            CHECK(merged[i].entry_type == whole.hits[i].entry_type);
+            CHECK(merged[i].role == whole.hits[i].role);
+            CHECK(merged[i].session_name == whole.hits[i].session_name);
+            CHECK(merged[i].cwd == whole.hits[i].cwd);
+            CHECK(merged[i].snippet == whole.hits[i].snippet);
+            CHECK(merged[i].marks == whole.hits[i].marks);
+        }
+    }
+    // The odd session's own hits: an escaped word is found, images and opaque entries are not.
+    CHECK(hit_keys(jsonl, "login").count({"odd", "x1"}) == 1);
+    CHECK(hit_keys(jsonl, "crème").count({"odd", "x1"}) == 1);
+    CHECK(hit_keys(jsonl, "bG9naW4gbG9naW4", SearchOptions{.mode = SearchMode::substring}).empty());
+    CHECK(hit_keys(jsonl, "unknown").empty());
+    CHECK(hit_keys(jsonl, "\"login bug\"").count({"odd", "x8"}) == 0);
+    CHECK(hit_keys(jsonl, "\"login bug\"").count({"odd", "x9"}) == 0);
 }

@@ -12,6 +12,7 @@
 #include <agentcore/detail/atomic_file.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/search_line.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -461,25 +462,9 @@ JsonlSessionRepo::session_type import_session(JsonlSessionRepo& repo, SessionHea
 
 namespace detail {
 
-/// Whether the session file at `path` may hold an entry that meets `words` (raw_may_hold over
-/// its bytes). A file that cannot be read here may: opening it reports what is wrong.
-inline bool session_file_may_hold(const JsonlStorageOptions& options, const std::string& path,
-                                  const std::vector<IndexWord>& words) {
-    if (words.empty()) return true;
-    const FileOps& ops = ops_or_real(options.file_ops);
-    try {
-        const FileHandle fd = open_regular_file(ops, path, O_RDONLY);
-        if (!fd) return true;
-        std::string bytes(static_cast<std::size_t>(file_size(ops, fd.get(), path)), '\0');
-        if (pread_all(ops, fd.get(), bytes.data(), bytes.size(), 0) != 0) return true;
-        return raw_may_hold(words, bytes);
-    } catch (const SessionError&) {
-        return true;
-    }
-}
-
-/// search_storage for a JSONL file: a line whose bytes cannot hold a hit (raw_may_hold) is
-/// not decoded.
+/// search_storage for a JSONL file opened by the storage (a lenient repository's files, whose
+/// positions skip the bad lines only an open finds): a line whose bytes cannot hold a hit
+/// (raw_may_hold) is not decoded.
 inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options,
                                  const std::vector<IndexWord>& words,
                                  const JsonlSessionStorage& storage, const SearchHitSink& sink) {
@@ -498,16 +483,124 @@ inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& 
     return true;
 }
 
+/// What one thread of the JSONL search keeps from file to file.
+struct JsonlScanBuffers {
+    std::string bytes;   // the file
+    std::string folded;  // the file, folded (fold_bytes)
+    SearchLineFields fields;
+};
+
+/// The search of one session file without opening it as a storage: the file is read and folded
+/// once and its lines are walked; a line whose folded bytes lack a word the query needs (and
+/// that has no `\u` escape) is passed over, the others are checked by the JSON scanner and only their text
+/// fields are read (SearchLineReader; a line of an unusual shape is decoded), then matched.
+/// Positions count the non-blank lines after the header, as the storage's do for a file that
+/// opens. A candidate line that is not valid JSON ends the search with invalid_entry naming the
+/// file and line, unless it is the file's last line (a torn append, which readers ignore); a
+/// hit's line also meets the codec's field rules (check_entry_fields). Returns false when the
+/// sink stopped; nullopt when the file cannot be read here (the storage's open then reports
+/// why, or finds it removed).
+inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options,
+                                             const std::string& path, const SearchQuery& query,
+                                             const SearchOptions& options,
+                                             const std::vector<IndexWord>& words,
+                                             JsonlScanBuffers& buffers, const SearchHitSink& sink) {
+    const FileOps& ops = ops_or_real(storage_options.file_ops);
+    {
+        const FileHandle fd = open_regular_file(ops, path, O_RDONLY);
+        if (!fd) return std::nullopt;
+        const std::uint64_t size = file_size(ops, fd.get(), path);
+        if (size == 0) return std::nullopt;
+        buffers.bytes.resize(static_cast<std::size_t>(size));
+        if (pread_all(ops, fd.get(), buffers.bytes.data(), buffers.bytes.size(), 0) != 0)
+            return std::nullopt;
+    }
+    const std::string_view data = buffers.bytes;
+    const auto fail = [&](ErrorCode code, std::size_t line, const std::string& reason) {
+        throw SessionError(code, "'" + path + "' line " + std::to_string(line) + ": " + reason,
+                           ErrorLocation{.file = path, .line = line});
+    };
+    LineReader reader(data);
+    LineSpan line;
+    reader.next(line);
+    const std::string_view header_text = reader.text(line);
+    // The header, the dialect and the name are read when the first candidate line is found.
+    std::optional<SessionHeader> header;
+    Dialect dialect = Dialect::native;
+    std::string name;
+    const auto open_session = [&]() -> bool {
+        if (!header) {
+            try {
+                header = decode_header(header_text, &dialect);
+            } catch (const SessionError& e) {
+                fail(ErrorCode::invalid_session, 1, std::string(e.detail()));
+            }
+            if (header->version != current_session_version)
+                fail(ErrorCode::invalid_session, 1,
+                     "session format version " + std::to_string(header->version) +
+                         " must be upgraded to version 3 before it is opened");
+            name = session_file_name(data, dialect).value_or("");
+        }
+        return session_passes(options, *header, name);
+    };
+    if (options.session_name && !open_session()) return true;
+    const bool any_escape = find_bytes(data, "\\u") != std::string_view::npos;
+    // The whole file folded once: a file without the words is done with. Folding keeps every
+    // newline and makes none, so the folded file's lines are the file's, in the same order.
+    std::string_view folded;
+    if (!words.empty()) {
+        fold_bytes(data, buffers.folded);
+        folded = buffers.folded;
+        if (!any_escape && !folded_holds(words, folded)) return true;
+        const std::size_t header_end = folded.find('\n');
+        folded = header_end == std::string_view::npos ? std::string_view{}
+                                                       : folded.substr(header_end + 1);
+    }
+    std::optional<SearchLineReader> line_reader;
+    std::size_t seq = 0;
+    while (reader.next(line)) {
+        const std::string_view text = reader.text(line);
+        std::string_view folded_line;
+        if (!words.empty()) {
+            const std::size_t nl = folded.find('\n');
+            folded_line = folded.substr(0, nl);
+            folded = nl == std::string_view::npos ? std::string_view{} : folded.substr(nl + 1);
+        }
+        if (blank_line(text)) continue;
+        const std::uint64_t at = seq++;
+        if (!words.empty() && !(any_escape && find_bytes(text, "\\u") != std::string_view::npos) &&
+            !folded_holds(words, folded_line))
+            continue;
+        if (!open_session()) return true;
+        ScannedEntry scanned;
+        std::string reason;
+        if (!JsonScanner::scan_entry(text, dialect, scanned, reason)) {
+            if (line.end == data.size()) break;  // a torn last line
+            fail(ErrorCode::invalid_entry, line.number, reason);
+        }
+        if (!line_reader) line_reader.emplace(dialect, options.text);
+        const auto line_fails = [&](const std::string& why) {
+            fail(ErrorCode::invalid_entry, line.number, why);
+        };
+        if (!search_entry_line(query, options, *line_reader, buffers.fields, text, dialect,
+                               *header, name, at, sink, line_fails))
+            return false;
+    }
+    return true;
+}
+
 }  // namespace detail
 
 /// Streams the hits of `query` over the session files of `repo` (SearchOptions and
 /// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
 /// read without locks (never changed) by up to `std::thread::hardware_concurrency()` threads
 /// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
-/// found. A file or a line whose bytes cannot hold a hit (detail::raw_may_hold) is not decoded
-/// (the open of a file still checks every line). A file removed while the search runs is
-/// skipped; any other error of a file that may hold a hit (a damaged line, an unreadable file)
-/// ends the search and is thrown once the threads have stopped.
+/// found. Each file is read and folded once (detail::scan_session_file): a line whose folded
+/// bytes lack a word the query needs is passed over, the others are validated and only their
+/// text fields read (a lenient repository's files are opened as storages). A file removed
+/// while the search runs is skipped; any other error of a file that may hold a hit (a damaged
+/// line that may hold one, a damaged header, an unreadable file) ends the search and is thrown
+/// once the threads have stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
 inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
@@ -527,20 +620,30 @@ inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
     std::atomic<bool> stop{false};
     std::mutex sink_mutex;
     std::exception_ptr failure;
+    const SearchHitSink locked = [&](SearchHit&& hit) {
+        const std::lock_guard<std::mutex> guard(sink_mutex);
+        if (stop.load()) return false;
+        if (!sink(std::move(hit))) stop.store(true);
+        return !stop.load();
+    };
     const auto work = [&] {
+        detail::JsonlScanBuffers buffers;
         while (!stop.load()) {
             const std::size_t i = next.fetch_add(1);
             if (i >= paths.size()) return;
             try {
-                if (!detail::session_file_may_hold(repo.options(), paths[i], words)) continue;
+                if (!repo.options().lenient) {
+                    const std::optional<bool> scanned = detail::scan_session_file(
+                        repo.options(), paths[i], query, options, words, buffers, locked);
+                    if (scanned) {
+                        if (!*scanned) return;
+                        continue;
+                    }
+                }
+                // A lenient repository's file, or one that could not be read here: the
+                // storage's open reads it (and says what is wrong, or finds it removed).
                 const JsonlSessionStorage storage =
                     JsonlSessionStorage::open_read_only(paths[i], repo.options());
-                const SearchHitSink locked = [&](SearchHit&& hit) {
-                    const std::lock_guard<std::mutex> guard(sink_mutex);
-                    if (stop.load()) return false;
-                    if (!sink(std::move(hit))) stop.store(true);
-                    return !stop.load();
-                };
                 if (!detail::search_jsonl_storage(query, options, words, storage, locked)) return;
             } catch (const SessionError& e) {
                 if (e.code() == ErrorCode::not_found) continue;  // removed since it was listed

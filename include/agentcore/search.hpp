@@ -20,6 +20,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -28,6 +29,10 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace agentcore {
 
@@ -269,6 +274,20 @@ inline std::vector<SearchToken> tokenize_for_search(std::string_view text) {
     bool in_word = false;
     while (i < text.size()) {
         const std::size_t at = i;
+        const auto byte = static_cast<unsigned char>(text[i]);
+        if (byte < 0x80) {  // ASCII, the common case, without decoding or a call per byte
+            ++i;
+            const bool upper = byte >= 'A' && byte <= 'Z';
+            if (!(upper || (byte >= 'a' && byte <= 'z') || (byte >= '0' && byte <= '9'))) {
+                in_word = false;
+                continue;
+            }
+            if (!in_word) out.push_back(SearchToken{{}, at, at});
+            out.back().norm.push_back(static_cast<char>(upper ? byte + 32 : byte));
+            out.back().end = i;
+            in_word = true;
+            continue;
+        }
         const char32_t cp = next_code_point(text, i);
         const bool combining = cp >= 0x300 && cp <= 0x36F;
         if (combining && in_word) {
@@ -971,30 +990,100 @@ inline bool index_text_holds(const std::vector<IndexWord>& words, std::string_vi
     return true;
 }
 
+/// Where `needle` first occurs in `haystack` (npos when nowhere). With SSE2, 16 places a step
+/// are tested at once on the needle's first and last bytes, then compared whole: a common
+/// first byte does not stop the search at each of its places, as find and memchr do.
+inline std::size_t find_bytes(std::string_view haystack, std::string_view needle) noexcept {
+    const std::size_t n = needle.size();
+    if (n == 0) return 0;
+    if (n > haystack.size()) return std::string_view::npos;
+#if defined(__SSE2__)
+    const char* h = haystack.data();
+    const std::size_t last_start = haystack.size() - n;  // the last place a match can start
+    const __m128i first = _mm_set1_epi8(needle.front());
+    const __m128i last = _mm_set1_epi8(needle.back());
+    std::size_t i = 0;
+    for (; i + 16 <= last_start + 1; i += 16) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + n - 1));
+        auto mask = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(b, last))));
+        while (mask != 0) {
+            const auto bit = static_cast<std::size_t>(__builtin_ctz(mask));
+            if (std::memcmp(h + i + bit, needle.data(), n) == 0) return i + bit;
+            mask &= mask - 1;
+        }
+    }
+    const std::size_t rest = haystack.substr(i).find(needle);
+    return rest == std::string_view::npos ? rest : i + rest;
+#else
+    return haystack.find(needle);
+#endif
+}
+
+/// The bytes of a JSON document folded as fold_for_substring folds text (without the offsets),
+/// into `out`: runs of ASCII 8 bytes at a time, other characters one by one. Folding never
+/// makes the text longer.
+///
+/// Complexity: linear in the size of `bytes`.
+inline void fold_bytes(std::string_view bytes, std::string& out) {
+    out.resize(bytes.size());
+    char* w = out.data();
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+    constexpr std::uint64_t ones = 0x0101010101010101ULL;
+    constexpr std::uint64_t highs = 0x8080808080808080ULL;
+    std::string one;  // one folded character
+    while (p != end) {
+        while (end - p >= 8) {
+            std::uint64_t x;
+            std::memcpy(&x, p, 8);
+            if ((x & highs) != 0) break;
+            // Bytes below 0x80: 'A'..'Z' are those that reach 0x80 when 0x3F is added and do not
+            // when 0x25 is; each gets 0x20.
+            const std::uint64_t upper = ((x + ones * 0x3FU) ^ (x + ones * 0x25U)) & highs;
+            x |= upper >> 2;
+            std::memcpy(w, &x, 8);
+            p += 8;
+            w += 8;
+        }
+        if (p == end) break;
+        const auto c = static_cast<unsigned char>(*p);
+        if (c < 0x80) {
+            *w++ = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+            ++p;
+            continue;
+        }
+        std::size_t i = static_cast<std::size_t>(p - bytes.data());
+        const char32_t cp = next_code_point(bytes, i);
+        one.clear();
+        append_folded(one, cp == 0xFFFD ? char32_t{' '} : cp);
+        std::memcpy(w, one.data(), one.size());
+        w += one.size();
+        p = bytes.data() + i;
+    }
+    out.resize(static_cast<std::size_t>(w - out.data()));
+}
+
+/// True when the folded bytes of a document (fold_bytes) hold every one of `words`.
+inline bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) {
+    return std::all_of(words.begin(), words.end(), [&](const IndexWord& w) {
+        return find_bytes(folded, w.text) != std::string_view::npos;
+    });
+}
+
 /// True unless the bytes of a JSON document (a session file, a line) surely hold none of the
 /// entries that meet `words` (index_words): every word must occur in the folded bytes
-/// (fold_for_substring's folding, without the offsets). A word of an entry's text is written
-/// as it is in JSON (word characters are never escaped), so its folded form is in the folded
-/// bytes; documents with a `\u` escape are never ruled out. A quick check before decoding.
+/// (fold_bytes). A word of an entry's text is written as it is in JSON (word characters are
+/// never escaped), so its folded form is in the folded bytes; documents with a `\u` escape are
+/// never ruled out. A quick check before decoding.
 ///
 /// Complexity: linear in the size of `bytes` times the number of words.
 inline bool raw_may_hold(const std::vector<IndexWord>& words, std::string_view bytes) {
-    if (words.empty() || bytes.find("\\u") != std::string_view::npos) return true;
+    if (words.empty() || find_bytes(bytes, "\\u") != std::string_view::npos) return true;
     std::string folded;
-    folded.reserve(bytes.size());
-    for (std::size_t i = 0; i < bytes.size();) {
-        const auto c = static_cast<unsigned char>(bytes[i]);
-        if (c < 0x80) {
-            folded.push_back(static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c));
-            ++i;
-            continue;
-        }
-        const char32_t cp = next_code_point(bytes, i);
-        append_folded(folded, cp == 0xFFFD ? char32_t{' '} : cp);
-    }
-    return std::all_of(words.begin(), words.end(), [&](const IndexWord& w) {
-        return folded.find(w.text) != std::string::npos;
-    });
+    fold_bytes(bytes, folded);
+    return folded_holds(words, folded);
 }
 
 /// `text` as an FTS5 string literal: in double quotes, its own quotes doubled. Being a string
@@ -1009,18 +1098,23 @@ inline std::string fts5_literal(std::string_view text) {
     return out;
 }
 
-/// The entry-level filters: time, roles, types (applied before any text is looked at).
-inline bool entry_passes(const SearchOptions& options, const SessionTreeEntry& entry) {
-    const EntryBase& base = base_of(entry);
-    if (options.since && base.timestamp < *options.since) return false;
-    if (options.until && !(base.timestamp < *options.until)) return false;
-    const std::string_view type = type_of(entry);
+/// The entry-level filters on an entry's type, role ("" for entries that are not messages)
+/// and time.
+inline bool entry_fields_pass(const SearchOptions& options, std::string_view type,
+                              std::string_view role, std::string_view timestamp) {
+    if (options.since && timestamp < *options.since) return false;
+    if (options.until && !(timestamp < *options.until)) return false;
     if (!options.types.empty() && !listed(options.types, type)) return false;
     if (listed(options.exclude_types, type)) return false;
-    const std::string_view role = search_role_of(entry);
     if (!options.roles.empty() && (role.empty() || !listed(options.roles, role))) return false;
     if (!role.empty() && listed(options.exclude_roles, role)) return false;
     return true;
+}
+
+/// The entry-level filters: time, roles, types (applied before any text is looked at).
+inline bool entry_passes(const SearchOptions& options, const SessionTreeEntry& entry) {
+    return entry_fields_pass(options, type_of(entry), search_role_of(entry),
+                             base_of(entry).timestamp);
 }
 
 /// Matches one entry (filters first) and, when it matches, hands its hit to `sink`.

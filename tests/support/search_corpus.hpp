@@ -74,9 +74,43 @@ inline std::string corpus_sentence(std::mt19937_64& rng, std::size_t n) {
     return out;
 }
 
+/// The size of a corpus's sessions. The default gives the tests' small sessions (3 to 8 turns,
+/// a few KiB); the benchmark asks for sessions of the size agents write, whose bytes are mostly
+/// tool output.
+struct SearchCorpusShape {
+    std::size_t min_turns = 3;
+    std::size_t extra_turns = 6;  ///< turns: min_turns + a draw below this
+    /// Each tool result also holds output of up to this many words (0: none): code-like words
+    /// of a vocabulary of their own, one word in 200 a corpus word.
+    std::size_t output_words = 0;
+};
+
+/// `n` words of tool output: identifiers of a large vocabulary of their own (made of
+/// syllables), in lines of about 12 words, one word in 200 a corpus word.
+inline std::string corpus_output(std::mt19937_64& rng, std::size_t n) {
+    static constexpr const char* syllables[] = {"ka", "lo", "mi", "ne", "pu", "ra", "si", "to",
+                                                "vu", "ze", "bo", "di", "fa", "gu", "he", "jo"};
+    const auto& words = search_corpus_words();
+    std::string out;
+    out.reserve(n * 8);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t r = rng();
+        if (i > 0) out += (i % 12 == 0) ? "\n" : (r % 5 == 0 ? "." : " ");
+        if (r % 200 == 0) {
+            out += words[(r >> 8) % words.size()];
+            continue;
+        }
+        const std::size_t parts = 2 + (r >> 8) % 3;
+        for (std::size_t k = 0; k < parts; ++k) out += syllables[(r >> (16 + 4 * k)) % 16];
+        if ((r >> 40) % 4 == 0) out += std::to_string((r >> 44) % 100);
+    }
+    return out;
+}
+
 /// Writes `sessions` sessions of the corpus of `seed` into `repo` (any repository).
 template <class Repo>
-void write_search_corpus(Repo& repo, std::uint64_t seed, std::size_t sessions) {
+void write_search_corpus(Repo& repo, std::uint64_t seed, std::size_t sessions,
+                         const SearchCorpusShape& shape = {}) {
     std::mt19937_64 rng(seed);
     const std::vector<std::string> cwds{"/work/app", "/work/lib", "/home/ana/notes"};
     for (std::size_t s = 0; s < sessions; ++s) {
@@ -85,7 +119,7 @@ void write_search_corpus(Repo& repo, std::uint64_t seed, std::size_t sessions) {
         co.cwd = cwds[rng() % cwds.size()];
         co.metadata = Json{{"team", (rng() % 2 == 0) ? "core" : "web"}, {"n", s}};
         auto session = create(repo, co);
-        const std::size_t turns = 3 + rng() % 6;
+        const std::size_t turns = shape.min_turns + rng() % shape.extra_turns;
         std::string last_user;
         for (std::size_t t = 0; t < turns; ++t) {
             UserMessage u;
@@ -122,6 +156,9 @@ void write_search_corpus(Repo& repo, std::uint64_t seed, std::size_t sessions) {
                 r.tool_call_id = "call-" + std::to_string(t);
                 r.tool_name = "read_file";
                 r.content.push_back(TextContent{corpus_sentence(rng, 6 + rng() % 30), {}});
+                if (shape.output_words > 0)
+                    r.content.push_back(
+                        TextContent{corpus_output(rng, rng() % shape.output_words), {}});
                 r.is_error = rng() % 5 == 0;
                 append_message(session, r);
             }

@@ -33,6 +33,10 @@
 #include <string_view>
 #include <system_error>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 namespace agentcore::detail {
 
 /// How many containers (objects and arrays) deep a JSON value may nest: an entry line's top
@@ -326,6 +330,18 @@ private:
         return (t & highs) == 0;
     }
 
+    // True when none of the 8 bytes at `q` is a quote or a backslash (text already validated:
+    // only those end a string's plain run).
+    static bool unquoted8(const char* q) noexcept {
+        std::uint64_t x;
+        std::memcpy(&x, q, 8);
+        constexpr std::uint64_t ones = 0x0101010101010101ULL;
+        constexpr std::uint64_t highs = 0x8080808080808080ULL;
+        const std::uint64_t quote = x ^ (ones * 0x22U);
+        const std::uint64_t backslash = x ^ (ones * 0x5CU);
+        return ((((quote - ones) & ~quote) | ((backslash - ones) & ~backslash)) & highs) == 0;
+    }
+
     static int hex_value(char c) noexcept {
         if (c >= '0' && c <= '9') return c - '0';
         if (c >= 'a' && c <= 'f') return c - 'a' + 10;
@@ -426,7 +442,22 @@ public:
     /// text already validated; `end` when there is none. Steps over plain bytes 8 at a time.
     static const char* string_end(const char* p, const char* end) noexcept {
         for (;;) {
-            while (end - p >= 8 && plain8(p)) p += 8;
+#if defined(__SSE2__)
+            // 16 bytes a step, straight to the first quote or backslash.
+            const __m128i quote = _mm_set1_epi8('"');
+            const __m128i backslash = _mm_set1_epi8('\\');
+            while (end - p >= 16) {
+                const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+                const int hits = _mm_movemask_epi8(
+                    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
+                if (hits != 0) {
+                    p += __builtin_ctz(static_cast<unsigned>(hits));
+                    break;
+                }
+                p += 16;
+            }
+#endif
+            while (end - p >= 8 && unquoted8(p)) p += 8;
             while (p != end && *p != '"' && *p != '\\') ++p;
             if (p == end || *p == '"') return p;
             p += end - p >= 2 ? 2 : 1;  // an escape: its second byte is never the closing quote

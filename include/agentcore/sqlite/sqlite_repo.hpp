@@ -3,6 +3,7 @@
 // §9). Needs the target agentcore::sqlite; the umbrella header does not include it.
 
 #include <agentcore/any_repo.hpp>
+#include <agentcore/detail/search_line.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -265,6 +266,7 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
     }
     std::sort(candidates.begin(), candidates.end());
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    detail::SearchLineFields fields;
     std::size_t i = 0;
     while (i < candidates.size()) {
         const std::string& session_id = candidates[i].first;
@@ -294,6 +296,7 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
         }
         // A session removed since the index was asked is skipped, as in every repository.
         if (found && detail::session_passes(options, header, name)) {
+            detail::SearchLineReader reader(dialect, options.text);
             for (; i < end; ++i) {
                 const std::int64_t seq = candidates[i].second;
                 auto& e =
@@ -301,19 +304,21 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
                 detail::sqlite::Reset reset(e);
                 e.bind(1, session_id).bind(2, seq);
                 if (!e.step()) continue;
-                SessionTreeEntry entry;
-                try {
-                    entry = decode_entry(e.text(0), dialect);
-                } catch (const SessionError& err) {
+                const std::string_view line = e.text(0);
+                const auto fail = [&](const std::string& why) {
                     throw SessionError(ErrorCode::invalid_entry,
                                        "session '" + session_id + "' in database '" + repo.path() +
-                                           "' entry " + std::to_string(seq) + ": " +
-                                           std::string(err.detail()),
+                                           "' entry " + std::to_string(seq) + ": " + why,
                                        ErrorLocation{.session = session_id,
                                                      .seq = static_cast<std::uint64_t>(seq)});
-                }
-                if (!detail::search_entry(query, options, header, name, entry,
-                                          static_cast<std::uint64_t>(seq - 1), sink))
+                };
+                detail::ScannedEntry scanned;
+                std::string reason;
+                if (!detail::JsonScanner::scan_entry(line, dialect, scanned, reason)) fail(reason);
+                // Only the entry's text fields are read (SearchLineReader), as in a JSONL scan.
+                if (!detail::search_entry_line(query, options, reader, fields, line, dialect,
+                                               header, name, static_cast<std::uint64_t>(seq - 1),
+                                               sink, fail))
                     return;
             }
         }
