@@ -463,8 +463,9 @@ namespace detail {
 
 /// Whether the session file at `path` may hold an entry that meets `words` (raw_may_hold over
 /// its bytes). A file that cannot be read here may: opening it reports what is wrong.
-inline bool session_file_may_hold(const JsonlStorageOptions& options, const std::string& path,
-                                  const std::vector<IndexWord>& words) {
+template <class = void>
+bool session_file_may_hold(const JsonlStorageOptions& options, const std::string& path,
+                           const std::vector<IndexWord>& words) {
     if (words.empty()) return true;
     const FileOps& ops = ops_or_real(options.file_ops);
     try {
@@ -480,9 +481,10 @@ inline bool session_file_may_hold(const JsonlStorageOptions& options, const std:
 
 /// search_storage for a JSONL file: a line whose bytes cannot hold a hit (raw_may_hold) is
 /// not decoded.
-inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options,
-                                 const std::vector<IndexWord>& words,
-                                 const JsonlSessionStorage& storage, const SearchHitSink& sink) {
+template <class = void>
+bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options,
+                          const std::vector<IndexWord>& words, const JsonlSessionStorage& storage,
+                          const SearchHitSink& sink) {
     const SessionHeader& header = storage.metadata();
     const std::string name = storage.get_session_name().value_or("");
     if (!session_passes(options, header, name)) return true;
@@ -510,8 +512,9 @@ inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& 
 /// ends the search and is thrown once the threads have stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
-inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
-                        const SearchOptions& options, const SearchHitSink& sink) {
+template <class = void>
+void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
+                 const SearchOptions& options, const SearchHitSink& sink) {
     detail::check_search_options(options);
     std::vector<std::string> paths;
     const auto collect = [&](const std::string& path, std::string_view) { paths.push_back(path); };

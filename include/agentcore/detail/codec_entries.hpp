@@ -264,7 +264,7 @@ Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
         auto it = out.find(key);
         if (it == out.end())
             out[std::string(key)] = value;
-        else if (*it != value)
+        else if (!json_equal(*it, value))
             *it = value;
     };
     sync("type", e.type);
