@@ -10,6 +10,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/entries.hpp>
@@ -402,7 +403,7 @@ void remove(JsonlSessionRepo& repo, std::string_view id) {
 /// folder synced: list never sees a half-written fork. The source is read without its lock and
 /// not changed. Unknown source: not_found; taken new id: already_exists. Temporary files that
 /// killed writers left are swept first (sweep_temporary_files).
-template <class = void>
+template <class T = void>
 JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
                                     const ForkOptions& options = {}) {
     // Both ids are checked before any file is touched.
@@ -415,7 +416,8 @@ JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view sou
                            ErrorLocation{.session = std::string(source_id)});
     JsonlStorageOptions so = repo.options();
     const JsonlSessionStorage source = JsonlSessionStorage::open_read_only(*source_path, so);
-    auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
+    auto entries = prepare_fork_entries<detail::dependent<SessionTreeEntry, T>>(
+        get_entries_to_fork(source, options));
     SessionHeader header =
         detail::fork_header(source.metadata(), options, so.environment, *source_path);
     const std::string id = header.id;
