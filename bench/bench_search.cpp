@@ -201,8 +201,8 @@ double pg_bare_append_seconds(const std::string& conninfo, std::size_t n) {
     return seconds_since(start);
 }
 
-// The PostgreSQL figures: the memory corpus copied to a throwaway server.
-void postgres_figures(const InMemorySessionRepo& memory, double corpus, std::size_t runs,
+// The PostgreSQL figures: the corpus's JSONL folder copied to a throwaway server.
+void postgres_figures(const JsonlSessionRepo& source, double corpus, std::size_t runs,
                       std::size_t appends, bool have_rg, const std::function<double(const std::string&)>& rg,
                       Report& report) {
     const auto server = agentcore::testing::pg::start_server(true);
@@ -219,7 +219,7 @@ void postgres_figures(const InMemorySessionRepo& memory, double corpus, std::siz
     PostgresStorageOptions po;
     po.durability = Durability::os_buffered;
     PostgresSessionRepo postgres(conninfo, po);
-    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    for (const auto& l : list(source).sessions) copy_session(source, postgres, l.header.id);
     {
         pg::Connection c(conninfo);
         c.exec("VACUUM ANALYZE", "measuring");  // merges GIN's pending list, as autovacuum would
@@ -365,7 +365,10 @@ int main(int argc, char** argv) {
     const SearchOptions top20{.limit = 20};
     const std::vector<std::pair<std::string, std::string>> queries{
         {"quetzalcoatl", "rare word"}, {"rare_zebra_word", "common word"}, {"login bug", "pair"}};
-    for (const auto& [word, kind] : queries) {
+    for (const auto& query : queries) {
+        // Named copies: lambdas below capture them (clang 14 cannot capture a structured binding).
+        const std::string& word = query.first;
+        const std::string& kind = query.second;
         const bool rare = kind == "rare word";
         std::size_t hits = 0;
         const double scan =
@@ -438,7 +441,7 @@ int main(int argc, char** argv) {
     report.add("append cost with / without", t_with / t_without, "x", "goal: at most 1.3");
 #if AGENTCORE_BENCH_POSTGRES
     if (!args.flag("--no-postgres"))
-        postgres_figures(memory, corpus, runs, appends, have_rg, rg, report);
+        postgres_figures(jsonl, corpus, runs, appends, have_rg, rg, report);
 #endif
     report.print(args.flag("--json"));
     if (!args.flag("--keep")) std::filesystem::remove_all(dir);

@@ -12,6 +12,7 @@
 // agentcore::sqlite and #include <agentcore/sqlite/sqlite_repo.hpp>, which registers the scheme).
 // Other backends register their scheme with register_repository_scheme.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -48,7 +49,10 @@ public:
     [[nodiscard]] std::optional<std::string> get_leaf_id() const { return impl_->get_leaf_id(); }
     void set_leaf_id(std::optional<std::string> id) { impl_->set_leaf_id(std::move(id)); }
     [[nodiscard]] std::string create_entry_id() { return impl_->create_entry_id(); }
-    void append_entry(SessionTreeEntry entry) { impl_->append_entry(std::move(entry)); }
+    template <class Entry = SessionTreeEntry>
+    void append_entry(detail::dependent<SessionTreeEntry, Entry> entry) {
+        impl_->append_entry(std::move(entry));
+    }
     [[nodiscard]] EntryHandle get_entry(std::string_view id) const { return impl_->get_entry(id); }
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
         return impl_->find_entries(type);

@@ -14,6 +14,7 @@
 //   nothing to summarise, or the summary comes back empty, it moves without a summary entry.
 
 #include <agentcore/compaction.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/session_ops.hpp>
@@ -110,7 +111,7 @@ struct BranchSummaryPreparation {
 /// summaries and compactions not written by a hook.
 ///
 /// Complexity: O(entries).
-template <class = void>
+template <class T = void>
 BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& entries,
                                                 std::int64_t token_budget = 0) {
     BranchSummaryPreparation out;
@@ -126,7 +127,7 @@ BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& 
     }
     out.files = files.lists();
 
-    std::vector<MessageHandle> newest_first;
+    std::vector<detail::dependent<MessageHandle, T>> newest_first;
     for (std::size_t i = entries.size(); i-- > 0;) {
         const EntryHandle& handle = entries[i];
         const SessionTreeEntry& e = *handle;
@@ -136,16 +137,17 @@ BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& 
             if (!std::holds_alternative<ToolResultMessage>(*m))
                 message = detail::alias_message(handle, *m);
         } else if (const auto* c = std::get_if<CustomMessageEntry>(&e)) {
-            message = std::make_shared<const AgentMessage>(CustomMessage{
+            message = std::make_shared<const detail::dependent<AgentMessage, T>>(CustomMessage{
                 c->custom_type, c->content, c->display, c->details, detail::entry_time_ms(*c), {}});
         } else if (const auto* b = std::get_if<BranchSummaryEntry>(&e)) {
             if (!b->summary.empty())
-                message = std::make_shared<const AgentMessage>(
+                message = std::make_shared<const detail::dependent<AgentMessage, T>>(
                     BranchSummaryMessage{b->summary, b->from_id, detail::entry_time_ms(*b), {}});
             is_summary = true;
         } else if (const auto* k = std::get_if<CompactionEntry>(&e)) {
-            message = std::make_shared<const AgentMessage>(CompactionSummaryMessage{
-                k->summary, k->tokens_before, detail::entry_time_ms(*k), {}});
+            message =
+                std::make_shared<const detail::dependent<AgentMessage, T>>(CompactionSummaryMessage{
+                    k->summary, k->tokens_before, detail::entry_time_ms(*k), {}});
             is_summary = true;
         }
         if (!message) continue;

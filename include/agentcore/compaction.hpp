@@ -26,6 +26,7 @@
 //   leaves an orphan tool result behind.
 
 #include <agentcore/context.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/messages.hpp>
@@ -356,16 +357,19 @@ bool travels_with_next(const SessionTreeEntry& entry) noexcept {
 
 // The estimated tokens an entry adds to a context (custom entries, whose messages depend on the
 // application's projectors, count nothing).
-template <class = void>
+template <class T = void>
 std::int64_t entry_tokens(const SessionTreeEntry& entry) {
     if (const auto* m = message_of(entry)) return estimate_tokens(*m);
     if (const auto* c = std::get_if<CustomMessageEntry>(&entry))
-        return estimate_tokens(CustomMessage{c->custom_type, c->content, c->display, {}, 0, {}});
+        return estimate_tokens(
+            detail::dependent<CustomMessage, T>{c->custom_type, c->content, c->display, {}, 0, {}});
     if (const auto* b = std::get_if<BranchSummaryEntry>(&entry))
         return b->summary.empty() ? 0
-                                  : estimate_tokens(BranchSummaryMessage{b->summary, {}, 0, {}});
+                                  : estimate_tokens(detail::dependent<BranchSummaryMessage, T>{
+                                        b->summary, {}, 0, {}});
     if (const auto* k = std::get_if<CompactionEntry>(&entry)) {
-        std::int64_t n = estimate_tokens(CompactionSummaryMessage{k->summary, 0, 0, {}});
+        std::int64_t n =
+            estimate_tokens(detail::dependent<CompactionSummaryMessage, T>{k->summary, 0, 0, {}});
         if (k->retained_tail)
             for (const auto& m : *k->retained_tail) n += estimate_tokens(m);
         return n;
@@ -670,7 +674,7 @@ requires summarizer_like<Summarizer, SummaryRequest> std::optional<std::string> 
     if (!result) return std::nullopt;
     detail::require_leaf(session, preparation.leaf_id);
 
-    std::optional<std::vector<AgentMessage>> tail;
+    std::optional<std::vector<detail::dependent<AgentMessage, S>>> tail;
     if (options.retain_tail) {
         tail.emplace();
         tail->reserve(preparation.retained_tail.size());

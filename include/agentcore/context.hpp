@@ -1,6 +1,7 @@
 #pragma once
 // Building the context an application sends to its LLM from a path of entries (SPEC §4.5).
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/messages.hpp>
@@ -83,10 +84,10 @@ struct SessionContext {
 
 /// Combines two option sets: transforms of `first` then of `second`; projectors merged, with
 /// `second` winning for the same custom_type.
-template <class = void>
+template <class T = void>
 ContextBuildOptions merge_context_build_options(const ContextBuildOptions& first,
                                                 const ContextBuildOptions& second) {
-    ContextBuildOptions merged = first;
+    detail::dependent<ContextBuildOptions, T> merged = first;
     merged.entry_transforms.insert(merged.entry_transforms.end(), second.entry_transforms.begin(),
                                    second.entry_transforms.end());
     for (const auto& [type, projector] : second.entry_projectors)

@@ -60,14 +60,14 @@ std::vector<EntryHandle> get_entries_to_fork(const S& storage, const ForkOptions
 /// copied kept range whose first kept entry was not copied loses that pointer (as pi's v1 upgrade
 /// drops a pointer to nothing): its summary then stands for what came before it, and the copy
 /// names no entry it does not hold.
-template <class = void>
-std::vector<SessionTreeEntry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
+template <class Entry = SessionTreeEntry>
+std::vector<Entry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
     std::unordered_set<std::string_view> copied;
     std::unordered_map<std::string_view, std::optional<std::string>> left_out;  // id → its parent
-    std::vector<SessionTreeEntry> out;
+    std::vector<Entry> out;
     out.reserve(entries.size());
     for (const auto& handle : entries) {
-        SessionTreeEntry copy = *handle;
+        Entry copy = *handle;
         EntryBase& base = base_of(copy);
         if (base.parent_id) {
             if (auto it = left_out.find(*base.parent_id); it != left_out.end())

@@ -18,4 +18,17 @@ enum class Dialect {
     pi,      ///< the camelCase files of the pi coding agent
 };
 
+namespace detail {
+
+/// a == b for two JSON values. Spelled as a call so that a template comparing values of a
+/// known type defers the look-up of `==` to its instantiation: that look-up weighs every
+/// `operator==` of the namespaces std and nlohmann against basic_json's conversion operator,
+/// a noticeable part of a translation unit's compile time, paid where no comparison runs.
+template <class J>
+bool json_equal(const J& a, const J& b) {
+    return a == b;
+}
+
+}  // namespace detail
+
 }  // namespace agentcore

@@ -10,6 +10,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/search_line.hpp>
@@ -403,7 +404,7 @@ void remove(JsonlSessionRepo& repo, std::string_view id) {
 /// folder synced: list never sees a half-written fork. The source is read without its lock and
 /// not changed. Unknown source: not_found; taken new id: already_exists. Temporary files that
 /// killed writers left are swept first (sweep_temporary_files).
-template <class = void>
+template <class T = void>
 JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view source_id,
                                     const ForkOptions& options = {}) {
     // Both ids are checked before any file is touched.
@@ -416,7 +417,8 @@ JsonlSessionRepo::session_type fork(JsonlSessionRepo& repo, std::string_view sou
                            ErrorLocation{.session = std::string(source_id)});
     JsonlStorageOptions so = repo.options();
     const JsonlSessionStorage source = JsonlSessionStorage::open_read_only(*source_path, so);
-    auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
+    auto entries = prepare_fork_entries<detail::dependent<SessionTreeEntry, T>>(
+        get_entries_to_fork(source, options));
     SessionHeader header =
         detail::fork_header(source.metadata(), options, so.environment, *source_path);
     const std::string id = header.id;
@@ -465,9 +467,10 @@ namespace detail {
 /// search_storage for a JSONL file opened by the storage (a lenient repository's files, whose
 /// positions skip the bad lines only an open finds): a line whose bytes cannot hold a hit
 /// (raw_may_hold) is not decoded.
-inline bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options,
-                                 const std::vector<IndexWord>& words,
-                                 const JsonlSessionStorage& storage, const SearchHitSink& sink) {
+template <class = void>
+bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options,
+                          const std::vector<IndexWord>& words, const JsonlSessionStorage& storage,
+                          const SearchHitSink& sink) {
     const SessionHeader& header = storage.metadata();
     const std::string name = storage.get_session_name().value_or("");
     if (!session_passes(options, header, name)) return true;
@@ -492,19 +495,20 @@ struct JsonlScanBuffers {
 
 /// The search of one session file without opening it as a storage: the file is read and folded
 /// once and its lines are walked; a line whose folded bytes lack a word the query needs (and
-/// that has no `\u` escape) is passed over, the others are checked by the JSON scanner and only their text
-/// fields are read (SearchLineReader; a line of an unusual shape is decoded), then matched.
-/// Positions count the non-blank lines after the header, as the storage's do for a file that
-/// opens. A candidate line that is not valid JSON ends the search with invalid_entry naming the
-/// file and line, unless it is the file's last line (a torn append, which readers ignore); a
+/// that has no `\u` escape) is passed over, the others are checked by the JSON scanner and only
+/// their text fields are read (SearchLineReader; a line of an unusual shape is decoded), then
+/// matched. Positions count the non-blank lines after the header, as the storage's do for a file
+/// that opens. A candidate line that is not valid JSON ends the search with invalid_entry naming
+/// the file and line, unless it is the file's last line (a torn append, which readers ignore); a
 /// hit's line also meets the codec's field rules (check_entry_fields). Returns false when the
 /// sink stopped; nullopt when the file cannot be read here (the storage's open then reports
 /// why, or finds it removed).
-inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options,
-                                             const std::string& path, const SearchQuery& query,
-                                             const SearchOptions& options,
-                                             const std::vector<IndexWord>& words,
-                                             JsonlScanBuffers& buffers, const SearchHitSink& sink) {
+template <class = void>
+std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options,
+                                      const std::string& path, const SearchQuery& query,
+                                      const SearchOptions& options,
+                                      const std::vector<IndexWord>& words,
+                                      JsonlScanBuffers& buffers, const SearchHitSink& sink) {
     const FileOps& ops = ops_or_real(storage_options.file_ops);
     {
         const FileHandle fd = open_regular_file(ops, path, O_RDONLY);
@@ -554,7 +558,7 @@ inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_
         if (!any_escape && !folded_holds(words, folded)) return true;
         const std::size_t header_end = folded.find('\n');
         folded = header_end == std::string_view::npos ? std::string_view{}
-                                                       : folded.substr(header_end + 1);
+                                                      : folded.substr(header_end + 1);
     }
     std::optional<SearchLineReader> line_reader;
     std::size_t seq = 0;
@@ -582,8 +586,8 @@ inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_
         const auto line_fails = [&](const std::string& why) {
             fail(ErrorCode::invalid_entry, line.number, why);
         };
-        if (!search_entry_line(query, options, *line_reader, buffers.fields, text, dialect,
-                               *header, name, at, sink, line_fails))
+        if (!search_entry_line(query, options, *line_reader, buffers.fields, text, dialect, *header,
+                               name, at, sink, line_fails))
             return false;
     }
     return true;
@@ -603,8 +607,9 @@ inline std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_
 /// once the threads have stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
-inline void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
-                        const SearchOptions& options, const SearchHitSink& sink) {
+template <class = void>
+void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
+                 const SearchOptions& options, const SearchHitSink& sink) {
     detail::check_search_options(options);
     std::vector<std::string> paths;
     const auto collect = [&](const std::string& path, std::string_view) { paths.push_back(path); };

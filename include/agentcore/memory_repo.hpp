@@ -1,6 +1,7 @@
 #pragma once
 // InMemorySessionRepo: sessions by id, in memory (SPEC §4.10).
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -75,15 +76,15 @@ private:
 };
 
 /// Creates an empty session. A taken id: already_exists; an invalid id: invalid_session.
-template <class>
+template <class T>
 InMemorySessionRepo::session_type create(InMemorySessionRepo& repo, CreateOptions options) {
     SessionHeader header = detail::new_header(std::move(options), repo.environment_);
     if (repo.sessions_.count(header.id) != 0)
         throw SessionError(ErrorCode::already_exists, "session '" + header.id + "' already exists",
                            ErrorLocation{.session = header.id});
     std::string id = header.id;
-    auto storage =
-        std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    auto storage = std::make_shared<detail::dependent<InMemorySessionRepo::storage_type, T>>(
+        std::move(header), repo.environment_);
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
 }
@@ -132,12 +133,13 @@ void remove(InMemorySessionRepo& repo, std::string_view id) {
 /// Forks a session into a new one (SPEC §4.9): the copy holds get_entries_to_fork's entries
 /// with the same ids; its header's parent_session is the source's id; cwd and metadata are
 /// inherited unless given. The source is not changed. Unknown source: not_found.
-template <class>
+template <class T>
 InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::string_view source_id,
                                        const ForkOptions& options) {
     if (options.metadata) detail::check_metadata_nesting(*options.metadata);
     auto source = open(repo, source_id);
-    auto entries = prepare_fork_entries(get_entries_to_fork(source.storage(), options));
+    auto entries = prepare_fork_entries<detail::dependent<SessionTreeEntry, T>>(
+        get_entries_to_fork(source.storage(), options));
     SessionHeader header = detail::fork_header(source.storage().metadata(), options,
                                                repo.environment_, std::string(source_id));
     if (repo.sessions_.count(header.id) != 0)
@@ -145,8 +147,8 @@ InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::string_vi
                            ErrorLocation{.session = header.id});
     std::string id = header.id;
     // Built completely before it is published: a failure leaves the repository unchanged.
-    auto storage =
-        std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    auto storage = std::make_shared<detail::dependent<InMemorySessionRepo::storage_type, T>>(
+        std::move(header), repo.environment_);
     for (auto& e : entries) storage->append_entry(std::move(e));
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));
@@ -156,7 +158,7 @@ InMemorySessionRepo::session_type fork(InMemorySessionRepo& repo, std::string_vi
 /// copies of sessions stored elsewhere. Memory keeps entries, not lines: the dialect is not
 /// kept. A taken id: already_exists; an invalid id: invalid_session; entries that do not form a
 /// tree: already_exists / invalid_entry; in each case the repository is unchanged.
-template <class>
+template <class T>
 InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo, SessionHeader header,
                                                  std::vector<SessionTreeEntry> entries,
                                                  Dialect dialect) {
@@ -168,8 +170,8 @@ InMemorySessionRepo::session_type import_session(InMemorySessionRepo& repo, Sess
                            ErrorLocation{.session = header.id});
     std::string id = header.id;
     // Built completely before it is published: a failure leaves the repository unchanged.
-    auto storage =
-        std::make_shared<InMemorySessionRepo::storage_type>(std::move(header), repo.environment_);
+    auto storage = std::make_shared<detail::dependent<InMemorySessionRepo::storage_type, T>>(
+        std::move(header), repo.environment_);
     for (auto& e : entries) storage->append_entry(std::move(e));
     repo.sessions_.emplace(std::move(id), storage);
     return InMemorySessionRepo::session_type(std::move(storage));

@@ -4,6 +4,7 @@
 // Every struct keeps the JSON fields it does not model in `extra` (an object, or null when there
 // are none); the codec writes them back unchanged after the modelled fields.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/json.hpp>
 
 #include <cstdint>
@@ -265,9 +266,10 @@ UserMessage user_blocks(std::vector<ContentBlock> blocks, std::int64_t timestamp
 
 /// A tool call block: the call's id (the provider's), the tool's name, its arguments (a JSON
 /// object).
-template <class = void>
+template <class T = void>
 ToolCallContent tool_call(std::string id, std::string name, Json arguments = Json::object()) {
-    return ToolCallContent{std::move(id), std::move(name), std::move(arguments), {}};
+    return detail::dependent<ToolCallContent, T>{
+        std::move(id), std::move(name), std::move(arguments), {}};
 }
 
 /// What assistant_reply puts into an assistant message; every field may be left out.
@@ -288,9 +290,9 @@ struct AssistantReply {
 };
 
 /// An assistant message: thinking, text and tool calls in that order, the model that wrote it.
-template <class = void>
+template <class T = void>
 AssistantMessage assistant_reply(AssistantReply reply) {
-    AssistantMessage m;
+    detail::dependent<AssistantMessage, T> m;
     if (!reply.thinking.empty())
         m.content.emplace_back(ThinkingContent{std::move(reply.thinking), {}});
     if (!reply.text.empty()) m.content.emplace_back(TextContent{std::move(reply.text), {}});
@@ -316,10 +318,10 @@ AssistantMessage assistant_text(std::string text) {
 /// The result of a tool call: its id and tool name are the call's, its content one text block.
 ///
 /// Example: `append_message(session, tool_result(call, run(call)));`
-template <class = void>
+template <class T = void>
 ToolResultMessage tool_result(const ToolCallContent& call, std::string text,
                               bool is_error = false) {
-    ToolResultMessage m;
+    detail::dependent<ToolResultMessage, T> m;
     m.tool_call_id = call.id;
     m.tool_name = call.name;
     m.content.emplace_back(TextContent{std::move(text), {}});
@@ -328,10 +330,10 @@ ToolResultMessage tool_result(const ToolCallContent& call, std::string text,
 }
 
 /// The result of a tool call with content blocks (text and images).
-template <class = void>
+template <class T = void>
 ToolResultMessage tool_result(const ToolCallContent& call, std::vector<ContentBlock> content,
                               bool is_error = false) {
-    ToolResultMessage m;
+    detail::dependent<ToolResultMessage, T> m;
     m.tool_call_id = call.id;
     m.tool_name = call.name;
     m.content = std::move(content);
@@ -382,9 +384,9 @@ std::string text_of(const AgentMessage& message) {
 /// The tool calls of an assistant message, in order (none for any other message).
 ///
 /// Example: `for (const ToolCallContent& call : tool_calls_of(reply)) ...`
-template <class = void>
+template <class T = void>
 std::vector<ToolCallContent> tool_calls_of(const AssistantMessage& message) {
-    std::vector<ToolCallContent> out;
+    std::vector<detail::dependent<ToolCallContent, T>> out;
     for (const auto& b : message.content)
         if (const auto* c = std::get_if<ToolCallContent>(&b)) out.push_back(*c);
     return out;

@@ -276,7 +276,8 @@ SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
             if (parent == e.end()) {
                 note(PiMigrationKind::missing_parent_key, i, detail::entry_id_or_empty(e),
                      "no parent key; read as a root");
-            } else if (parent->is_string() && e.contains("id") && *parent == e["id"]) {
+            } else if (parent->is_string() && e.contains("id") &&
+                       detail::json_equal(*parent, e["id"])) {
                 *parent = nullptr;
                 note(PiMigrationKind::self_parent, i, detail::entry_id_or_empty(e),
                      "entry named itself as parent; made a root");

@@ -2,6 +2,7 @@
 // What every session repository shares (SPEC §4.10): the options of create and list, the one
 // result type of list, and the recipes of a new session's header and of a fork's header.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
@@ -125,7 +126,7 @@ typename To::session_type copy_session(const From& from, To& to, std::string_vie
     const auto source = open_read_only(from, id);
     const auto& storage = source.storage();
     const std::size_t count = storage.entry_count();
-    std::vector<SessionTreeEntry> entries;
+    std::vector<detail::dependent<SessionTreeEntry, From>> entries;
     entries.reserve(count);
     constexpr std::size_t page = 4096;
     while (entries.size() < count) {

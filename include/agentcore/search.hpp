@@ -77,7 +77,8 @@ namespace detail {
 
 /// Decodes the code point at `i` of `s` and advances `i`; an invalid or truncated sequence is
 /// one U+FFFD for its first byte (the decoder never throws and never reads past `s`).
-inline char32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
+template <class = void>
+char32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
     const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
     const unsigned char b0 = byte(i);
     if (b0 < 0x80) {
@@ -121,7 +122,8 @@ inline char32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
 }
 
 /// True when every byte sequence of `s` is valid UTF-8.
-inline bool is_valid_utf8(std::string_view s) noexcept {
+template <class = void>
+bool is_valid_utf8(std::string_view s) noexcept {
     std::size_t i = 0;
     while (i < s.size()) {
         const std::size_t at = i;
@@ -133,7 +135,8 @@ inline bool is_valid_utf8(std::string_view s) noexcept {
     return true;
 }
 
-inline void append_utf8(std::string& out, char32_t cp) {
+template <class = void>
+void append_utf8(std::string& out, char32_t cp) {
     if (cp < 0x80) {
         out.push_back(static_cast<char>(cp));
     } else if (cp < 0x800) {
@@ -164,7 +167,8 @@ static_assert(latin_a_bases.size() == 128);
 
 /// What a code point becomes in normalised text: lower case, without diacritics (Latin, Greek,
 /// Cyrillic), appended to `out`. Combining marks (U+0300..U+036F) vanish.
-inline void append_folded(std::string& out, char32_t cp) {
+template <class = void>
+void append_folded(std::string& out, char32_t cp) {
     if (cp < 0x80) {
         out.push_back(static_cast<char>(cp >= 'A' && cp <= 'Z' ? cp + 32 : cp));
         return;
@@ -239,7 +243,8 @@ inline void append_folded(std::string& out, char32_t cp) {
 
 /// True for the code points of words: ASCII letters and digits, and letters of other scripts
 /// (everything from U+0080 up that is not punctuation, a space, a symbol block or a mark).
-inline bool is_word_char(char32_t cp) noexcept {
+template <class = void>
+bool is_word_char(char32_t cp) noexcept {
     if (cp < 0x80)
         return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
     if (cp <= 0xBF) return cp == 0xAA || cp == 0xB5 || cp == 0xBA;
@@ -255,7 +260,8 @@ inline bool is_word_char(char32_t cp) noexcept {
 
 /// Ideographs and kana: each one is a word of its own (those scripts put no spaces between
 /// words, so a query word matches inside a run of them).
-inline bool is_single_char_word(char32_t cp) noexcept {
+template <class = void>
+bool is_single_char_word(char32_t cp) noexcept {
     return (cp >= 0x3040 && cp <= 0x30FF) || (cp >= 0x3400 && cp <= 0x9FFF) ||
            (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x20000 && cp <= 0x2FFFF);
 }
@@ -268,7 +274,8 @@ struct SearchToken {
 };
 
 /// The words of `text`, normalised, with their places.
-inline std::vector<SearchToken> tokenize_for_search(std::string_view text) {
+template <class = void>
+std::vector<SearchToken> tokenize_for_search(std::string_view text) {
     std::vector<SearchToken> out;
     std::size_t i = 0;
     bool in_word = false;
@@ -314,7 +321,8 @@ inline std::vector<SearchToken> tokenize_for_search(std::string_view text) {
 /// becomes spaces. Example: `normalize_for_search("Ça va, Ölçer!")` is `"ca va olcer"`.
 ///
 /// Complexity: linear in the size of `text`.
-inline std::string normalize_for_search(std::string_view text) {
+template <class = void>
+std::string normalize_for_search(std::string_view text) {
     std::string out;
     for (const auto& t : detail::tokenize_for_search(text)) {
         if (!out.empty()) out.push_back(' ');
@@ -332,7 +340,8 @@ struct FoldedText {
     std::vector<std::size_t> origin;  ///< one per byte of text, plus the end
 };
 
-inline FoldedText fold_for_substring(std::string_view text) {
+template <class = void>
+FoldedText fold_for_substring(std::string_view text) {
     FoldedText out;
     out.text.reserve(text.size());
     out.origin.reserve(text.size() + 1);
@@ -353,7 +362,8 @@ inline FoldedText fold_for_substring(std::string_view text) {
 /// The text folded for substring search: each character lower case and without diacritics,
 /// punctuation and spaces kept, invalid UTF-8 as spaces. Example: `"Crème.Brûlée"` →
 /// `"creme.brulee"`.
-inline std::string fold_for_substring(std::string_view text) {
+template <class = void>
+std::string fold_for_substring(std::string_view text) {
     return detail::fold_for_substring(text).text;
 }
 
@@ -362,12 +372,14 @@ inline std::string fold_for_substring(std::string_view text) {
 
 namespace detail {
 
-[[noreturn]] inline void bad_query(const std::string& what) {
+template <class = void>
+[[noreturn]] void bad_query(const std::string& what) {
     throw SessionError(ErrorCode::invalid_query, "search query: " + what);
 }
 
 // A term as written, for messages: at most 40 bytes, cut at a character boundary.
-inline std::string quoted_term(std::string_view raw) {
+template <class = void>
+std::string quoted_term(std::string_view raw) {
     std::string_view cut = raw.substr(0, 40);
     while (!cut.empty() && cut.size() < raw.size() &&
            (static_cast<unsigned char>(raw[cut.size()]) & 0xC0) == 0x80)
@@ -390,7 +402,8 @@ inline std::string quoted_term(std::string_view raw) {
 /// excluded terms, or (substring mode) a term shorter than min_substring_chars characters.
 ///
 /// Complexity: linear in the size of `text`.
-inline SearchQuery parse_search_query(std::string_view text, SearchMode mode = SearchMode::words) {
+template <class = void>
+SearchQuery parse_search_query(std::string_view text, SearchMode mode = SearchMode::words) {
     using detail::bad_query;
     if (text.size() > max_query_bytes)
         bad_query("longer than " + std::to_string(max_query_bytes) + " bytes (" +
@@ -490,13 +503,15 @@ struct SearchTextOptions {
 
 namespace detail {
 
-inline void append_part(std::string& out, std::string_view part) {
+template <class = void>
+void append_part(std::string& out, std::string_view part) {
     if (part.empty()) return;
     if (!out.empty()) out.push_back('\n');
     out.append(part);
 }
 
-inline std::string_view capped(std::string_view text, std::size_t cap) {
+template <class = void>
+std::string_view capped(std::string_view text, std::size_t cap) {
     if (text.size() <= cap) return text;
     std::size_t n = cap;
     while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
@@ -505,7 +520,8 @@ inline std::string_view capped(std::string_view text, std::size_t cap) {
 
 // The string values of tool arguments (nested ones too), in document order; keys and numbers
 // are not text the user would search for.
-inline void append_json_strings(std::string& out, const Json& value, int depth = 0) {
+template <class = void>
+void append_json_strings(std::string& out, const Json& value, int depth = 0) {
     if (depth > 64) return;
     if (value.is_string()) {
         append_part(out, value.get_ref<const std::string&>());
@@ -514,8 +530,9 @@ inline void append_json_strings(std::string& out, const Json& value, int depth =
     }
 }
 
-inline void append_blocks(std::string& out, const std::vector<ContentBlock>& blocks,
-                          const SearchTextOptions& options, bool thinking_allowed) {
+template <class = void>
+void append_blocks(std::string& out, const std::vector<ContentBlock>& blocks,
+                   const SearchTextOptions& options, bool thinking_allowed) {
     for (const auto& b : blocks) {
         if (const auto* t = std::get_if<TextContent>(&b)) {
             append_part(out, t->text);
@@ -529,8 +546,8 @@ inline void append_blocks(std::string& out, const std::vector<ContentBlock>& blo
     }
 }
 
-inline void append_content(std::string& out, const Content& content,
-                           const SearchTextOptions& options) {
+template <class = void>
+void append_content(std::string& out, const Content& content, const SearchTextOptions& options) {
     if (const auto* s = std::get_if<std::string>(&content)) {
         append_part(out, *s);
     } else {
@@ -547,8 +564,8 @@ inline void append_content(std::string& out, const Content& content,
 /// entries' application data. Empty for entries with nothing to search.
 ///
 /// Complexity: linear in the size of the entry's text.
-inline std::string search_text_of(const SessionTreeEntry& entry,
-                                  const SearchTextOptions& options = {}) {
+template <class = void>
+std::string search_text_of(const SessionTreeEntry& entry, const SearchTextOptions& options = {}) {
     std::string out;
     using detail::append_part;
     if (const auto* m = std::get_if<MessageEntry>(&entry)) {
@@ -594,7 +611,8 @@ inline std::string search_text_of(const SessionTreeEntry& entry,
 /// space between words. Whatever a search with any SearchTextOptions matches in an entry, in
 /// words or substring mode, is made of these words, so an index of them finds every candidate
 /// (index_words). Empty for entries with nothing to search.
-inline std::string search_index_text(const SessionTreeEntry& entry) {
+template <class = void>
+std::string search_index_text(const SessionTreeEntry& entry) {
     return normalize_for_search(search_text_of(
         entry,
         SearchTextOptions{
@@ -602,7 +620,8 @@ inline std::string search_index_text(const SessionTreeEntry& entry) {
 }
 
 /// The role of an entry's message ("user", "tool_result", ...), or "" for other entries.
-inline std::string_view search_role_of(const SessionTreeEntry& entry) noexcept {
+template <class = void>
+std::string_view search_role_of(const SessionTreeEntry& entry) noexcept {
     const AgentMessage* m = message_of(entry);
     return m ? role_of(*m) : std::string_view{};
 }
@@ -636,8 +655,8 @@ struct Span {
 };
 
 // Where a words-mode term occurs among the tokens: the original byte spans of each occurrence.
-inline std::vector<Span> word_term_spans(const SearchTerm& term,
-                                         const std::vector<SearchToken>& tokens) {
+template <class = void>
+std::vector<Span> word_term_spans(const SearchTerm& term, const std::vector<SearchToken>& tokens) {
     std::vector<Span> out;
     const std::size_t n = term.tokens.size();
     if (n == 0 || tokens.size() < n) return out;
@@ -656,7 +675,8 @@ inline std::vector<Span> word_term_spans(const SearchTerm& term,
     return out;
 }
 
-inline std::vector<Span> substring_term_spans(const SearchTerm& term, const FoldedText& folded) {
+template <class = void>
+std::vector<Span> substring_term_spans(const SearchTerm& term, const FoldedText& folded) {
     std::vector<Span> out;
     const std::string& want = term.tokens.front();
     if (want.empty()) return out;
@@ -671,13 +691,15 @@ inline std::vector<Span> substring_term_spans(const SearchTerm& term, const Fold
 }
 
 // A cut of `text` at or before `at` that does not split a character.
-inline std::size_t char_floor(std::string_view text, std::size_t at) {
+template <class = void>
+std::size_t char_floor(std::string_view text, std::size_t at) {
     if (at >= text.size()) return text.size();
     while (at > 0 && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
     return at;
 }
 
-inline void make_snippet(std::string_view text, std::vector<Span> spans, TextMatch& out) {
+template <class = void>
+void make_snippet(std::string_view text, std::vector<Span> spans, TextMatch& out) {
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
     const std::size_t first = spans.empty() ? 0 : spans.front().begin;
@@ -716,7 +738,8 @@ inline void make_snippet(std::string_view text, std::vector<Span> spans, TextMat
 /// cut, with each occurrence of a term marked.
 ///
 /// Complexity: linear in the size of `text` times the number of terms.
-inline TextMatch match_text(const SearchQuery& query, std::string_view text) {
+template <class = void>
+TextMatch match_text(const SearchQuery& query, std::string_view text) {
     TextMatch out;
     if (text.empty() || query.terms.empty()) return out;
     std::vector<detail::Span> spans;
@@ -752,8 +775,9 @@ inline TextMatch match_text(const SearchQuery& query, std::string_view text) {
 
 /// A snippet with its marks written in: `open` before and `close` after each marked stretch.
 /// Example: `marked_snippet(hit.snippet, hit.marks, "[", "]")`.
-inline std::string marked_snippet(std::string_view snippet, const std::vector<SnippetMark>& marks,
-                                  std::string_view open, std::string_view close) {
+template <class = void>
+std::string marked_snippet(std::string_view snippet, const std::vector<SnippetMark>& marks,
+                           std::string_view open, std::string_view close) {
     std::string out;
     std::size_t at = 0;
     for (const auto& m : marks) {
@@ -841,7 +865,8 @@ namespace detail {
 
 // True for the start of an ISO 8601 UTC time as entries carry it ("2026", "2026-12-02",
 // "2026-12-02T07:43", "2026-12-02T07:43:23.123Z"): it then compares with entry times as text.
-inline bool is_time_bound(std::string_view t) {
+template <class = void>
+bool is_time_bound(std::string_view t) {
     constexpr std::string_view shape = "dddd-dd-ddTdd:dd:dd.dddZ";
     // Whole parts only: a year, a month, a day, an hour, minutes, seconds, milliseconds, Z.
     constexpr std::size_t sizes[] = {4, 7, 10, 13, 16, 19, 23, 24};
@@ -852,7 +877,8 @@ inline bool is_time_bound(std::string_view t) {
     return true;
 }
 
-inline void check_search_options(const SearchOptions& options) {
+template <class = void>
+void check_search_options(const SearchOptions& options) {
     if (options.limit == 0) bad_query("limit is 0; ask for at least one hit");
     if (!options.metadata.is_object()) bad_query("the metadata filter is not a JSON object");
     if (options.text.tool_result_cap > max_tool_result_cap)
@@ -867,13 +893,14 @@ inline void check_search_options(const SearchOptions& options) {
 }
 
 /// The session-level filters: cwd, metadata and name.
-inline bool session_passes(const SearchOptions& options, const SessionHeader& header,
-                           std::string_view name) {
+template <class = void>
+bool session_passes(const SearchOptions& options, const SessionHeader& header,
+                    std::string_view name) {
     if (options.cwd && header.cwd != *options.cwd) return false;
     for (const auto& [key, value] : options.metadata.items()) {
         if (!header.metadata.is_object()) return false;
         const auto it = header.metadata.find(key);
-        if (it == header.metadata.end() || *it != value) return false;
+        if (it == header.metadata.end() || !json_equal(*it, value)) return false;
     }
     if (options.session_name) {
         const std::string want = normalize_for_search(*options.session_name);
@@ -883,7 +910,8 @@ inline bool session_passes(const SearchOptions& options, const SessionHeader& he
     return true;
 }
 
-inline bool listed(const std::vector<std::string>& list, std::string_view value) {
+template <class = void>
+bool listed(const std::vector<std::string>& list, std::string_view value) {
     return std::find(list.begin(), list.end(), value) != list.end();
 }
 
@@ -900,7 +928,8 @@ struct IndexWord {
     friend bool operator==(const IndexWord&, const IndexWord&) = default;
 };
 
-inline std::size_t char_count(std::string_view s) {
+template <class = void>
+std::size_t char_count(std::string_view s) {
     std::size_t chars = 0;
     for (std::size_t k = 0; k < s.size();) {
         next_code_point(s, k);
@@ -918,7 +947,8 @@ inline std::size_t char_count(std::string_view s) {
 /// whole word of the text, one that ends the term is the start of a word, and one that starts
 /// it is part of a word (at least two characters, else left out). Empty: the index cannot
 /// narrow the search down.
-inline std::vector<IndexWord> index_words(const SearchQuery& query) {
+template <class = void>
+std::vector<IndexWord> index_words(const SearchQuery& query) {
     std::vector<IndexWord> out;
     const auto add = [&](IndexWord w) {
         if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
@@ -974,7 +1004,8 @@ inline std::vector<IndexWord> index_words(const SearchQuery& query) {
 /// check index_words asks of an index, made on the text itself.
 ///
 /// Complexity: linear in the size of `text` times the number of words.
-inline bool index_text_holds(const std::vector<IndexWord>& words, std::string_view text) {
+template <class = void>
+bool index_text_holds(const std::vector<IndexWord>& words, std::string_view text) {
     for (const IndexWord& w : words) {
         bool found = false;
         for (std::size_t at = text.find(w.text); at != std::string_view::npos && !found;
@@ -993,7 +1024,8 @@ inline bool index_text_holds(const std::vector<IndexWord>& words, std::string_vi
 /// Where `needle` first occurs in `haystack` (npos when nowhere). With SSE2, 16 places a step
 /// are tested at once on the needle's first and last bytes, then compared whole: a common
 /// first byte does not stop the search at each of its places, as find and memchr do.
-inline std::size_t find_bytes(std::string_view haystack, std::string_view needle) noexcept {
+template <class = void>
+std::size_t find_bytes(std::string_view haystack, std::string_view needle) noexcept {
     const std::size_t n = needle.size();
     if (n == 0) return 0;
     if (n > haystack.size()) return std::string_view::npos;
@@ -1026,7 +1058,8 @@ inline std::size_t find_bytes(std::string_view haystack, std::string_view needle
 /// makes the text longer.
 ///
 /// Complexity: linear in the size of `bytes`.
-inline void fold_bytes(std::string_view bytes, std::string& out) {
+template <class = void>
+void fold_bytes(std::string_view bytes, std::string& out) {
     out.resize(bytes.size());
     char* w = out.data();
     const char* p = bytes.data();
@@ -1066,7 +1099,8 @@ inline void fold_bytes(std::string_view bytes, std::string& out) {
 }
 
 /// True when the folded bytes of a document (fold_bytes) hold every one of `words`.
-inline bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) {
+template <class = void>
+bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) {
     return std::all_of(words.begin(), words.end(), [&](const IndexWord& w) {
         return find_bytes(folded, w.text) != std::string_view::npos;
     });
@@ -1079,7 +1113,8 @@ inline bool folded_holds(const std::vector<IndexWord>& words, std::string_view f
 /// never ruled out. A quick check before decoding.
 ///
 /// Complexity: linear in the size of `bytes` times the number of words.
-inline bool raw_may_hold(const std::vector<IndexWord>& words, std::string_view bytes) {
+template <class = void>
+bool raw_may_hold(const std::vector<IndexWord>& words, std::string_view bytes) {
     if (words.empty() || find_bytes(bytes, "\\u") != std::string_view::npos) return true;
     std::string folded;
     fold_bytes(bytes, folded);
@@ -1088,7 +1123,8 @@ inline bool raw_may_hold(const std::vector<IndexWord>& words, std::string_view b
 
 /// `text` as an FTS5 string literal: in double quotes, its own quotes doubled. Being a string
 /// literal, it has no operator of its own.
-inline std::string fts5_literal(std::string_view text) {
+template <class = void>
+std::string fts5_literal(std::string_view text) {
     std::string out = "\"";
     for (char c : text) {
         if (c == '"') out.push_back('"');
@@ -1100,8 +1136,9 @@ inline std::string fts5_literal(std::string_view text) {
 
 /// The entry-level filters on an entry's type, role ("" for entries that are not messages)
 /// and time.
-inline bool entry_fields_pass(const SearchOptions& options, std::string_view type,
-                              std::string_view role, std::string_view timestamp) {
+template <class = void>
+bool entry_fields_pass(const SearchOptions& options, std::string_view type, std::string_view role,
+                       std::string_view timestamp) {
     if (options.since && timestamp < *options.since) return false;
     if (options.until && !(timestamp < *options.until)) return false;
     if (!options.types.empty() && !listed(options.types, type)) return false;
@@ -1112,16 +1149,17 @@ inline bool entry_fields_pass(const SearchOptions& options, std::string_view typ
 }
 
 /// The entry-level filters: time, roles, types (applied before any text is looked at).
-inline bool entry_passes(const SearchOptions& options, const SessionTreeEntry& entry) {
+template <class = void>
+bool entry_passes(const SearchOptions& options, const SessionTreeEntry& entry) {
     return entry_fields_pass(options, type_of(entry), search_role_of(entry),
                              base_of(entry).timestamp);
 }
 
 /// Matches one entry (filters first) and, when it matches, hands its hit to `sink`.
-inline bool search_entry(const SearchQuery& query, const SearchOptions& options,
-                         const SessionHeader& header, const std::string& name,
-                         const SessionTreeEntry& entry, std::uint64_t seq,
-                         const SearchHitSink& sink) {
+template <class = void>
+bool search_entry(const SearchQuery& query, const SearchOptions& options,
+                  const SessionHeader& header, const std::string& name,
+                  const SessionTreeEntry& entry, std::uint64_t seq, const SearchHitSink& sink) {
     if (!entry_passes(options, entry)) return true;
     const std::string text = search_text_of(entry, options.text);
     TextMatch m = match_text(query, text);
@@ -1161,7 +1199,8 @@ bool search_storage(const SearchQuery& query, const SearchOptions& options, cons
 }
 
 /// True when `a` comes before `b` in the order of the options.
-inline bool hit_before(const SearchCursor& a, const SearchCursor& b, SearchOrder order) {
+template <class = void>
+bool hit_before(const SearchCursor& a, const SearchCursor& b, SearchOrder order) {
     if (order == SearchOrder::relevance) {
         if (a.score != b.score) return a.score > b.score;
     } else if (a.timestamp != b.timestamp) {
@@ -1172,7 +1211,8 @@ inline bool hit_before(const SearchCursor& a, const SearchCursor& b, SearchOrder
 }
 
 /// Keeps the hits of the options' page, in order, and sets the next cursor.
-inline SearchResult page_hits(std::vector<SearchHit> hits, const SearchOptions& options) {
+template <class = void>
+SearchResult page_hits(std::vector<SearchHit> hits, const SearchOptions& options) {
     SearchResult out;
     if (options.after) {
         const SearchCursor& after = *options.after;

@@ -16,6 +16,11 @@
 // variants, nlohmann/json conversions), whether called or not. bench/compile_time.py measures what
 // including this header costs beside nlohmann/json alone. Calls are written as before; only taking
 // such a function's address needs the empty argument list: `&f<>` (`&C::f<>` for a member).
+// Inside such templates, clang still compiles what an expression of known types names (the
+// constexpr members of std::vector, std::optional and std::variant in C++20); so the heavier
+// bodies declare their locals through the template parameter (detail::dependent, or a parameter
+// defaulted to the type itself, `template <class Entry = SessionTreeEntry>`), and compare JSON
+// values through detail::json_equal.
 
 #include <agentcore/any_repo.hpp>
 #include <agentcore/branch_summary.hpp>

@@ -2,6 +2,7 @@
 // Session<S> and the operations on it, named after the design document (SPEC §4).
 
 #include <agentcore/context.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -130,7 +131,7 @@ void append_entry(Session<S>& session, SessionTreeEntry entry) {
 template <SessionStorage S>
 std::string append_message(Session<S>& session, AgentMessage message) {
     auto& storage = session.storage();
-    MessageEntry e;
+    detail::dependent<MessageEntry, S> e;
     e.id = storage.create_entry_id();
     e.parent_id = storage.get_leaf_id();
     const std::int64_t now = storage.environment().now_ms();

@@ -6,6 +6,7 @@
 // everything and changes nothing.
 
 #include <agentcore/context.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/session_ops.hpp>
@@ -95,10 +96,10 @@ struct VerifyReport {
 /// and context build per compaction (from the compaction to its first kept entry, or to the
 /// root when it keeps none). With entry transforms (which may rewrite a whole path) it builds
 /// the context of every tip: O(tips × depth).
-template <class = void>
+template <class T = void>
 VerifyReport verify_entries(const std::vector<EntryHandle>& entries,
                             const ContextBuildOptions& options = {}) {
-    VerifyReport report;
+    detail::dependent<VerifyReport, T> report;
     report.entries_checked = entries.size();
     const std::size_t n = entries.size();
     auto issue = [&](IssueKind kind, const std::string& id, std::string detail) {
@@ -121,7 +122,7 @@ VerifyReport verify_entries(const std::vector<EntryHandle>& entries,
     };
 
     // The tree as positions: parent[i] only when it exists and comes earlier.
-    std::vector<std::optional<std::size_t>> parent(n);
+    std::vector<detail::dependent<std::optional<std::size_t>, T>> parent(n);
     for (std::size_t i = 0; i < n; ++i) {
         const SessionTreeEntry& e = *entries[i];
         const std::string& id = id_of(e);

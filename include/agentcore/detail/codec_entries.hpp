@@ -3,6 +3,7 @@
 
 #include <agentcore/detail/codec_messages.hpp>
 #include <agentcore/detail/codec_read.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/json.hpp>
 
@@ -80,14 +81,14 @@ std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx, const
     return out;
 }
 
-template <class = void>
-std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, Dialect d,
-                                                                const ReadContext& ctx,
-                                                                const FieldPath& path) {
+template <class Message = AgentMessage>
+std::optional<std::vector<Message>> read_optional_messages(Json* v, Dialect d,
+                                                           const ReadContext& ctx,
+                                                           const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     if (!v->is_array()) ctx.expected(path, "an array of messages or null", *v);
     auto& items = v->get_ref<Json::array_t&>();
-    std::vector<AgentMessage> out;
+    std::vector<Message> out;
     out.reserve(items.size());
     for (std::size_t i = 0; i < items.size(); ++i)
         out.push_back(read_message(items[i], d, ctx, path[i]));
@@ -95,8 +96,8 @@ std::optional<std::vector<AgentMessage>> read_optional_messages(Json* v, Dialect
 }
 
 /// Reads an entry from a JSON object, moving values out of it.
-template <class = void>
-SessionTreeEntry read_entry(Json& j, Dialect d) {
+template <class Entry = SessionTreeEntry>
+Entry read_entry(Json& j, Dialect d) {
     ReadContext ctx;
     ctx.subject = "entry";
     const FieldPath root{};
@@ -108,33 +109,33 @@ SessionTreeEntry read_entry(Json& j, Dialect d) {
     using P = std::string_view;
 
     if (type == MessageEntry::type) {
-        MessageEntry e;
+        dependent<MessageEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 1>{"message"}, ctx, root);
         if (s[4] == nullptr) ctx.missing(root / "message");
         e.message = read_message(*s[4], d, ctx, root / "message");
         return e;
     }
     if (type == ThinkingLevelChangeEntry::type) {
-        ThinkingLevelChangeEntry e;
+        dependent<ThinkingLevelChangeEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 1>{keys::thinking_level(d)}, ctx, root);
         e.thinking_level = take_string(s[4], ctx, root / keys::thinking_level(d));
         return e;
     }
     if (type == ModelChangeEntry::type) {
-        ModelChangeEntry e;
+        dependent<ModelChangeEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 2>{"provider", keys::model_id(d)}, ctx, root);
         e.provider = take_string(s[4], ctx, root / "provider");
         e.model_id = take_string(s[5], ctx, root / keys::model_id(d));
         return e;
     }
     if (type == ActiveToolsChangeEntry::type) {
-        ActiveToolsChangeEntry e;
+        dependent<ActiveToolsChangeEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 1>{keys::active_tool_names(d)}, ctx, root);
         e.active_tool_names = read_string_list(s[4], ctx, root / keys::active_tool_names(d));
         return e;
     }
     if (type == CompactionEntry::type) {
-        CompactionEntry e;
+        dependent<CompactionEntry, Entry> e;
         auto s = open_entry(
             e, j, d,
             std::array<P, 7>{"summary", keys::first_kept_entry_id(d), keys::tokens_before(d),
@@ -152,7 +153,7 @@ SessionTreeEntry read_entry(Json& j, Dialect d) {
         return e;
     }
     if (type == BranchSummaryEntry::type) {
-        BranchSummaryEntry e;
+        dependent<BranchSummaryEntry, Entry> e;
         auto s = open_entry(
             e, j, d,
             std::array<P, 5>{keys::from_id(d), "summary", "details", "usage", keys::from_hook(d)},
@@ -166,14 +167,14 @@ SessionTreeEntry read_entry(Json& j, Dialect d) {
         return e;
     }
     if (type == CustomEntry::type) {
-        CustomEntry e;
+        dependent<CustomEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 2>{keys::custom_type(d), "data"}, ctx, root);
         e.custom_type = take_string(s[4], ctx, root / keys::custom_type(d));
         e.data = take_json(s[5]);
         return e;
     }
     if (type == CustomMessageEntry::type) {
-        CustomMessageEntry e;
+        dependent<CustomMessageEntry, Entry> e;
         auto s = open_entry(e, j, d,
                             std::array<P, 4>{keys::custom_type(d), "content", "details", "display"},
                             ctx, root);
@@ -185,27 +186,27 @@ SessionTreeEntry read_entry(Json& j, Dialect d) {
         return e;
     }
     if (type == LabelEntry::type) {
-        LabelEntry e;
+        dependent<LabelEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 2>{keys::target_id(d), "label"}, ctx, root);
         e.target_id = take_string(s[4], ctx, root / keys::target_id(d));
         e.label = take_optional_string(s[5], ctx, root / "label");
         return e;
     }
     if (type == SessionInfoEntry::type) {
-        SessionInfoEntry e;
+        dependent<SessionInfoEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 1>{"name"}, ctx, root);
         e.name = take_optional_string(s[4], ctx, root / "name");
         return e;
     }
     if (type == LeafEntry::type) {
-        LeafEntry e;
+        dependent<LeafEntry, Entry> e;
         auto s = open_entry(e, j, d, std::array<P, 1>{keys::target_id(d)}, ctx, root);
         e.target_id = take_optional_string(s[4], ctx, root / keys::target_id(d));
         return e;
     }
 
     // A type of a newer writer: extract the base (copies), keep the whole object as read.
-    UnknownEntry e;
+    dependent<UnknownEntry, Entry> e;
     e.type = type;
     auto field = [&](std::string_view key) -> Json* {
         auto it = j.find(key);
@@ -264,7 +265,7 @@ Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
         auto it = out.find(key);
         if (it == out.end())
             out[std::string(key)] = value;
-        else if (*it != value)
+        else if (!json_equal(*it, value))
             *it = value;
     };
     sync("type", e.type);

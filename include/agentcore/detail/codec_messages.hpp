@@ -6,6 +6,7 @@
 // modelled fields in a fixed order per dialect, then the extras.
 
 #include <agentcore/detail/codec_read.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/messages.hpp>
 
@@ -235,8 +236,8 @@ Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& pa
     return u;
 }
 
-template <class = void>
-AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class Message = AgentMessage>
+Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
     auto role_it = j.find("role");
     if (role_it == j.end()) ctx.missing(path / "role");
@@ -247,7 +248,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
         std::array<Json*, 3> s{};
         Json extra =
             split_fields(j, std::array<std::string_view, 3>{"role", "content", "timestamp"}, s);
-        UserMessage m;
+        dependent<UserMessage, Message> m;
         m.content = read_content(s[1], d, ctx, path / "content");
         m.timestamp = read_int(s[2], ctx, path / "timestamp");
         m.extra = std::move(extra);
@@ -260,7 +261,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
                                       "role", "content", "api", "provider", "model", "usage",
                                       keys::stop_reason(d), keys::error_message(d), "timestamp"},
                                   s);
-        AssistantMessage m;
+        dependent<AssistantMessage, Message> m;
         m.content = read_blocks(s[1], d, ctx, path / "content");
         m.api = take_optional_string(s[2], ctx, path / "api").value_or(std::string());
         m.provider = take_string(s[3], ctx, path / "provider");
@@ -284,7 +285,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
             std::array<std::string_view, 7>{"role", keys::tool_call_id(d), keys::tool_name(d),
                                             "content", "details", keys::is_error(d), "timestamp"},
             s);
-        ToolResultMessage m;
+        dependent<ToolResultMessage, Message> m;
         m.tool_call_id = take_string(s[1], ctx, path / keys::tool_call_id(d));
         m.tool_name = take_string(s[2], ctx, path / keys::tool_name(d));
         m.content = read_blocks(s[3], d, ctx, path / "content");
@@ -303,7 +304,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
                                             "cancelled", "truncated", keys::full_output_path(d),
                                             keys::exclude_from_context(d), "timestamp"},
             s);
-        BashExecutionMessage m;
+        dependent<BashExecutionMessage, Message> m;
         m.command = take_string(s[1], ctx, path / "command");
         m.output = take_string(s[2], ctx, path / "output");
         m.exit_code = read_optional_int(s[3], ctx, path / keys::exit_code(d));
@@ -323,7 +324,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
                          std::array<std::string_view, 6>{"role", keys::custom_type(d), "content",
                                                          "display", "details", "timestamp"},
                          s);
-        CustomMessage m;
+        dependent<CustomMessage, Message> m;
         m.custom_type = take_string(s[1], ctx, path / keys::custom_type(d));
         m.content = read_content(s[2], d, ctx, path / "content");
         m.display_omitted = absent(s[3]);
@@ -338,7 +339,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
         Json extra = split_fields(
             j, std::array<std::string_view, 4>{"role", "summary", keys::from_id(d), "timestamp"},
             s);
-        BranchSummaryMessage m;
+        dependent<BranchSummaryMessage, Message> m;
         m.summary = take_string(s[1], ctx, path / "summary");
         m.from_id = take_string(s[2], ctx, path / keys::from_id(d));
         m.timestamp = read_int(s[3], ctx, path / "timestamp");
@@ -351,7 +352,7 @@ AgentMessage read_message(Json& j, Dialect d, const ReadContext& ctx, const Fiel
             j,
             std::array<std::string_view, 4>{"role", "summary", keys::tokens_before(d), "timestamp"},
             s);
-        CompactionSummaryMessage m;
+        dependent<CompactionSummaryMessage, Message> m;
         m.summary = take_string(s[1], ctx, path / "summary");
         m.tokens_before = read_int(s[2], ctx, path / keys::tokens_before(d));
         m.timestamp = read_int(s[3], ctx, path / "timestamp");
