@@ -46,9 +46,9 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <string>
 #include <utility>
 #include <vector>
@@ -140,7 +140,8 @@ double pg_bare_append_seconds(const std::string& conninfo, std::size_t n) {
     PostgresStorageOptions o;
     o.durability = Durability::os_buffered;
     PostgresSessionRepo repo(conninfo, o);
-    auto session = create(repo, CreateOptions{std::nullopt, "/bench", Json::object(), std::nullopt});
+    auto session =
+        create(repo, CreateOptions{std::nullopt, "/bench", Json::object(), std::nullopt});
     const std::string id = session.storage().metadata().id;
     const std::int64_t fence = session.storage().fence();
     pg::Connection c(conninfo);
@@ -203,8 +204,8 @@ double pg_bare_append_seconds(const std::string& conninfo, std::size_t n) {
 
 // The PostgreSQL figures: the corpus's JSONL folder copied to a throwaway server.
 void postgres_figures(const JsonlSessionRepo& source, double corpus, std::size_t runs,
-                      std::size_t appends, bool have_rg, const std::function<double(const std::string&)>& rg,
-                      Report& report) {
+                      std::size_t appends, bool have_rg,
+                      const std::function<double(const std::string&)>& rg, Report& report) {
     const auto server = agentcore::testing::pg::start_server(true);
     struct Stop {
         const agentcore::testing::pg::Server& s;
@@ -235,19 +236,20 @@ void postgres_figures(const JsonlSessionRepo& source, double corpus, std::size_t
             report.add("'" + word + "' rg / PostgreSQL", rg(word) / t, "x", "goal >= 100");
     }
     for (const std::string word : {"login", "rare_zebra_word"}) {
-        const double t = median_seconds(
-            runs, [&] { (void)search(postgres, word, SearchOptions{.limit = 20}); });
-        report.add("'" + word + "' PostgreSQL, top 20 by relevance", t * 1000, "ms",
-                   "goal <= 50");
+        const double t =
+            median_seconds(runs, [&] { (void)search(postgres, word, SearchOptions{.limit = 20}); });
+        report.add("'" + word + "' PostgreSQL, top 20 by relevance", t * 1000, "ms", "goal <= 50");
     }
     for (const std::string part : {"etzalcoa", "auth/login.cp"}) {
         const SearchOptions o{.mode = SearchMode::substring, .limit = 1000000};
         const double t = median_seconds(runs, [&] { (void)search(postgres, part, o); });
         report.add("substring '" + part + "' PostgreSQL", t * 1000, "ms");
     }
-    const std::int64_t column = pg_number(conninfo, "SELECT coalesce(sum(pg_column_size(words)), 0) FROM entries");
+    const std::int64_t column =
+        pg_number(conninfo, "SELECT coalesce(sum(pg_column_size(words)), 0) FROM entries");
     const std::int64_t gin = pg_number(conninfo, "SELECT pg_relation_size('entries_words')");
-    const std::int64_t list_bytes = pg_number(conninfo, "SELECT pg_total_relation_size('search_words')");
+    const std::int64_t list_bytes =
+        pg_number(conninfo, "SELECT pg_total_relation_size('search_words')");
     report.add("PostgreSQL words column", static_cast<double>(column) / 1024, "KiB");
     report.add("PostgreSQL GIN index", static_cast<double>(gin) / 1024, "KiB");
     report.add("PostgreSQL list of words (and its indexes)", static_cast<double>(list_bytes) / 1024,
@@ -303,10 +305,9 @@ int main(int argc, char** argv) {
     }
     const std::string dir =
         args.text("--dir", "/tmp/agentcore-bench-search-" + std::to_string(::getpid()));
-    const std::string corpus_key = std::to_string(sessions) + " " +
-                                   std::to_string(shape.min_turns) + " " +
-                                   std::to_string(shape.extra_turns) + " " +
-                                   std::to_string(shape.output_words) + "\n";
+    const std::string corpus_key =
+        std::to_string(sessions) + " " + std::to_string(shape.min_turns) + " " +
+        std::to_string(shape.extra_turns) + " " + std::to_string(shape.output_words) + "\n";
     const std::string marker = dir + "/corpus-written";
     bool reuse = false;
     if (std::filesystem::exists(marker)) {
@@ -328,8 +329,8 @@ int main(int argc, char** argv) {
         agentcore::testing::write_search_corpus(memory, 2026, sessions, shape);
         {
             // One session holds a word no other does: the rare word of the figures.
-            auto s = create(memory, CreateOptions{std::string("rare-one"), "/bench",
-                                                  Json::object(), std::nullopt});
+            auto s = create(memory, CreateOptions{std::string("rare-one"), "/bench", Json::object(),
+                                                  std::nullopt});
             append_message(s, UserMessage{"we met a quetzalcoatl in the logs", 1, {}});
         }
         JsonlSessionRepo jsonl(dir + "/jsonl", jo);
@@ -376,8 +377,7 @@ int main(int argc, char** argv) {
         std::size_t sqlite_hits = 0;
         const double indexed_all =
             median_seconds(runs, [&] { sqlite_hits = search(sqlite, word, every).hits.size(); });
-        const double indexed_top =
-            median_seconds(runs, [&] { (void)search(sqlite, word, top20); });
+        const double indexed_top = median_seconds(runs, [&] { (void)search(sqlite, word, top20); });
         const std::string name = kind + " '" + word + "'";
         report.add(name + ": entries holding it", static_cast<double>(hits), "",
                    sqlite_hits == hits ? "" : "SQLite found " + std::to_string(sqlite_hits));
@@ -424,8 +424,7 @@ int main(int argc, char** argv) {
         const std::string with = dir + "/with-" + std::to_string(round) + ".db";
         const std::string without = dir + "/without-" + std::to_string(round) + ".db";
         for (const std::string& old : {with, without})
-            for (const char* suffix : {"", "-wal", "-shm"})
-                std::filesystem::remove(old + suffix);
+            for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(old + suffix);
         { SqliteSessionRepo make(without, so); }
         sql_exec(without,
                  "DROP TABLE search_pending; CREATE VIEW search_pending (row, session_id, seq, "

@@ -538,14 +538,14 @@ TEST_CASE(
     agentcore::testing::write_file(sessions[0].path, text);
     CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_entry);
     // A torn last line (an append cut short) is ignored, as every reader ignores it.
-    agentcore::testing::write_file(sessions[0].path, original + "{\"type\":\"message\",\"id\":\"lo");
-    CHECK(hit_keys(repo, "login").size() == all);
     agentcore::testing::write_file(sessions[0].path,
-                                   original + "{\"type\":\"message\",\"login\":");
+                                   original + "{\"type\":\"message\",\"id\":\"lo");
+    CHECK(hit_keys(repo, "login").size() == all);
+    agentcore::testing::write_file(sessions[0].path, original + "{\"type\":\"message\",\"login\":");
     CHECK(hit_keys(repo, "login").size() == all);
     // A damaged header of a file that may hold a hit.
-    agentcore::testing::write_file(sessions[0].path, "{\"type\":\"session\"\n" +
-                                                         original.substr(original.find('\n') + 1));
+    agentcore::testing::write_file(
+        sessions[0].path, "{\"type\":\"session\"\n" + original.substr(original.find('\n') + 1));
     CHECK(error_of([&] { search(repo, "login"); }) == ErrorCode::invalid_session);
     agentcore::testing::write_file(sessions[0].path, original);
     remove(repo, sessions[0].header.id);
@@ -701,9 +701,10 @@ TEST_CASE("the JSONL scan reads an entry line's text as search_text_of reads the
                       R"("toolResult","toolName":"bash","content":[]}})",
                       f) == detail::SearchLineRead::nothing);
     detail::SearchLineReader pi_reader(Dialect::pi, o);
-    CHECK(pi_reader.read(R"({"type":"message","id":"a","timestamp":"t","message":{"role":)"
-                         R"("toolResult","toolName":"bash","content":[{"type":"text","text":"x"}]}})",
-                         f) == detail::SearchLineRead::text);
+    CHECK(
+        pi_reader.read(R"({"type":"message","id":"a","timestamp":"t","message":{"role":)"
+                       R"("toolResult","toolName":"bash","content":[{"type":"text","text":"x"}]}})",
+                       f) == detail::SearchLineRead::text);
     CHECK(f.role == "tool_result");
     CHECK(f.text == "bash\nx");
 }
@@ -712,8 +713,8 @@ TEST_CASE("JSONL files of odd lines and of pi's dialect give the hits of memory"
           "[search][jsonl]") {
     agentcore::testing::ScratchDir dir;
     JsonlSessionRepo jsonl(dir.path() + "/sessions");
-    auto session = create(jsonl, CreateOptions{std::string("odd"), "/work/odd", Json::object(),
-                                               std::nullopt});
+    auto session =
+        create(jsonl, CreateOptions{std::string("odd"), "/work/odd", Json::object(), std::nullopt});
     const std::string path = list(jsonl).sessions.front().path;
     std::string text = agentcore::testing::read_file(path);
     for (const std::string& line : search_tests::odd_entry_lines()) text += line + "\n\n";

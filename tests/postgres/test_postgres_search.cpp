@@ -182,13 +182,13 @@ TEST_CASE("every append, import and fork writes its entries' words in its own tr
                      "NULL AND line LIKE '%\"text\"%'") == 0);
     check_queries(memory, postgres, corpus_queries());
     check_queries(memory, postgres,
-                  {{"login", {.cwd = "/work/app"}},
-                   {"bug fix*", {.order = SearchOrder::newest}}});
+                  {{"login", {.cwd = "/work/app"}}, {"bug fix*", {.order = SearchOrder::newest}}});
     for (const auto& l : list(memory).sessions) {
         INFO(l.header.id);
-        const std::int64_t with_words = raw.number(
-            "SELECT count(*) FROM entries WHERE session_id = '" + l.header.id + "' AND words IS "
-            "NOT NULL");
+        const std::int64_t with_words =
+            raw.number("SELECT count(*) FROM entries WHERE session_id = '" + l.header.id +
+                       "' AND words IS "
+                       "NOT NULL");
         std::int64_t expected = 0;
         for (const auto& e :
              open_read_only(memory, l.header.id).storage().get_entries(EntriesQuery{}))

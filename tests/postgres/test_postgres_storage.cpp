@@ -456,7 +456,8 @@ TEST_CASE(
     auto extend = [](auto& s) {
         const auto root = s.storage().get_entries(EntriesQuery{}).front();
         set_leaf_id(s, id_of(*root));
-        for (int i = 0; i < 40; ++i) append_message(s, UserMessage{"long " + std::to_string(i), 8, {}});
+        for (int i = 0; i < 40; ++i)
+            append_message(s, UserMessage{"long " + std::to_string(i), 8, {}});
         set_leaf_id(s, id_of(*root));
         append_message(s, UserMessage{"short", 9, {}});
     };

@@ -61,7 +61,8 @@ public:
                         std::array<std::string_view, count>{"type", "id", "timestamp", "message",
                                                             "summary", "content", "label", "name"},
                         v);
-        if (!string_of(v[type], out.type) || !string_of(v[id], out.id)) return SearchLineRead::decode;
+        if (!string_of(v[type], out.type) || !string_of(v[id], out.id))
+            return SearchLineRead::decode;
         const std::string_view t = out.type;
         const bool known = t == MessageEntry::type || t == CompactionEntry::type ||
                            t == BranchSummaryEntry::type || t == CustomMessageEntry::type ||
@@ -207,10 +208,10 @@ private:
         if (block.empty() || block.front() != '{') return false;
         enum : std::size_t { type, text, thinking, name, arguments, count };
         std::array<RawValue, count> v{};
-        collect_members(block,
-                        std::array<std::string_view, count>{"type", "text", "thinking", "name",
-                                                            "arguments"},
-                        v);
+        collect_members(
+            block,
+            std::array<std::string_view, count>{"type", "text", "thinking", "name", "arguments"},
+            v);
         std::string type_text;
         if (!string_of(v[type], type_text)) return false;
         if (type_text == "text")

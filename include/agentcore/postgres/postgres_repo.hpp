@@ -24,12 +24,12 @@
 
 #include <cstdint>
 #include <limits>
-#include <vector>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 namespace agentcore {
 
@@ -166,8 +166,8 @@ inline void remove(PostgresSessionRepo& repo, std::string_view id) {
         detail::pg::Transaction tx(*link->conn);
         link->conn->exec("DELETE FROM sessions WHERE id = $1", detail::pg::Params().text(id),
                          "removing a session from");
-        link->conn->exec("DELETE FROM entries WHERE session_id = $1",
-                         detail::pg::Params().text(id), "removing a session from");
+        link->conn->exec("DELETE FROM entries WHERE session_id = $1", detail::pg::Params().text(id),
+                         "removing a session from");
         tx.commit();
     });
 }
@@ -238,10 +238,10 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
     std::vector<std::optional<std::string>> ids;
     for (int i = 0; i < r.rows(); ++i)
         if (i == 0 || r.text(i, 0) != r.text(i - 1, 0)) ids.emplace_back(std::string(r.text(i, 0)));
-    const auto sessions =
-        c.exec("SELECT id, header, dialect, name FROM sessions WHERE id = ANY($1::text[]) ORDER BY "
-               "id",
-               detail::pg::Params().text(detail::pg::text_array(ids)), "searching");
+    const auto sessions = c.exec(
+        "SELECT id, header, dialect, name FROM sessions WHERE id = ANY($1::text[]) ORDER BY "
+        "id",
+        detail::pg::Params().text(detail::pg::text_array(ids)), "searching");
     const std::string where = "database '" + c.name() + "'";
     int i = 0;
     int row = 0;  // the session's row in `sessions` (both are in the order of session ids)
@@ -259,9 +259,9 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
         try {
             header = decode_header(sessions.text(row, 1));
         } catch (const SessionError& e) {
-            throw SessionError(ErrorCode::invalid_session, "session '" + session_id + "' in " +
-                                                               where + ": header: " +
-                                                               std::string(e.detail()));
+            throw SessionError(ErrorCode::invalid_session,
+                               "session '" + session_id + "' in " + where +
+                                   ": header: " + std::string(e.detail()));
         }
         const Dialect dialect = sessions.int64(row, 2) == static_cast<std::int64_t>(Dialect::pi)
                                     ? Dialect::pi

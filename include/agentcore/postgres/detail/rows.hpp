@@ -217,11 +217,13 @@ inline std::string path_query(std::string_view columns) {
         " WHERE e.session_id = $1 AND e.seq = up.seq LIMIT 1) p WHERE p.seq >= s.lo)"
         " SELECT ";
     sql += columns;
-    sql += " FROM s JOIN entries e ON e.session_id = $1 AND e.seq BETWEEN s.lo AND s.seq"
-           " WHERE s.ranged UNION ALL SELECT ";
+    sql +=
+        " FROM s JOIN entries e ON e.session_id = $1 AND e.seq BETWEEN s.lo AND s.seq"
+        " WHERE s.ranged UNION ALL SELECT ";
     sql += columns;
-    sql += " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq"
-           " LIMIT 1) e ORDER BY 1";
+    sql +=
+        " FROM up, LATERAL (SELECT * FROM entries x WHERE x.session_id = $1 AND x.seq = up.seq"
+        " LIMIT 1) e ORDER BY 1";
     return sql;
 }
 

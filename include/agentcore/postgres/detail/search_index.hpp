@@ -155,8 +155,7 @@ inline void index_stored_entries(Connection& c) {
             "SELECT e.session_id, e.seq, e.line, s.dialect FROM entries e JOIN sessions s ON s.id "
             "= e.session_id WHERE (e.session_id, e.seq) > ($1, $2) ORDER BY e.session_id, e.seq "
             "LIMIT $3",
-            Params().text(after_session).int64(after_seq).int64(page),
-            "indexing the entries of");
+            Params().text(after_session).int64(after_seq).int64(page), "indexing the entries of");
         if (r.rows() == 0) return;
         std::vector<std::optional<std::string>> sessions, words;
         std::vector<std::optional<std::int64_t>> seqs;
@@ -252,12 +251,11 @@ inline std::string tsquery_of(Connection& c, const std::vector<IndexWord>& words
     for (const IndexWord& w : words) {
         std::string condition;
         if (w.kind == IndexWord::Kind::part) {
-            const Result r =
-                c.exec("SELECT word FROM search_words WHERE word LIKE $1 LIMIT $2",
-                       Params()
-                           .text(contains_pattern(w.text))
-                           .int64(static_cast<std::int64_t>(max_part_words) + 1),
-                       "searching the words of");
+            const Result r = c.exec("SELECT word FROM search_words WHERE word LIKE $1 LIMIT $2",
+                                    Params()
+                                        .text(contains_pattern(w.text))
+                                        .int64(static_cast<std::int64_t>(max_part_words) + 1),
+                                    "searching the words of");
             if (r.rows() == 0) {
                 none = true;
                 break;
