@@ -331,8 +331,11 @@ ToolResultMessage tool_result(const ToolCallContent& call, std::string text,
 
 /// The result of a tool call with content blocks (text and images).
 template <class T = void>
-ToolResultMessage tool_result(const ToolCallContent& call, std::vector<ContentBlock> content,
-                              bool is_error = false) {
+ToolResultMessage tool_result(const ToolCallContent& call,
+                              // Moved into the result; the check misreads the assignment to a
+                              // member of the dependent type.
+                              // NOLINTNEXTLINE(performance-unnecessary-value-param)
+                              std::vector<ContentBlock> content, bool is_error = false) {
     detail::dependent<ToolResultMessage, T> m;
     m.tool_call_id = call.id;
     m.tool_name = call.name;

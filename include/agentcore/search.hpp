@@ -194,7 +194,7 @@ void append_folded(std::string& out, char32_t cp) {
         return;
     }
     char32_t r = cp;
-    if (cp >= 0x391 && cp <= 0x3A9) {
+    if ((cp >= 0x391 && cp <= 0x3A9) || (cp >= 0x410 && cp <= 0x42F)) {  // Greek, Cyrillic capitals
         r = cp + 0x20;
     } else if (cp >= 0x386 && cp <= 0x3CE) {
         switch (cp) {
@@ -223,8 +223,6 @@ void append_folded(std::string& out, char32_t cp) {
         }
     } else if (cp >= 0x400 && cp <= 0x40F) {
         r = cp + 0x50;
-    } else if (cp >= 0x410 && cp <= 0x42F) {
-        r = cp + 0x20;
     } else if ((cp >= 0x460 && cp <= 0x481) || (cp >= 0x48A && cp <= 0x4BF)) {
         r = cp | 1;
     }
@@ -1091,8 +1089,7 @@ void fold_bytes(std::string_view bytes, std::string& out) {
         const char32_t cp = next_code_point(bytes, i);
         one.clear();
         append_folded(one, cp == 0xFFFD ? char32_t{' '} : cp);
-        std::memcpy(w, one.data(), one.size());
-        w += one.size();
+        w = std::copy(one.begin(), one.end(), w);
         p = bytes.data() + i;
     }
     out.resize(static_cast<std::size_t>(w - out.data()));

@@ -259,9 +259,10 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
         try {
             header = decode_header(sessions.text(row, 1));
         } catch (const SessionError& e) {
-            throw SessionError(ErrorCode::invalid_session,
-                               "session '" + session_id + "' in " + where +
-                                   ": header: " + std::string(e.detail()));
+            std::string what = "session '";
+            what.append(session_id).append("' in ").append(where).append(": header: ");
+            what.append(e.detail());
+            throw SessionError(ErrorCode::invalid_session, what);
         }
         const Dialect dialect = sessions.int64(row, 2) == static_cast<std::int64_t>(Dialect::pi)
                                     ? Dialect::pi
@@ -274,9 +275,10 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
                 try {
                     entry = decode_entry(r.text(k, 2), dialect);
                 } catch (const SessionError& e) {
-                    throw SessionError(ErrorCode::invalid_entry,
-                                       "session '" + session_id + "' in " + where + " entry " +
-                                           std::to_string(seq) + ": " + std::string(e.detail()));
+                    std::string what = "session '";
+                    what.append(session_id).append("' in ").append(where).append(" entry ");
+                    what.append(std::to_string(seq)).append(": ").append(e.detail());
+                    throw SessionError(ErrorCode::invalid_entry, what);
                 }
                 if (!detail::search_entry(query, options, header, name, entry,
                                           static_cast<std::uint64_t>(seq - 1), sink))

@@ -306,9 +306,10 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
                 if (!e.step()) continue;
                 const std::string_view line = e.text(0);
                 const auto fail = [&](const std::string& why) {
-                    throw SessionError(ErrorCode::invalid_entry,
-                                       "session '" + session_id + "' in database '" + repo.path() +
-                                           "' entry " + std::to_string(seq) + ": " + why,
+                    std::string what = "session '";
+                    what.append(session_id).append("' in database '").append(repo.path());
+                    what.append("' entry ").append(std::to_string(seq)).append(": ").append(why);
+                    throw SessionError(ErrorCode::invalid_entry, what,
                                        ErrorLocation{.session = session_id,
                                                      .seq = static_cast<std::uint64_t>(seq)});
                 };

@@ -33,7 +33,7 @@ namespace agentcore::detail::pg {
 /// The longest lexeme a tsvector holds (bytes).
 inline constexpr std::size_t max_lexeme_bytes = 2047;
 /// The most bytes of words one entry's tsvector is given (a tsvector holds at most 1 MiB).
-inline constexpr std::size_t max_entry_word_bytes = 512 * 1024;
+inline constexpr std::size_t max_entry_word_bytes = std::size_t{512} * 1024;
 /// The lexeme of an entry whose words a tsvector cannot hold (a word longer than
 /// max_lexeme_bytes, or more than max_entry_word_bytes of words): not a word (`*` is never part
 /// of one), and asked for by every search, so such an entry is always a candidate.
@@ -273,7 +273,7 @@ inline std::string tsquery_of(Connection& c, const std::vector<IndexWord>& words
         if (!conditions.empty()) conditions += " & ";
         conditions += condition;
     }
-    const std::string unindexed = tsquery_literal(unindexed_lexeme);
+    std::string unindexed = tsquery_literal(unindexed_lexeme);
     if (none) return unindexed;
     if (conditions.empty()) return {};
     return "(" + conditions + ") | " + unindexed;
