@@ -214,6 +214,9 @@ TEST_CASE("an older schema is migrated, and a newer one is refused with invalid_
           detail::pg::schema_version);
     CHECK(raw.text("SELECT indexname FROM pg_indexes WHERE indexname = 'entries_labels'") ==
           "entries_labels");
+    // Version 5: the index by type without messages.
+    CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_by_type'")
+              .find("WHERE (type <> 'message'") != std::string::npos);
 
     raw.exec("INSERT INTO agentcore_schema_migrations VALUES (99, now())");
     const std::string message = message_of_error([&] { PostgresSessionRepo newer(db, fast()); });

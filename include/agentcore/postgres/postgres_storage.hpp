@@ -447,7 +447,7 @@ public:
         std::int64_t written = 0;
         try {
             written = detail::pg::retrying(options_.attempts, [&] {
-                return c.exec(sql.c_str(), p, "appending to").affected();
+                return c.exec_prepared(sql, p, "appending to").affected();
             });
         } catch (const detail::pg::Error& e) {
             if (e.connection_lost()) {
@@ -474,20 +474,24 @@ public:
         static const std::string sql =
             std::string("SELECT e.seq, ") + detail::pg::node_columns +
             ", e.line FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
-        const auto r =
-            read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
-                 "reading an entry from");
+        const auto r = read_prepared(
+            sql, detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+            "reading an entry from");
         if (r.rows() == 0) return nullptr;
         remember_node(detail::pg::node_of(r, 0, 0), id);
         return decode(r.int64(0, 0), r.text(0, detail::pg::node_column_count));
     }
 
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
-        const auto r = read(
-            "SELECT seq, line FROM entries WHERE session_id = $1 AND type = $2 AND seq < $3 ORDER "
-            "BY seq",
-            detail::pg::Params().text(header_.id).text(type).int64(state_.next_seq),
-            "reading entries from");
+        // Messages are read along the session's positions; any other type through the index
+        // by type, whose condition (not a message) the query states so that it applies.
+        const bool messages = type == MessageEntry::type;
+        const auto r = read(messages ? "SELECT seq, line FROM entries WHERE session_id = $1 AND "
+                                       "type = $2 AND seq < $3 ORDER BY seq"
+                                     : "SELECT seq, line FROM entries WHERE session_id = $1 AND "
+                                       "type = $2 AND type <> 'message' AND seq < $3 ORDER BY seq",
+                            detail::pg::Params().text(header_.id).text(type).int64(state_.next_seq),
+                            "reading entries from");
         std::vector<EntryHandle> out;
         out.reserve(static_cast<std::size_t>(r.rows()));
         for (int i = 0; i < r.rows(); ++i) out.push_back(decode(r.int64(i, 0), r.text(i, 1)));
@@ -706,6 +710,17 @@ private:
                             std::string_view what) const {
         return read(sql.c_str(), params, what);
     }
+    // As read, for a look-up by key that every append may make (an entry or its place by id):
+    // a prepared statement, whose plan does not depend on the values.
+    detail::pg::Result read_prepared(const std::string& sql, const detail::pg::Params& params,
+                                     std::string_view what) const {
+        try {
+            return db().exec_prepared(sql, params, what);
+        } catch (const detail::pg::Error& e) {
+            if (!e.connection_lost()) throw;
+        }
+        return db().exec_prepared(sql, params, what);
+    }
 
     // The connection of a writer that may write: reconnected and recovered, its lease not lost.
     detail::pg::Connection& writer_db() {
@@ -820,9 +835,9 @@ private:
         static const std::string sql =
             std::string("SELECT e.seq, ") + detail::pg::node_columns +
             " FROM entries e WHERE e.session_id = $1 AND e.id = $2 AND e.seq < $3";
-        const auto r =
-            read(sql.c_str(), detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
-                 "reading an entry from");
+        const auto r = read_prepared(
+            sql, detail::pg::Params().text(header_.id).text(id).int64(state_.next_seq),
+            "reading an entry from");
         if (r.rows() == 0) return std::nullopt;
         const detail::pg::Node n = detail::pg::node_of(r, 0, 0);
         remember_node(n, id);

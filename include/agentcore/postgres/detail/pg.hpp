@@ -23,6 +23,7 @@
 #include <string_view>
 #include <system_error>
 #include <thread>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -207,6 +208,7 @@ public:
     /// set() are made again). Failure: storage.
     void reconnect() {
         conn_.reset();
+        prepared_.clear();
         connect();
         for (const auto& [setting, value] : settings_) apply(setting, value);
     }
@@ -229,33 +231,21 @@ public:
     /// Runs one statement with bound parameters and returns its rows. Failure: the mapped
     /// Error (its connection_lost() says whether the connection went with it).
     Result exec(const char* sql, const Params& params, std::string_view what) {
+        return run(sql, nullptr, params, what);
+    }
+    /// As exec, for a statement the storage runs again and again (an append, a path read): it is
+    /// parsed and planned once per connection (a named prepared statement, made again after a
+    /// reconnect) and then only executed.
+    Result exec_prepared(const std::string& sql, const Params& params, std::string_view what) {
         if (broken()) throw lost(what, "");
-        const auto values = params.pointers();
-        const auto lengths = params.lengths();
-        const Fault fault = std::exchange(fault_, Fault::none);
-        if (fault == Fault::drop_before_send) cut();
-        if (fault == Fault::none) {
-            Result r(PQexecParams(conn_.get(), sql, params.size(), nullptr, values.data(),
-                                  lengths.data(), nullptr, 0));
+        auto it = prepared_.find(sql);
+        if (it == prepared_.end()) {
+            std::string name = "agentcore_" + std::to_string(prepared_.size());
+            Result r(PQprepare(conn_.get(), name.c_str(), sql.c_str(), params.size(), nullptr));
             check(r, what);
-            return r;
+            it = prepared_.emplace(sql, std::move(name)).first;
         }
-        // The fault path: send, maybe cut, then read what comes back. A cut after the send
-        // loses the outcome even when the reply was already in the socket's buffer: the caller
-        // sees a lost connection either way, as a client does when the network fails there.
-        if (PQsendQueryParams(conn_.get(), sql, params.size(), nullptr, values.data(),
-                              lengths.data(), nullptr, 0) == 1) {
-            PQflush(conn_.get());
-            if (fault == Fault::drop_after_send) {
-                cut();
-                while (PGresult* r = PQgetResult(conn_.get())) PQclear(r);
-                throw lost(what, "");
-            }
-        }
-        Result last;
-        while (PGresult* r = PQgetResult(conn_.get())) last = Result(r);
-        check(last, what);
-        return last;
+        return run(nullptr, it->second.c_str(), params, what);
     }
     Result exec(const char* sql, std::string_view what) { return exec(sql, Params{}, what); }
     Result exec(const std::string& sql, const Params& params, std::string_view what) {
@@ -273,6 +263,43 @@ public:
     void inject(Fault fault) noexcept { fault_ = fault; }
 
 private:
+    // Runs the statement `sql`, or the prepared statement `prepared` when sql is null.
+    Result run(const char* sql, const char* prepared, const Params& params, std::string_view what) {
+        if (broken()) throw lost(what, "");
+        const auto values = params.pointers();
+        const auto lengths = params.lengths();
+        const int n = params.size();
+        const Fault fault = std::exchange(fault_, Fault::none);
+        if (fault == Fault::drop_before_send) cut();
+        if (fault == Fault::none) {
+            Result r(sql ? PQexecParams(conn_.get(), sql, n, nullptr, values.data(), lengths.data(),
+                                        nullptr, 0)
+                         : PQexecPrepared(conn_.get(), prepared, n, values.data(), lengths.data(),
+                                          nullptr, 0));
+            check(r, what);
+            return r;
+        }
+        // The fault path: send, maybe cut, then read what comes back. A cut after the send
+        // loses the outcome even when the reply was already in the socket's buffer: the caller
+        // sees a lost connection either way, as a client does when the network fails there.
+        const int sent = sql ? PQsendQueryParams(conn_.get(), sql, n, nullptr, values.data(),
+                                                 lengths.data(), nullptr, 0)
+                             : PQsendQueryPrepared(conn_.get(), prepared, n, values.data(),
+                                                   lengths.data(), nullptr, 0);
+        if (sent == 1) {
+            PQflush(conn_.get());
+            if (fault == Fault::drop_after_send) {
+                cut();
+                while (PGresult* r = PQgetResult(conn_.get())) PQclear(r);
+                throw lost(what, "");
+            }
+        }
+        Result last;
+        while (PGresult* r = PQgetResult(conn_.get())) last = Result(r);
+        check(last, what);
+        return last;
+    }
+
     struct Finish {
         void operator()(PGconn* c) const noexcept { PQfinish(c); }
     };
@@ -342,6 +369,7 @@ private:
     std::unique_ptr<PGconn, Finish> conn_;
     std::vector<std::pair<std::string, std::string>> settings_;
     Fault fault_ = Fault::none;
+    std::unordered_map<std::string, std::string> prepared_;  // statement text -> its name
 };
 
 /// BEGIN ... COMMIT on a connection; rolled back unless committed.

@@ -80,6 +80,12 @@ inline constexpr const char* migrations[] = {
     // built (search_index_ddl) and, where pg_trgm can be had, the trigram index of the words.
     "ALTER TABLE entries ADD COLUMN words tsvector;"
     "CREATE TABLE search_words (word text COLLATE \"C\" PRIMARY KEY);",
+    // 5: the index by type leaves messages out. Nearly every entry is a message, and a read of
+    // messages by type walks the session's positions anyway; every other type is rare, and the
+    // index stays small. Each row an append, a fork or an import writes costs one index entry
+    // less (a third of a fork's time went into this index).
+    "DROP INDEX entries_by_type;"
+    "CREATE INDEX entries_by_type ON entries (session_id, type, seq) WHERE type <> 'message';",
 };
 
 /// The schema version of the search index; migrating to it indexes the entries already stored.
