@@ -249,19 +249,6 @@ inline void promote_server(const Server& s) {
         throw std::runtime_error("pg_ctl promote failed; see " + s.dir + "/server.log");
 }
 
-/// Sends `sig` to the server's postmaster and waits until it is gone (SIGINT: a fast shutdown;
-/// SIGQUIT: an immediate one, as a crash).
-inline void signal_server(const Server& s, int sig) {
-    const auto pid = s.postmaster_pid();
-    if (!pid) return;
-    ::kill(*pid, sig);
-    for (int i = 0; i < 600 && ::kill(*pid, 0) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    if (::kill(*pid, 0) == 0) ::kill(*pid, SIGKILL);
-    for (int i = 0; i < 100 && ::kill(*pid, 0) == 0; ++i)
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-}
-
 /// The parent's pid in /proc/<pid>/stat ("pid (name) state ppid ..."), if it can be read.
 inline std::optional<pid_t> parent_of(pid_t pid) {
     std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
@@ -274,6 +261,20 @@ inline std::optional<pid_t> parent_of(pid_t pid) {
     if (std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) != 2 || state == 'Z')
         return std::nullopt;
     return static_cast<pid_t>(ppid);
+}
+
+/// Sends `sig` to the server's postmaster and waits until it is gone (SIGINT: a fast shutdown;
+/// SIGQUIT: an immediate one, as a crash). A postmaster that has exited but was not yet reaped
+/// (a zombie, whose pid still answers kill(pid, 0)) counts as gone.
+inline void signal_server(const Server& s, int sig) {
+    const auto pid = s.postmaster_pid();
+    if (!pid) return;
+    ::kill(*pid, sig);
+    for (int i = 0; i < 600 && parent_of(*pid); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (parent_of(*pid)) ::kill(*pid, SIGKILL);
+    for (int i = 0; i < 100 && parent_of(*pid); ++i)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
 }
 
 /// Kills the server as a machine's crash would: SIGKILL to its postmaster and then to every
