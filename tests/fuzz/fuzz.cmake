@@ -9,7 +9,10 @@
 option(AGENTCORE_BUILD_FUZZERS "Build the libFuzzer targets (clang only)" ON)
 set(AGENTCORE_FUZZ_SECONDS 20 CACHE STRING "How long each fuzz test runs under ctest")
 
-if(AGENTCORE_BUILD_FUZZERS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND NOT AGENTCORE_SANITIZE)
+# A build under AddressSanitizer + UndefinedBehaviorSanitizer builds them too (the same
+# sanitizers); ThreadSanitizer cannot be combined with them.
+if(AGENTCORE_BUILD_FUZZERS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang"
+   AND NOT AGENTCORE_SANITIZE MATCHES "thread|memory")
     include(CheckCXXSourceCompiles)
     set(CMAKE_REQUIRED_FLAGS "-fsanitize=fuzzer")
     check_cxx_source_compiles(
