@@ -61,7 +61,7 @@ inline constexpr Key compaction_summary{"compaction_summary", "compactionSummary
 /// Builds a JSON object field by field, in order.
 class ObjectBuilder {
 public:
-    ObjectBuilder() : json_(Json::object()) {}
+    ObjectBuilder() : json_(Json::value_t::object) {}
 
     /// Appends a modelled field (its key is not yet present).
     void add(std::string_view key, Json value) {
