@@ -19,6 +19,7 @@
 #include <agentcore/detail/codec_nesting.hpp>
 #include <agentcore/detail/codec_read.hpp>
 #include <agentcore/detail/codec_write.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -124,8 +125,8 @@ Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
 /// Reads an entry, moving strings and free-form values out of `json`. A missing or null
 /// parent makes a root; an unknown type becomes an UnknownEntry holding the whole object.
 /// Throws SessionError(invalid_entry) naming the entry id and the field path.
-template <class = void>
-SessionTreeEntry entry_from_json(Json&& json, Dialect dialect) {
+template <class T = void>
+SessionTreeEntry entry_from_json(detail::dependent<Json, T>&& json, Dialect dialect) {
     return detail::read_entry(json, dialect);
 }
 template <class = void>

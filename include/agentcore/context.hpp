@@ -101,8 +101,9 @@ ContextBuildOptions merge_context_build_options(const ContextBuildOptions& first
 /// a first kept entry, the entries before it from that entry on, then the entries after it;
 /// else just the entries after it. Older compactions among the kept entries are left out: the
 /// newest summary supersedes theirs (SPEC §4.5, as pi's buildSessionContext).
-template <class = void>
-std::vector<EntryHandle> default_context_entry_transform(const std::vector<EntryHandle>& path) {
+template <class T = void>
+std::vector<EntryHandle> default_context_entry_transform(
+    const detail::dependent<std::vector<EntryHandle>, T>& path) {
     std::size_t compaction_index = path.size();
     for (std::size_t i = path.size(); i-- > 0;) {
         if (std::holds_alternative<CompactionEntry>(*path[i])) {
@@ -113,7 +114,7 @@ std::vector<EntryHandle> default_context_entry_transform(const std::vector<Entry
     if (compaction_index == path.size()) return path;
 
     const auto& compaction = std::get<CompactionEntry>(*path[compaction_index]);
-    std::vector<EntryHandle> out;
+    detail::dependent<std::vector<EntryHandle>, T> out;
     out.reserve(path.size());
     out.push_back(path[compaction_index]);
     if (!compaction.retained_tail && compaction.first_kept_entry_id) {
@@ -129,10 +130,11 @@ std::vector<EntryHandle> default_context_entry_transform(const std::vector<Entry
 }
 
 /// The context entries: the default transform, then the caller's transforms in order.
-template <class = void>
-std::vector<EntryHandle> build_context_entries(const std::vector<EntryHandle>& path,
-                                               const ContextBuildOptions& options = {}) {
-    std::vector<EntryHandle> entries = default_context_entry_transform(path);
+template <class T = void>
+std::vector<EntryHandle> build_context_entries(
+    const detail::dependent<std::vector<EntryHandle>, T>& path,
+    const ContextBuildOptions& options = {}) {
+    auto entries = default_context_entry_transform(path);
     for (const auto& transform : options.entry_transforms) entries = transform(std::move(entries));
     return entries;
 }
@@ -165,28 +167,29 @@ std::vector<MessageHandle> session_entry_to_context_messages(
 namespace detail {
 
 // session_entry_to_context_messages, appending to `out` (no vector per entry on the hot path).
-template <class = void>
-void append_context_messages(const EntryHandle& entry, std::size_t index,
+template <class T = void>
+void append_context_messages(const dependent<EntryHandle, T>& entry, std::size_t index,
                              const std::vector<EntryHandle>& entries,
-                             const ContextBuildOptions& options, std::vector<MessageHandle>& out) {
+                             const ContextBuildOptions& options,
+                             dependent<std::vector<MessageHandle>, T>& out) {
     std::visit(
         [&](const auto& e) {
-            using T = std::decay_t<decltype(e)>;
-            if constexpr (std::is_same_v<T, MessageEntry>) {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, MessageEntry>) {
                 out.push_back(alias_message(entry, e.message));
-            } else if constexpr (std::is_same_v<T, CustomMessageEntry>) {
+            } else if constexpr (std::is_same_v<E, CustomMessageEntry>) {
                 out.push_back(std::make_shared<const AgentMessage>(CustomMessage{
                     e.custom_type, e.content, e.display, e.details, entry_time_ms(e), {}}));
-            } else if constexpr (std::is_same_v<T, CompactionEntry>) {
+            } else if constexpr (std::is_same_v<E, CompactionEntry>) {
                 out.push_back(std::make_shared<const AgentMessage>(
                     CompactionSummaryMessage{e.summary, e.tokens_before, entry_time_ms(e), {}}));
                 if (e.retained_tail)
                     for (const auto& m : *e.retained_tail) out.push_back(alias_message(entry, m));
-            } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
+            } else if constexpr (std::is_same_v<E, BranchSummaryEntry>) {
                 if (!e.summary.empty())
                     out.push_back(std::make_shared<const AgentMessage>(
                         BranchSummaryMessage{e.summary, e.from_id, entry_time_ms(e), {}}));
-            } else if constexpr (std::is_same_v<T, CustomEntry>) {
+            } else if constexpr (std::is_same_v<E, CustomEntry>) {
                 auto it = options.entry_projectors.find(e.custom_type);
                 if (it != options.entry_projectors.end() && it->second) {
                     for (auto& m : it->second(e, index, entries))
@@ -213,13 +216,13 @@ namespace detail {
 // Removes every tool result whose tool call is not earlier in the list. One pass over the
 // handles with a set of the call ids seen so far; kept handles are moved, never copied, and the
 // vector is compacted in place only from the first dropped message on.
-template <class = void>
-void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
-                              std::vector<DroppedMessage>& dropped) {
+template <class T = void>
+void drop_orphan_tool_results(dependent<std::vector<MessageHandle>, T>& messages,
+                              dependent<std::vector<DroppedMessage>, T>& dropped) {
     std::unordered_set<std::string_view> calls;  // views into assistant messages that are kept
     std::size_t kept = 0;
     for (std::size_t i = 0; i < messages.size(); ++i) {
-        const AgentMessage& m = *messages[i];
+        const auto& m = *messages[i];
         if (const auto* a = std::get_if<AssistantMessage>(&m)) {
             for (const auto& block : a->content)
                 if (const auto* call = std::get_if<ToolCallContent>(&block)) calls.insert(call->id);
@@ -240,9 +243,9 @@ void drop_orphan_tool_results(std::vector<MessageHandle>& messages,
 // the tool calls that no following result answers; when nothing but thinking remains of it, the
 // whole message goes (a reply of thinking alone is not a valid turn for providers). Returns true
 // when the whole message went: the one before may now trail with unanswered calls of its own.
-template <class = void>
-bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
-                                       std::vector<DroppedMessage>& dropped) {
+template <class T = void>
+bool drop_trailing_dangling_tool_calls(dependent<std::vector<MessageHandle>, T>& messages,
+                                       dependent<std::vector<DroppedMessage>, T>& dropped) {
     std::size_t last = messages.size();
     for (std::size_t i = messages.size(); i-- > 0;) {
         if (std::holds_alternative<ToolResultMessage>(*messages[i])) continue;
@@ -269,7 +272,7 @@ bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
     }
     if (dangling.empty()) return false;
 
-    MessageHandle original = messages[last];
+    dependent<MessageHandle, T> original = messages[last];
     if (!substance_left) {
         for (auto& id : dangling)
             dropped.push_back(
@@ -277,7 +280,7 @@ bool drop_trailing_dangling_tool_calls(std::vector<MessageHandle>& messages,
         messages.erase(messages.begin() + static_cast<std::ptrdiff_t>(last));
         return true;
     }
-    AssistantMessage trimmed = assistant;
+    dependent<AssistantMessage, T> trimmed = assistant;
     std::erase_if(trimmed.content, [&](const ContentBlock& block) {
         const auto* call = std::get_if<ToolCallContent>(&block);
         return call && answered.count(call->id) == 0;
@@ -312,10 +315,10 @@ void enforce_tool_pairing(std::vector<MessageHandle>& messages,
 namespace detail {
 
 // The messages of a context built from a path (SPEC §4.5), with the pairing enforced.
-template <class = void>
-void build_context_messages(const std::vector<EntryHandle>& path,
+template <class T = void>
+void build_context_messages(const dependent<std::vector<EntryHandle>, T>& path,
                             const ContextBuildOptions& options, SessionContext& context) {
-    const std::vector<EntryHandle> entries = build_context_entries(path, options);
+    const auto entries = build_context_entries(path, options);
     context.messages.reserve(entries.size());
     for (std::size_t i = 0; i < entries.size(); ++i)
         detail::append_context_messages(entries[i], i, entries, options, context.messages);
@@ -328,8 +331,8 @@ void build_context_messages(const std::vector<EntryHandle>& path,
 /// storage's get_state_entries finds them on the leaf's whole ancestry (SPEC §4.5): a
 /// thinking_level_change sets the level, a model_change or an assistant message the model, an
 /// active_tools_change the tool list; a null entry leaves the default (off, none, none).
-template <class = void>
-void set_context_state(SessionContext& context, const StateEntries& state) {
+template <class T = void>
+void set_context_state(detail::dependent<SessionContext, T>& context, const StateEntries& state) {
     context.thinking_level = "off";
     context.model.reset();
     context.active_tool_names.reset();
@@ -361,10 +364,10 @@ void set_context_state(SessionContext& context, const StateEntries& state) {
 /// message's unanswered tool calls are dropped too (see enforce_tool_pairing). Dangling tool
 /// calls earlier in the list (an interrupted turn the conversation moved on from) are kept:
 /// they are history, and provider adapters answer them with a synthetic result.
-template <class = void>
-SessionContext build_session_context(const std::vector<EntryHandle>& path,
+template <class T = void>
+SessionContext build_session_context(const detail::dependent<std::vector<EntryHandle>, T>& path,
                                      const ContextBuildOptions& options = {}) {
-    SessionContext context;
+    detail::dependent<SessionContext, T> context;
     StateEntries state;
     for (const auto& handle : path) {
         const detail::StateSets sets = detail::state_sets_of(*handle);

@@ -1,6 +1,7 @@
 #pragma once
 // The entries of the session tree and the session header (SPEC §2.3).
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/messages.hpp>
 
@@ -139,32 +140,33 @@ using EntryHandle = std::shared_ptr<const SessionTreeEntry>;
 using MessageHandle = std::shared_ptr<const AgentMessage>;
 
 /// The base fields of any entry.
-template <class = void>
-const EntryBase& base_of(const SessionTreeEntry& entry) noexcept {
+template <class T = void>
+const EntryBase& base_of(const detail::dependent<SessionTreeEntry, T>& entry) noexcept {
     return std::visit([](const auto& e) -> const EntryBase& { return e; }, entry);
 }
 
 /// Mutable access to the base fields (for code that builds entries).
-template <class = void>
-EntryBase& base_of(SessionTreeEntry& entry) noexcept {
+template <class T = void>
+EntryBase& base_of(detail::dependent<SessionTreeEntry, T>& entry) noexcept {
     return std::visit([](auto& e) -> EntryBase& { return e; }, entry);
 }
 
 /// The entry's type as written in files ("message", "compaction", ... or the unknown type).
-template <class = void>
-std::string_view type_of(const SessionTreeEntry& entry) noexcept {
+template <class T = void>
+std::string_view type_of(const detail::dependent<SessionTreeEntry, T>& entry) noexcept {
     return std::visit([](const auto& e) -> std::string_view { return e.type; }, entry);
 }
 
 /// The entry's id.
-template <class = void>
-const std::string& id_of(const SessionTreeEntry& entry) noexcept {
+template <class T = void>
+const std::string& id_of(const detail::dependent<SessionTreeEntry, T>& entry) noexcept {
     return base_of(entry).id;
 }
 
 /// The entry's parent id (none for a root).
-template <class = void>
-const std::optional<std::string>& parent_id_of(const SessionTreeEntry& entry) noexcept {
+template <class T = void>
+const std::optional<std::string>& parent_id_of(
+    const detail::dependent<SessionTreeEntry, T>& entry) noexcept {
     return base_of(entry).parent_id;
 }
 
@@ -182,8 +184,8 @@ bool is_known_entry_type(std::string_view type) noexcept {
 }
 
 /// The message of a message entry, or null for other entries.
-template <class = void>
-const AgentMessage* message_of(const SessionTreeEntry& entry) noexcept {
+template <class T = void>
+const AgentMessage* message_of(const detail::dependent<SessionTreeEntry, T>& entry) noexcept {
     const auto* m = std::get_if<MessageEntry>(&entry);
     return m ? &m->message : nullptr;
 }
@@ -215,7 +217,7 @@ struct SessionHeader {
     std::string timestamp{};                      ///< creation time, ISO 8601 UTC
     std::string cwd{};                            ///< the working directory of the agent
     std::optional<std::string> parent_session{};  ///< what it was forked from
-    Json metadata = Json::object();               ///< application metadata (an object)
+    Json metadata = Json(Json::value_t::object);  ///< application metadata (an object)
     Json extra{};                                 ///< header fields the model does not know
 };
 

@@ -43,7 +43,7 @@ struct ThinkingContent {
 struct ToolCallContent {
     std::string id{};
     std::string name{};
-    Json arguments = Json::object();  ///< a JSON object
+    Json arguments = Json(Json::value_t::object);  ///< a JSON object
     Json extra{};
 };
 
@@ -176,24 +176,24 @@ using AgentMessage =
                  CustomMessage, BranchSummaryMessage, CompactionSummaryMessage, OpaqueMessage>;
 
 /// The role of a message in the native spelling ("user", "tool_result", ...), or the opaque role.
-template <class = void>
-std::string_view role_of(const AgentMessage& message) noexcept {
+template <class T = void>
+std::string_view role_of(const detail::dependent<AgentMessage, T>& message) noexcept {
     return std::visit(
         [](const auto& m) -> std::string_view {
-            using T = std::decay_t<decltype(m)>;
-            if constexpr (std::is_same_v<T, UserMessage>)
+            using M = std::decay_t<decltype(m)>;
+            if constexpr (std::is_same_v<M, UserMessage>)
                 return "user";
-            else if constexpr (std::is_same_v<T, AssistantMessage>)
+            else if constexpr (std::is_same_v<M, AssistantMessage>)
                 return "assistant";
-            else if constexpr (std::is_same_v<T, ToolResultMessage>)
+            else if constexpr (std::is_same_v<M, ToolResultMessage>)
                 return "tool_result";
-            else if constexpr (std::is_same_v<T, BashExecutionMessage>)
+            else if constexpr (std::is_same_v<M, BashExecutionMessage>)
                 return "bash_execution";
-            else if constexpr (std::is_same_v<T, CustomMessage>)
+            else if constexpr (std::is_same_v<M, CustomMessage>)
                 return "custom";
-            else if constexpr (std::is_same_v<T, BranchSummaryMessage>)
+            else if constexpr (std::is_same_v<M, BranchSummaryMessage>)
                 return "branch_summary";
-            else if constexpr (std::is_same_v<T, CompactionSummaryMessage>)
+            else if constexpr (std::is_same_v<M, CompactionSummaryMessage>)
                 return "compaction_summary";
             else
                 return m.role;
@@ -203,8 +203,9 @@ std::string_view role_of(const AgentMessage& message) noexcept {
 
 /// The role of a message as the dialect spells it: native "tool_result", pi "toolResult", ...;
 /// the opaque role as it was read.
-template <class = void>
-std::string_view role_of(const AgentMessage& message, Dialect dialect) noexcept {
+template <class T = void>
+std::string_view role_of(const detail::dependent<AgentMessage, T>& message,
+                         Dialect dialect) noexcept {
     const std::string_view native = role_of(message);
     if (dialect == Dialect::native || std::holds_alternative<OpaqueMessage>(message)) return native;
     if (native == "tool_result") return "toolResult";
@@ -227,12 +228,12 @@ constexpr bool is_known_stop_reason(std::string_view reason) noexcept {
 }
 
 /// The timestamp of a message in Unix ms (0 for an opaque message without a numeric one).
-template <class = void>
-std::int64_t timestamp_of(const AgentMessage& message) noexcept {
+template <class T = void>
+std::int64_t timestamp_of(const detail::dependent<AgentMessage, T>& message) noexcept {
     return std::visit(
         [](const auto& m) -> std::int64_t {
-            using T = std::decay_t<decltype(m)>;
-            if constexpr (std::is_same_v<T, OpaqueMessage>) {
+            using M = std::decay_t<decltype(m)>;
+            if constexpr (std::is_same_v<M, OpaqueMessage>) {
                 auto it = m.raw.find("timestamp");
                 return (it != m.raw.end() && it->is_number_integer())
                            ? it->template get<std::int64_t>()
@@ -347,32 +348,32 @@ ToolResultMessage tool_result(const ToolCallContent& call,
 /// The text of a message: the text blocks (or the string content) of user, assistant, tool
 /// result and custom messages, joined as they are; the summary of a summary message; empty for
 /// bash executions and opaque messages. Thinking, images and tool calls are not text.
-template <class = void>
-std::string text_of(const AgentMessage& message);
+template <class T = void>
+std::string text_of(const detail::dependent<AgentMessage, T>& message);
 
 namespace detail {
-template <class = void>
-std::string text_blocks_joined(const std::vector<ContentBlock>& blocks) {
+template <class T = void>
+std::string text_blocks_joined(const dependent<std::vector<ContentBlock>, T>& blocks) {
     std::string out;
     for (const auto& b : blocks)
         if (const auto* t = std::get_if<TextContent>(&b)) out += t->text;
     return out;
 }
-template <class = void>
-std::string content_text_joined(const Content& c) {
+template <class T = void>
+std::string content_text_joined(const dependent<Content, T>& c) {
     if (const auto* s = std::get_if<std::string>(&c)) return *s;
     return text_blocks_joined(std::get<std::vector<ContentBlock>>(c));
 }
 }  // namespace detail
 
 /// The text of an assistant message (see text_of(const AgentMessage&)).
-template <class = void>
-std::string text_of(const AssistantMessage& message) {
+template <class T = void>
+std::string text_of(const detail::dependent<AssistantMessage, T>& message) {
     return detail::text_blocks_joined(message.content);
 }
 
-template <class>
-std::string text_of(const AgentMessage& message) {
+template <class T>
+std::string text_of(const detail::dependent<AgentMessage, T>& message) {
     auto blocks_text = detail::text_blocks_joined<>;
     auto content_text = detail::content_text_joined<>;
     if (const auto* u = std::get_if<UserMessage>(&message)) return content_text(u->content);
@@ -388,14 +389,14 @@ std::string text_of(const AgentMessage& message) {
 ///
 /// Example: `for (const ToolCallContent& call : tool_calls_of(reply)) ...`
 template <class T = void>
-std::vector<ToolCallContent> tool_calls_of(const AssistantMessage& message) {
-    std::vector<detail::dependent<ToolCallContent, T>> out;
+std::vector<ToolCallContent> tool_calls_of(const detail::dependent<AssistantMessage, T>& message) {
+    std::vector<ToolCallContent> out;
     for (const auto& b : message.content)
         if (const auto* c = std::get_if<ToolCallContent>(&b)) out.push_back(*c);
     return out;
 }
-template <class = void>
-std::vector<ToolCallContent> tool_calls_of(const AgentMessage& message) {
+template <class T = void>
+std::vector<ToolCallContent> tool_calls_of(const detail::dependent<AgentMessage, T>& message) {
     const auto* a = std::get_if<AssistantMessage>(&message);
     return a ? tool_calls_of(*a) : std::vector<ToolCallContent>{};
 }

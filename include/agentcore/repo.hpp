@@ -27,7 +27,7 @@ namespace agentcore {
 struct CreateOptions {
     std::optional<std::string> id{};  ///< default: a UUIDv7; must be a valid session id
     std::string cwd{};
-    Json metadata = Json::object();
+    Json metadata = Json(Json::value_t::object);
     std::optional<std::string> parent_session{};
 };
 

@@ -824,7 +824,7 @@ struct SearchOptions {
     /// diacritics ignored).
     std::optional<std::string> session_name{};
     /// Only sessions whose header metadata holds each of these keys with an equal value.
-    Json metadata = Json::object();
+    Json metadata = Json(Json::value_t::object);
     SearchOrder order = SearchOrder::relevance;
     std::size_t limit = 50;                            ///< at most this many hits a page
     std::optional<SearchCursor> after = std::nullopt;  ///< keyset paging: start after this hit

@@ -18,9 +18,13 @@
 // such a function's address needs the empty argument list: `&f<>` (`&C::f<>` for a member).
 // Inside such templates, clang still compiles what an expression of known types names (the
 // constexpr members of std::vector, std::optional and std::variant in C++20); so the heavier
-// bodies declare their locals through the template parameter (detail::dependent, or a parameter
-// defaulted to the type itself, `template <class Entry = SessionTreeEntry>`), and compare JSON
-// values through detail::json_equal.
+// bodies take their entries, messages and JSON values through the template parameter — a
+// parameter type `detail::dependent<SessionTreeEntry, T>` (the same type, deduced from nothing,
+// so calls and conversions are as before), locals declared the same way, or a parameter
+// defaulted to the type itself, `template <class Entry = SessionTreeEntry>` — and compare JSON
+// values through detail::json_equal. Default member initializers spell an empty JSON object
+// `Json(Json::value_t::object)`: Json::object() would make every translation unit compile the
+// initializer-list constructor of the ordered JSON.
 
 #include <agentcore/any_repo.hpp>
 #include <agentcore/branch_summary.hpp>

@@ -2,6 +2,7 @@
 // The SessionStorage concept: what a storage provides (SPEC §5), and the pieces every storage
 // shares (stats accumulation, the path walk).
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/detail/saturate.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -41,8 +42,8 @@ struct SessionStats {
 
     /// Adds what one entry contributes: a message count, and the usage of assistant messages,
     /// compactions and branch summaries.
-    template <class = void>
-    void add(const SessionTreeEntry& entry) noexcept {
+    template <class T = void>
+    void add(const detail::dependent<SessionTreeEntry, T>& entry) noexcept {
         if (const auto* m = std::get_if<MessageEntry>(&entry)) {
             ++message_count;
             if (const auto* a = std::get_if<AssistantMessage>(&m->message)) add_usage(a->usage);
@@ -165,8 +166,8 @@ StateSets state_sets_of(std::string_view type, bool assistant_message) noexcept 
     return sets;
 }
 
-template <class = void>
-StateSets state_sets_of(const SessionTreeEntry& entry) noexcept {
+template <class T = void>
+StateSets state_sets_of(const dependent<SessionTreeEntry, T>& entry) noexcept {
     const auto* m = std::get_if<MessageEntry>(&entry);
     return state_sets_of(type_of(entry),
                          m != nullptr && std::holds_alternative<AssistantMessage>(m->message));
@@ -180,7 +181,7 @@ StateEntries walk_state_entries(std::optional<std::string_view> leaf, std::size_
                                 Lookup&& lookup) {
     StateEntries out;
     if (!leaf) return out;
-    EntryHandle current = lookup(*leaf);
+    dependent<EntryHandle, Lookup> current = lookup(*leaf);
     for (std::size_t steps = 0; current && steps < bound; ++steps) {
         const StateSets sets = state_sets_of(*current);
         if (sets.thinking_level && !out.thinking_level) out.thinking_level = current;
@@ -202,9 +203,9 @@ StateEntries walk_state_entries(std::optional<std::string_view> leaf, std::size_
 template <class Lookup>
 std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_view> start,
                                                     std::size_t bound, Lookup&& lookup) {
-    std::vector<EntryHandle> path;
+    std::vector<dependent<EntryHandle, Lookup>> path;
     if (!start) return path;
-    EntryHandle current = lookup(*start);
+    dependent<EntryHandle, Lookup> current = lookup(*start);
     if (!current)
         throw SessionError(ErrorCode::not_found, "entry '" + std::string(*start) + "' not found",
                            ErrorLocation{.entry_id = std::string(*start)});
@@ -217,7 +218,7 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
                                    "' is longer than the session (cycle at '" + id_of(*current) +
                                    "')");
         path.push_back(current);
-        const SessionTreeEntry& e = *current;
+        const auto& e = *current;
         if (!governed) {
             if (const auto* c = std::get_if<CompactionEntry>(&e)) {
                 governed = true;
@@ -228,7 +229,7 @@ std::vector<EntryHandle> walk_to_root_or_compaction(std::optional<std::string_vi
         if (stop_at && *stop_at == id_of(e)) break;
         const auto& parent = parent_id_of(e);
         if (!parent) break;
-        EntryHandle next = lookup(*parent);
+        dependent<EntryHandle, Lookup> next = lookup(*parent);
         if (!next)
             throw SessionError(
                 ErrorCode::invalid_session,

@@ -97,7 +97,7 @@ struct VerifyReport {
 /// root when it keeps none). With entry transforms (which may rewrite a whole path) it builds
 /// the context of every tip: O(tips × depth).
 template <class T = void>
-VerifyReport verify_entries(const std::vector<EntryHandle>& entries,
+VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>& entries,
                             const ContextBuildOptions& options = {}) {
     detail::dependent<VerifyReport, T> report;
     report.entries_checked = entries.size();

@@ -61,7 +61,7 @@ inline constexpr Key compaction_summary{"compaction_summary", "compactionSummary
 /// Builds a JSON object field by field, in order.
 class ObjectBuilder {
 public:
-    ObjectBuilder() : json_(Json::object()) {}
+    ObjectBuilder() : json_(Json::value_t::object) {}
 
     /// Appends a modelled field (its key is not yet present).
     void add(std::string_view key, Json value) {
@@ -131,13 +131,14 @@ void require_object(const Json& j, const ReadContext& ctx, const FieldPath& path
     if (!j.is_object()) ctx.expected(path, "an object", j);
 }
 
-template <class = void>
-ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class T = void>
+ContentBlock read_block(dependent<Json, T>& j, Dialect d, const ReadContext& ctx,
+                        const FieldPath& path) {
     require_object(j, ctx, path);
     auto type_it = j.find("type");
     if (type_it == j.end()) ctx.missing(path / "type");
     if (!type_it->is_string()) ctx.expected(path / "type", "a string", *type_it);
-    const auto& type = type_it->get_ref<const std::string&>();
+    const auto& type = type_it->template get_ref<const std::string&>();
 
     if (type == "text") {
         std::array<Json*, 2> s{};
@@ -174,13 +175,13 @@ ContentBlock read_block(Json& j, Dialect d, const ReadContext& ctx, const FieldP
     return OpaqueContent{std::move(opaque_type), std::move(j)};
 }
 
-template <class = void>
-std::vector<ContentBlock> read_blocks(Json* v, Dialect d, const ReadContext& ctx,
+template <class T = void>
+std::vector<ContentBlock> read_blocks(dependent<Json, T>* v, Dialect d, const ReadContext& ctx,
                                       const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_array()) ctx.expected(path, "an array of content blocks", *v);
-    auto& items = v->get_ref<Json::array_t&>();
-    std::vector<ContentBlock> blocks;
+    auto& items = v->template get_ref<typename dependent<Json, T>::array_t&>();
+    std::vector<dependent<ContentBlock, T>> blocks;
     blocks.reserve(items.size());
     for (std::size_t i = 0; i < items.size(); ++i)
         blocks.push_back(read_block(items[i], d, ctx, path[i]));

@@ -5,6 +5,7 @@
 // successful path allocates nothing for them. Error messages name fields, ids and JSON types,
 // never values: a value may be conversation text.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/json.hpp>
 
@@ -112,7 +113,7 @@ template <std::size_t N>
 Json split_fields(Json& obj, const std::array<std::string_view, N>& keys,
                   std::array<Json*, N>& slots) {
     slots.fill(nullptr);
-    Json extra;
+    dependent<Json, std::array<Json*, N>> extra;
     for (auto& field : obj.get_ref<Json::object_t&>()) {
         const std::string& key = field.first;
         bool known = false;
@@ -125,7 +126,7 @@ Json split_fields(Json& obj, const std::array<std::string_view, N>& keys,
         }
         if (!known) {
             if (extra.is_null()) extra = Json::object();
-            extra.get_ref<Json::object_t&>().emplace_back(key, std::move(field.second));
+            extra.template get_ref<Json::object_t&>().emplace_back(key, std::move(field.second));
         }
     }
     return extra;

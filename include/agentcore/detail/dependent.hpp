@@ -6,7 +6,10 @@
 // and std::variant), where the template is defined, in every translation unit, called or not.
 // A local declared as dependent<T, Param> is a T all the same, but what is done with it waits
 // for the template's instantiation. Param is a parameter of the enclosing template, most often
-// the defaulted one of `template <class Entry = SessionTreeEntry>` (see session.hpp).
+// the defaulted one of `template <class T = void>` (see session.hpp). As a parameter's type,
+// `const dependent<SessionTreeEntry, T>& entry` deduces nothing: T keeps its default, a call
+// passes the same arguments with the same conversions, and the whole body that reads `entry`
+// waits for the call.
 
 namespace agentcore::detail {
 

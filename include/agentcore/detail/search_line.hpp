@@ -14,6 +14,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/codec_check.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/search.hpp>
 
@@ -373,7 +374,7 @@ bool search_entry_line(const SearchQuery& query, const SearchOptions& options,
     const SearchLineRead read = reader.read(line, f);
     if (read == SearchLineRead::nothing) return true;
     if (read == SearchLineRead::decode) {
-        SessionTreeEntry entry;
+        dependent<SessionTreeEntry, Fail> entry;
         try {
             entry = decode_entry(line, dialect);
         } catch (const SessionError& e) {
