@@ -314,14 +314,19 @@ public:
         std::string line = encode_entry(entry, dialect_);
         auto& db = *db_;
         detail::sqlite::Transaction tx(db);
-        auto& seq = db.statement("SELECT next_seq FROM sessions WHERE id = ?1");
-        detail::sqlite::Reset reset_seq(seq);
-        seq.bind(1, header_.id);
-        if (!seq.step())
-            throw SessionError(
-                ErrorCode::storage,
-                "session '" + header_.id + "' was removed from database '" + db.path() + "'");
-        const std::int64_t stored_next = seq.int64(0);
+        const std::int64_t stored_next = [&] {
+            // Reset before the commit: a statement still active on the connection makes the
+            // checkpoint that follows the commit fail (SQLITE_LOCKED), and the WAL would grow
+            // without bound.
+            auto& seq = db.statement("SELECT next_seq FROM sessions WHERE id = ?1");
+            detail::sqlite::Reset reset_seq(seq);
+            seq.bind(1, header_.id);
+            if (!seq.step())
+                throw SessionError(
+                    ErrorCode::storage,
+                    "session '" + header_.id + "' was removed from database '" + db.path() + "'");
+            return seq.int64(0);
+        }();
         if (stored_next != state_.next_seq)
             throw SessionError(ErrorCode::locked,
                                "session '" + header_.id + "' in database '" + db.path() +
