@@ -220,6 +220,70 @@ TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip,
     }
 }
 
+TEST_CASE(
+    "a fork keeps the stored lines of the entries it copies as they are and encodes those whose "
+    "links change, in both dialects",
+    "[sqlite][fork][lossless]") {
+    for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
+        ScratchDir dir;
+        const std::string db = dir.file("f.db");
+        SqliteStorageOptions o = fast();
+        o.dialect = dialect;
+        SqliteSessionRepo repo(db, o);
+        auto entry = [](const char* id, std::optional<std::string> parent, const char* text) {
+            MessageEntry e;
+            e.id = id;
+            e.parent_id = std::move(parent);
+            e.timestamp = "2026-12-02T07:43:23.123Z";
+            e.message = UserMessage{text, 1, {}};
+            return e;
+        };
+        {
+            auto s = create(repo, named("source"));
+            s.storage().append_entry(entry("e1000001", std::nullopt, "one"));
+            s.storage().append_entry(entry("e1000002", "e1000001", "two"));
+            s.storage().append_entry(entry("x1000003", "e1000001", "off the path"));
+            LabelEntry label;
+            label.id = "l1000004";
+            label.parent_id = "e1000002";
+            label.timestamp = "2026-12-02T07:43:23.123Z";
+            label.target_id = "x1000003";
+            label.label = "side";
+            s.storage().append_entry(label);
+            s.storage().append_entry(entry("e1000005", "l1000004", "five"));
+        }
+        // A line stored in another layout than the codec's (as another program might have
+        // written it): a fork that keeps the entry copies it as it is.
+        Raw raw(db);
+        const std::string stored = raw.text("SELECT line FROM entries WHERE id = 'e1000001'");
+        REQUIRE(
+            raw.exec("UPDATE entries SET line = '{ ' || substr(line, 2) WHERE id = 'e1000001'") ==
+            SQLITE_OK);
+        const std::string spaced = raw.text("SELECT line FROM entries WHERE id = 'e1000001'");
+        REQUIRE(spaced != stored);
+        ForkOptions at;
+        at.entry_id = std::string("e1000005");
+        at.position = ForkPosition::at;
+        at.session_id = std::string("forked");
+        auto f = fork(repo, "source", at);
+        CHECK(f.storage().dialect() == dialect);
+        // The label (its target not copied) is left out, so the last entry's parent changes: it
+        // alone is encoded again.
+        const auto source = open_read_only(repo, "source");
+        const auto expected = prepare_fork_entries(get_entries_to_fork(source.storage(), at));
+        REQUIRE(expected.size() == 3);
+        std::string lines = spaced + "\n";
+        for (std::size_t i = 1; i < expected.size(); ++i)
+            lines += encode_entry(expected[i], dialect) + "\n";
+        const std::string exported = f.storage().export_jsonl();
+        CHECK(exported.substr(exported.find('\n') + 1) == lines);
+        CHECK(*parent_id_of(*f.storage().get_entry("e1000005")) == "e1000002");
+        const auto reopened = open_read_only(repo, "forked");
+        CHECK(reopened.storage().export_jsonl() == exported);
+        CHECK(reopened.storage().entry_count() == 3);
+    }
+}
+
 TEST_CASE("an older schema is migrated in one transaction; a newer one is refused, untouched",
           "[sqlite][schema]") {
     ScratchDir dir;
