@@ -284,6 +284,55 @@ TEST_CASE(
     }
 }
 
+TEST_CASE(
+    "the path of a leaf is the same whether its entries are consecutive or interleaved with other "
+    "branches",
+    "[sqlite][context]") {
+    ScratchDir dir;
+    SqliteSessionRepo repo(dir.file("p.db"), fast());
+    auto s = create(repo, named("paths"));
+    InMemorySessionRepo memory;
+    auto m = create(memory, named("paths"));
+    auto both = [&](const SessionTreeEntry& e) {
+        s.storage().append_entry(e);
+        m.storage().append_entry(e);
+    };
+    auto message = [](std::string id, std::optional<std::string> parent) {
+        MessageEntry e;
+        e.id = std::move(id);
+        e.parent_id = std::move(parent);
+        e.timestamp = "2026-12-02T07:43:23.123Z";
+        e.message = UserMessage{"text", 1, {}};
+        return SessionTreeEntry(std::move(e));
+    };
+    auto id = [](char branch, int i) {
+        return std::string(1, branch) + std::to_string(1000000 + i);
+    };
+    // A run of 700 consecutive entries, then three branches from its end whose entries alternate,
+    // then a run again on branch a.
+    for (int i = 0; i < 700; ++i)
+        both(message(id('r', i), i == 0 ? std::nullopt : std::optional(id('r', i - 1))));
+    for (int i = 0; i < 400; ++i)
+        for (const char b : {'a', 'b', 'c'})
+            both(message(id(b, i), i == 0 ? id('r', 699) : id(b, i - 1)));
+    for (int i = 400; i < 500; ++i) both(message(id('a', i), id('a', i - 1)));
+    auto ids = [](const std::vector<EntryHandle>& path) {
+        std::vector<std::string> out;
+        for (const auto& e : path) out.push_back(id_of(*e));
+        return out;
+    };
+    for (const std::string& leaf : {id('a', 499), id('b', 399), id('c', 200), id('r', 650)}) {
+        INFO(leaf);
+        const auto reopened = SqliteSessionStorage::open_read_only(dir.file("p.db"), "paths");
+        const auto path = ids(reopened.get_path_to_root_or_compaction(std::string_view(leaf)));
+        CHECK(path == ids(m.storage().get_path_to_root_or_compaction(std::string_view(leaf))));
+        CHECK(path.size() == (leaf[0] == 'r' ? 651u : 700u + std::stoul(leaf.substr(1)) - 999999u));
+    }
+    CHECK(error_of([&] {
+              (void)s.storage().get_path_to_root_or_compaction(std::string_view("nope"));
+          }) == ErrorCode::not_found);
+}
+
 TEST_CASE("an older schema is migrated in one transaction; a newer one is refused, untouched",
           "[sqlite][schema]") {
     ScratchDir dir;

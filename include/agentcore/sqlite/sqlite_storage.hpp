@@ -456,27 +456,44 @@ public:
 
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
+        // The path is fetched in batches that double. An agent's path is mostly a run of
+        // consecutive positions (each entry's parent was appended just before it), so a batch is
+        // first read as the range of positions that ends at the entry wanted: one scan of the
+        // primary key. Once fewer than half the rows those ranges gave were on the path (a
+        // session of many interleaved branches), the batches follow the parent links instead
+        // (a recursive query), so that what is read stays O(path).
         struct Row {
             std::int64_t seq;
             std::string line;
         };
         StringMap<Row> fetched;
         std::int64_t batch = 64;
+        std::size_t ranged = 0;  // rows read by ranges
+        std::size_t used = 0;    // entries of the path returned
         auto fetch = [&](std::string_view from) {
+            const bool follow_links = ranged > 0 && used * 2 < ranged;
             auto& q = db_->statement(
-                "WITH RECURSIVE up(seq, parent_seq, id, line, n) AS ("
-                " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND id = "
-                "?2 AND seq < ?4"
-                " UNION ALL"
-                " SELECT e.seq, e.parent_seq, e.id, e.line, up.n + 1 FROM up JOIN entries e"
-                " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?3)"
-                " SELECT seq, id, line FROM up");
+                follow_links
+                    ? "WITH RECURSIVE up(seq, parent_seq, id, line, n) AS ("
+                      " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND "
+                      "id = ?2 AND seq < ?4"
+                      " UNION ALL"
+                      " SELECT e.seq, e.parent_seq, e.id, e.line, up.n + 1 FROM up JOIN entries e"
+                      " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?3)"
+                      " SELECT seq, id, line FROM up"
+                    : "WITH last(seq) AS (SELECT seq FROM entries WHERE session_id = ?1 AND id = "
+                      "?2 "
+                      "AND seq < ?4)"
+                      " SELECT e.seq, e.id, e.line FROM last, entries e WHERE e.session_id = ?1 "
+                      "AND "
+                      "e.seq <= last.seq AND e.seq > last.seq - ?3");
             detail::sqlite::Reset reset_q(q);
             q.bind(1, header_.id).bind(2, from).bind(3, batch).bind(4, state_.next_seq);
             while (q.step()) {
                 const std::int64_t s = q.int64(0);
                 Row row{s, std::string(q.text(2))};
                 fetched.emplace(std::string(q.text(1)), std::move(row));
+                if (!follow_links) ++ranged;
             }
             if (batch < 8192) batch *= 2;
         };
@@ -487,6 +504,7 @@ public:
                 it = fetched.find(id);
                 if (it == fetched.end()) return nullptr;
             }
+            ++used;
             return decode(it->second.seq, it->second.line);
         };
         return detail::walk_to_root_or_compaction(start, entry_count(), lookup);
