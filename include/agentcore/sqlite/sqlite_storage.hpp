@@ -140,7 +140,7 @@ inline constexpr const char* insert_entry_sql =
 inline constexpr const char* update_session_sql =
     "UPDATE sessions SET next_seq = ?2, leaf_id = ?3, name = ?4, message_count = ?5, cached_tokens "
     "= ?6,"
-    " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1";
+    " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1 AND next_seq = ?10";
 inline constexpr const char* find_seq_sql =
     "SELECT seq FROM entries WHERE session_id = ?1 AND id = ?2";
 
@@ -152,7 +152,10 @@ struct SessionState {
     SessionStats stats;
 };
 
-inline void write_state(Database& db, const std::string& id, const SessionState& s) {
+/// Writes the session's row as `s` says, if its next position is still `expected_next`; returns
+/// false (nothing written) when it is not, or the session is gone.
+inline bool write_state(Database& db, const std::string& id, const SessionState& s,
+                        std::int64_t expected_next) {
     db.statement(update_session_sql)
         .bind(1, id)
         .bind(2, s.next_seq)
@@ -163,7 +166,9 @@ inline void write_state(Database& db, const std::string& id, const SessionState&
         .bind(7, s.stats.uncached_tokens)
         .bind(8, s.stats.total_tokens)
         .bind(9, s.stats.cost_total)
+        .bind(10, expected_next)
         .run();
+    return sqlite3_changes(db.handle()) == 1;
 }
 
 /// Moves `s` past one appended entry, as TreeIndex::record does (SPEC §4.2, §4.6, §4.7).
@@ -264,7 +269,7 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
         check.record(e);
         advance(state, e);
     }
-    write_state(db, header.id, state);
+    write_state(db, header.id, state, 1);
     tx.commit();
     return state;
 }
@@ -373,8 +378,12 @@ public:
                 "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
         std::string line = encode_entry(entry, dialect_);
         auto& db = *db_;
+        detail::sqlite::SessionState next = state_;
+        detail::sqlite::advance(next, entry);
         detail::sqlite::Transaction tx(db);
-        const std::int64_t stored_next = [&] {
+        // The session's row first, on the condition that its next position is the one this
+        // storage expects: one statement checks it and writes the new state.
+        if (!detail::sqlite::write_state(db, header_.id, next, state_.next_seq)) {
             // Reset before the commit: a statement still active on the connection makes the
             // checkpoint that follows the commit fail (SQLITE_LOCKED), and the WAL would grow
             // without bound.
@@ -385,20 +394,21 @@ public:
                 throw SessionError(
                     ErrorCode::storage,
                     "session '" + header_.id + "' was removed from database '" + db.path() + "'");
-            return seq.int64(0);
-        }();
-        if (stored_next != state_.next_seq)
             throw SessionError(ErrorCode::locked,
                                "session '" + header_.id + "' in database '" + db.path() +
                                    "' was written by another writer (expected entry " +
                                    std::to_string(state_.next_seq) + ", found " +
-                                   std::to_string(stored_next) + "); reopen it");
+                                   std::to_string(seq.int64(0)) + "); reopen it");
+        }
         if (find_seq(base.id))
             throw SessionError(ErrorCode::already_exists,
                                "entry id '" + base.id + "' already exists in the session");
         std::optional<std::int64_t> parent_seq;
         if (base.parent_id) {
-            parent_seq = find_seq(*base.parent_id);
+            // Mostly the entry appended last: its position is known.
+            parent_seq = !last_appended_.first.empty() && *base.parent_id == last_appended_.first
+                             ? last_appended_.second
+                             : find_seq(*base.parent_id);
             if (!parent_seq)
                 throw SessionError(ErrorCode::invalid_entry,
                                    "entry '" + base.id + "' names parent '" + *base.parent_id +
@@ -412,12 +422,10 @@ public:
         }
         detail::sqlite::insert_entry_row(db, header_.id, state_.next_seq, entry, parent_seq, line);
         detail::sqlite::insert_search_row(db, header_.id, state_.next_seq, entry);
-        detail::sqlite::SessionState next = state_;
-        detail::sqlite::advance(next, entry);
-        detail::sqlite::write_state(db, header_.id, next);
         tx.commit();
         const std::int64_t position = state_.next_seq;
         state_ = std::move(next);
+        last_appended_ = {base.id, position};
         remember(position, std::make_shared<const SessionTreeEntry>(std::move(entry)));
     }
 
@@ -637,6 +645,8 @@ private:
     Dialect dialect_ = Dialect::native;
     bool read_only_ = false;
     detail::sqlite::SessionState state_;
+    // The id and position of the entry this storage appended last (an empty id: none yet).
+    std::pair<std::string, std::int64_t> last_appended_;
     mutable std::unordered_map<std::int64_t, EntryHandle> cache_;
 };
 
