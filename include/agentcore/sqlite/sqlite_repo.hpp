@@ -42,7 +42,7 @@ public:
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     [[nodiscard]] const SqliteStorageOptions& options() const noexcept { return options_; }
     [[nodiscard]] SqliteStorageOptions& options() noexcept { return options_; }
-    /// The repository's own connection (listing, removing).
+    /// The repository's own connection (listing, removing; forks and imports write on it).
     [[nodiscard]] detail::sqlite::Database& database() const noexcept { return *db_; }
 
 private:
