@@ -284,6 +284,33 @@ TEST_CASE(
     }
 }
 
+TEST_CASE("a fork whose source lost an entry meanwhile is not_found and writes nothing",
+          "[sqlite][fork]") {
+    ScratchDir dir;
+    const std::string db = dir.file("g.db");
+    SqliteSessionRepo repo(db, fast());
+    {
+        auto s = create(repo, named("source"));
+        append_message(s, UserMessage{"one", 1, {}});
+    }
+    const auto source = open_read_only(repo, "source");
+    std::vector<SessionTreeEntry> entries;
+    for (const auto& e : source.storage().get_entries()) entries.push_back(*e);
+    Raw(db).exec("DELETE FROM entries WHERE session_id = 'source'");
+    SessionHeader header = source.storage().metadata();
+    header.id = "copy";
+    const auto write = [&] {
+        (void)detail::sqlite::write_session(repo.database(), header, Dialect::native, entries,
+                                            "source", {true});
+    };
+    CHECK(error_of(write) == ErrorCode::not_found);
+    CHECK(message_of_error(write).find("session 'source' in database '" + db + "'") !=
+          std::string::npos);
+    Raw raw(db);
+    CHECK(raw.text("SELECT count(*) FROM sessions WHERE id = 'copy'") == "0");
+    CHECK(raw.text("SELECT count(*) FROM entries") == "0");
+}
+
 TEST_CASE(
     "the path of a leaf is the same whether its entries are consecutive or interleaved with other "
     "branches",

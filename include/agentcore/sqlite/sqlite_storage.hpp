@@ -256,7 +256,8 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
             if (!line.step())
                 throw SessionError(ErrorCode::not_found, "entry '" + id_of(e) +
                                                              "' is no longer in session '" +
-                                                             std::string(copy_from) + "'");
+                                                             std::string(copy_from) +
+                                                             "' in database '" + db.path() + "'");
             insert_entry_row(db, header.id, state.next_seq, e, parent_seq, line.text(0));
         } else {
             insert_entry_row(db, header.id, state.next_seq, e, parent_seq,
