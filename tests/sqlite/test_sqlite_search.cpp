@@ -196,6 +196,43 @@ TEST_CASE("the index follows appends, forks, imports and removes, in their trans
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 
+TEST_CASE("an import or fork of many entries writes their words straight into the FTS5 index",
+          "[sqlite][search]") {
+    ScratchDir dir;
+    const std::string db = dir.file("s.db");
+    SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
+    InMemorySessionRepo memory;
+    auto m = create(memory, CreateOptions{std::string("many"), "/w", {}, std::nullopt});
+    const std::size_t n = detail::sqlite::bulk_search_entries + 6;
+    std::vector<std::string> ids;
+    for (std::size_t i = 0; i < n; ++i)
+        ids.push_back(append_message(m, UserMessage{"bulk word" + std::to_string(i), 1, {}}));
+    append_thinking_level_change(m, "high");  // nothing to search: no row
+    copy_session(memory, repo, "many");
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(n));
+    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 0);
+    CHECK(keys_of(repo, "word7") ==
+          std::vector<std::pair<std::string, std::string>>{{"many", ids[7]}});
+    CHECK(keys_of(repo, "bulk").size() == n);
+    ForkOptions f;
+    f.session_id = std::string("forked");
+    fork(repo, "many", f);
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(2 * n));
+    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 0);
+    CHECK(keys_of(repo, "word7").size() == 2);
+    // A small one goes through search_pending, as appends do.
+    auto small = create(memory, CreateOptions{std::string("small"), "/w", {}, std::nullopt});
+    append_message(small, UserMessage{"bulk word small", 1, {}});
+    copy_session(memory, repo, "small");
+    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 1);
+    CHECK(keys_of(repo, "bulk").size() == 2 * n + 1);
+    remove(repo, "many");
+    remove(repo, "forked");
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
+    CHECK(keys_of(repo, "bulk").size() == 1);
+    exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
+}
+
 TEST_CASE("the index is what narrows a search down: emptied, it finds nothing that needs it",
           "[sqlite][search]") {
     ScratchDir dir;

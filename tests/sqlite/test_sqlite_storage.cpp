@@ -114,6 +114,19 @@ TEST_CASE("the database is in WAL mode with synchronous FULL by default and NORM
     CHECK(pragma(f.storage().native_handle(), "PRAGMA synchronous") == "1");
 }
 
+TEST_CASE("a writer's appends checkpoint the WAL: it stays near SQLite's 1,000 pages", "[sqlite]") {
+    ScratchDir dir;
+    const std::string db = dir.file("wal.db");
+    SqliteSessionRepo repo(db, fast());
+    auto s = create(repo, named("long"));
+    // Each append writes about six pages; without checkpoints 600 appends leave some 3,600
+    // frames (15 MB) in the WAL.
+    for (int i = 0; i < 600; ++i)
+        append_message(s, UserMessage{"entry " + std::to_string(i), i, {}});
+    CHECK(std::filesystem::file_size(db + "-wal") < 6'000'000);
+    CHECK(std::filesystem::file_size(db) > 100'000);  // the checkpoints wrote the pages back
+}
+
 TEST_CASE(
     "database, WAL and lock files are 0600 in 0700 folders, descriptors close-on-exec, symlinks "
     "refused",
@@ -205,6 +218,146 @@ TEST_CASE("a session copied into SQLite exports the bytes of a JSONL round trip,
         CHECK(reopened.get_leaf_id() == source.get_leaf_id());
         CHECK(reopened.get_session_name() == source.get_session_name());
     }
+}
+
+TEST_CASE(
+    "a fork keeps the stored lines of the entries it copies as they are and encodes those whose "
+    "links change, in both dialects",
+    "[sqlite][fork][lossless]") {
+    for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
+        ScratchDir dir;
+        const std::string db = dir.file("f.db");
+        SqliteStorageOptions o = fast();
+        o.dialect = dialect;
+        SqliteSessionRepo repo(db, o);
+        auto entry = [](const char* id, std::optional<std::string> parent, const char* text) {
+            MessageEntry e;
+            e.id = id;
+            e.parent_id = std::move(parent);
+            e.timestamp = "2026-12-02T07:43:23.123Z";
+            e.message = UserMessage{text, 1, {}};
+            return e;
+        };
+        {
+            auto s = create(repo, named("source"));
+            s.storage().append_entry(entry("e1000001", std::nullopt, "one"));
+            s.storage().append_entry(entry("e1000002", "e1000001", "two"));
+            s.storage().append_entry(entry("x1000003", "e1000001", "off the path"));
+            LabelEntry label;
+            label.id = "l1000004";
+            label.parent_id = "e1000002";
+            label.timestamp = "2026-12-02T07:43:23.123Z";
+            label.target_id = "x1000003";
+            label.label = "side";
+            s.storage().append_entry(label);
+            s.storage().append_entry(entry("e1000005", "l1000004", "five"));
+        }
+        // A line stored in another layout than the codec's (as another program might have
+        // written it): a fork that keeps the entry copies it as it is.
+        Raw raw(db);
+        const std::string stored = raw.text("SELECT line FROM entries WHERE id = 'e1000001'");
+        REQUIRE(
+            raw.exec("UPDATE entries SET line = '{ ' || substr(line, 2) WHERE id = 'e1000001'") ==
+            SQLITE_OK);
+        const std::string spaced = raw.text("SELECT line FROM entries WHERE id = 'e1000001'");
+        REQUIRE(spaced != stored);
+        ForkOptions at;
+        at.entry_id = std::string("e1000005");
+        at.position = ForkPosition::at;
+        at.session_id = std::string("forked");
+        auto f = fork(repo, "source", at);
+        CHECK(f.storage().dialect() == dialect);
+        // The label (its target not copied) is left out, so the last entry's parent changes: it
+        // alone is encoded again.
+        const auto source = open_read_only(repo, "source");
+        const auto expected = prepare_fork_entries(get_entries_to_fork(source.storage(), at));
+        REQUIRE(expected.size() == 3);
+        std::string lines = spaced + "\n";
+        for (std::size_t i = 1; i < expected.size(); ++i)
+            lines += encode_entry(expected[i], dialect) + "\n";
+        const std::string exported = f.storage().export_jsonl();
+        CHECK(exported.substr(exported.find('\n') + 1) == lines);
+        CHECK(*parent_id_of(*f.storage().get_entry("e1000005")) == "e1000002");
+        const auto reopened = open_read_only(repo, "forked");
+        CHECK(reopened.storage().export_jsonl() == exported);
+        CHECK(reopened.storage().entry_count() == 3);
+    }
+}
+
+TEST_CASE("a fork whose source lost an entry meanwhile is not_found and writes nothing",
+          "[sqlite][fork]") {
+    ScratchDir dir;
+    const std::string db = dir.file("g.db");
+    SqliteSessionRepo repo(db, fast());
+    {
+        auto s = create(repo, named("source"));
+        append_message(s, UserMessage{"one", 1, {}});
+    }
+    const auto source = open_read_only(repo, "source");
+    std::vector<SessionTreeEntry> entries;
+    for (const auto& e : source.storage().get_entries()) entries.push_back(*e);
+    Raw(db).exec("DELETE FROM entries WHERE session_id = 'source'");
+    SessionHeader header = source.storage().metadata();
+    header.id = "copy";
+    const auto write = [&] {
+        (void)detail::sqlite::write_session(repo.database(), header, Dialect::native, entries,
+                                            "source", {true});
+    };
+    CHECK(error_of(write) == ErrorCode::not_found);
+    CHECK(message_of_error(write).find("session 'source' in database '" + db + "'") !=
+          std::string::npos);
+    Raw raw(db);
+    CHECK(raw.text("SELECT count(*) FROM sessions WHERE id = 'copy'") == "0");
+    CHECK(raw.text("SELECT count(*) FROM entries") == "0");
+}
+
+TEST_CASE(
+    "the path of a leaf is the same whether its entries are consecutive or interleaved with other "
+    "branches",
+    "[sqlite][context]") {
+    ScratchDir dir;
+    SqliteSessionRepo repo(dir.file("p.db"), fast());
+    auto s = create(repo, named("paths"));
+    InMemorySessionRepo memory;
+    auto m = create(memory, named("paths"));
+    auto both = [&](const SessionTreeEntry& e) {
+        s.storage().append_entry(e);
+        m.storage().append_entry(e);
+    };
+    auto message = [](std::string id, std::optional<std::string> parent) {
+        MessageEntry e;
+        e.id = std::move(id);
+        e.parent_id = std::move(parent);
+        e.timestamp = "2026-12-02T07:43:23.123Z";
+        e.message = UserMessage{"text", 1, {}};
+        return SessionTreeEntry(std::move(e));
+    };
+    auto id = [](char branch, int i) {
+        return std::string(1, branch) + std::to_string(1000000 + i);
+    };
+    // A run of 700 consecutive entries, then three branches from its end whose entries alternate,
+    // then a run again on branch a.
+    for (int i = 0; i < 700; ++i)
+        both(message(id('r', i), i == 0 ? std::nullopt : std::optional(id('r', i - 1))));
+    for (int i = 0; i < 400; ++i)
+        for (const char b : {'a', 'b', 'c'})
+            both(message(id(b, i), i == 0 ? id('r', 699) : id(b, i - 1)));
+    for (int i = 400; i < 500; ++i) both(message(id('a', i), id('a', i - 1)));
+    auto ids = [](const std::vector<EntryHandle>& path) {
+        std::vector<std::string> out;
+        for (const auto& e : path) out.push_back(id_of(*e));
+        return out;
+    };
+    for (const std::string& leaf : {id('a', 499), id('b', 399), id('c', 200), id('r', 650)}) {
+        INFO(leaf);
+        const auto reopened = SqliteSessionStorage::open_read_only(dir.file("p.db"), "paths");
+        const auto path = ids(reopened.get_path_to_root_or_compaction(std::string_view(leaf)));
+        CHECK(path == ids(m.storage().get_path_to_root_or_compaction(std::string_view(leaf))));
+        CHECK(path.size() == (leaf[0] == 'r' ? 651u : 700u + std::stoul(leaf.substr(1)) - 999999u));
+    }
+    CHECK(error_of([&] {
+              (void)s.storage().get_path_to_root_or_compaction(std::string_view("nope"));
+          }) == ErrorCode::not_found);
 }
 
 TEST_CASE("an older schema is migrated in one transaction; a newer one is refused, untouched",

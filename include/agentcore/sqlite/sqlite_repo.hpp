@@ -42,7 +42,7 @@ public:
     [[nodiscard]] const std::string& path() const noexcept { return path_; }
     [[nodiscard]] const SqliteStorageOptions& options() const noexcept { return options_; }
     [[nodiscard]] SqliteStorageOptions& options() noexcept { return options_; }
-    /// The repository's own connection (listing, removing).
+    /// The repository's own connection (listing, removing; forks and imports write on it).
     [[nodiscard]] detail::sqlite::Database& database() const noexcept { return *db_; }
 
 private:
@@ -148,22 +148,48 @@ inline void remove(SqliteSessionRepo& repo, std::string_view id) {
     tx.commit();
 }
 
+namespace detail::sqlite {
+
+/// True when prepare_fork_entries left `copy` as the entry it copied: same parent, same leaf
+/// target, same first kept entry (the only links it changes).
+inline bool same_links(const SessionTreeEntry& copy, const SessionTreeEntry& source) {
+    if (parent_id_of(copy) != parent_id_of(source)) return false;
+    if (const auto* leaf = std::get_if<LeafEntry>(&copy))
+        return leaf->target_id == std::get<LeafEntry>(source).target_id;
+    if (const auto* compaction = std::get_if<CompactionEntry>(&copy))
+        return compaction->first_kept_entry_id ==
+               std::get<CompactionEntry>(source).first_kept_entry_id;
+    return true;
+}
+
+}  // namespace detail::sqlite
+
 /// Forks a session (SPEC §4.9) in one transaction: the entries of get_entries_to_fork with the
 /// same ids, parent_session = the source's id, cwd and metadata inherited unless given, the
 /// source's dialect. Unknown source: not_found; taken new id: already_exists. The source is
 /// read without its lock and not changed.
+///
+/// The rows of the entries the fork keeps as they are (all but those whose links
+/// prepare_fork_entries changes) are copied inside the database, their lines as stored.
 inline SqliteSessionRepo::session_type fork(SqliteSessionRepo& repo, std::string_view source_id,
                                             const ForkOptions& options = {}) {
     if (options.session_id) check_session_id(*options.session_id);
     const SqliteSessionStorage source =
         SqliteSessionStorage::open_read_only(repo.path(), source_id, repo.options());
-    auto entries = prepare_fork_entries(get_entries_to_fork(source, options));
+    const std::vector<EntryHandle> path = get_entries_to_fork(source, options);
+    auto entries = prepare_fork_entries(path);
+    // prepare_fork_entries keeps the order and leaves some entries out: match them by id.
+    std::vector<bool> copied(entries.size());
+    for (std::size_t i = 0, j = 0; i < entries.size(); ++i) {
+        while (id_of(*path[j]) != id_of(entries[i])) ++j;
+        copied[i] = detail::sqlite::same_links(entries[i], *path[j]);
+    }
     SessionHeader header = detail::fork_header(source.metadata(), options,
                                                repo.options().environment, std::string(source_id));
     SqliteStorageOptions so = repo.options();
     so.dialect = source.dialect();
-    return detail::sqlite::make_session(
-        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), entries));
+    return detail::sqlite::make_session(detail::sqlite::Access::create_on(
+        repo.database(), std::move(header), std::move(so), entries, source_id, copied));
 }
 
 /// Creates a session holding `header` as it is and `entries` in order, its lines written in
@@ -176,8 +202,8 @@ inline SqliteSessionRepo::session_type import_session(SqliteSessionRepo& repo, S
                                                       Dialect dialect = Dialect::native) {
     SqliteStorageOptions so = repo.options();
     so.dialect = dialect;
-    return detail::sqlite::make_session(
-        SqliteSessionStorage::create(repo.path(), std::move(header), std::move(so), entries));
+    return detail::sqlite::make_session(detail::sqlite::Access::create_on(
+        repo.database(), std::move(header), std::move(so), entries));
 }
 
 namespace detail::sqlite {

@@ -45,6 +45,8 @@
 
 namespace agentcore {
 
+class SqliteSessionStorage;
+
 /// How an SQLite storage (and repository) opens its database and writes.
 struct SqliteStorageOptions {
     /// durable: synchronous=FULL (an acknowledged append survives power loss); os_buffered:
@@ -65,6 +67,8 @@ struct SqliteStorageOptions {
 };
 
 namespace detail::sqlite {
+
+struct Access;
 
 /// Opens a repository's database file: creates it (mode 0600, its folder 0700) when asked,
 /// refuses symbolic links, and readies the schema.
@@ -136,7 +140,7 @@ inline constexpr const char* insert_entry_sql =
 inline constexpr const char* update_session_sql =
     "UPDATE sessions SET next_seq = ?2, leaf_id = ?3, name = ?4, message_count = ?5, cached_tokens "
     "= ?6,"
-    " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1";
+    " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1 AND next_seq = ?10";
 inline constexpr const char* find_seq_sql =
     "SELECT seq FROM entries WHERE session_id = ?1 AND id = ?2";
 
@@ -148,7 +152,10 @@ struct SessionState {
     SessionStats stats;
 };
 
-inline void write_state(Database& db, const std::string& id, const SessionState& s) {
+/// Writes the session's row as `s` says, if its next position is still `expected_next`; returns
+/// false (nothing written) when it is not, or the session is gone.
+inline bool write_state(Database& db, const std::string& id, const SessionState& s,
+                        std::int64_t expected_next) {
     db.statement(update_session_sql)
         .bind(1, id)
         .bind(2, s.next_seq)
@@ -159,7 +166,9 @@ inline void write_state(Database& db, const std::string& id, const SessionState&
         .bind(7, s.stats.uncached_tokens)
         .bind(8, s.stats.total_tokens)
         .bind(9, s.stats.cost_total)
+        .bind(10, expected_next)
         .run();
+    return sqlite3_changes(db.handle()) == 1;
 }
 
 /// Moves `s` past one appended entry, as TreeIndex::record does (SPEC §4.2, §4.6, §4.7).
@@ -175,6 +184,95 @@ inline void advance(SessionState& s, const SessionTreeEntry& entry) {
         const std::string_view text = info->name ? trim(*info->name) : std::string_view{};
         s.name = text.empty() ? std::nullopt : std::optional<std::string>(text);
     }
+}
+
+/// Throws already_exists when the database holds a session with that id.
+inline void check_not_taken(Database& db, const std::string& id) {
+    auto& exists = db.statement("SELECT 1 FROM sessions WHERE id = ?1");
+    Reset reset(exists);
+    exists.bind(1, id);
+    if (exists.step())
+        throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
+}
+
+/// Inserts the row of an entry whose line is `line` (the entry encoded in its session's dialect).
+inline void insert_entry_row(Database& db, std::string_view session, std::int64_t seq,
+                             const SessionTreeEntry& entry, std::optional<std::int64_t> parent_seq,
+                             std::string_view line) {
+    const EntryRow row = row_of(entry);
+    db.statement(insert_entry_sql)
+        .bind(1, session)
+        .bind(2, seq)
+        .bind(3, id_of(entry))
+        .bind_optional(4, parent_seq)
+        .bind(5, type_of(entry))
+        .bind_optional(6, row.target)
+        .bind_optional(7, row.label)
+        .bind(8, line)
+        .run();
+}
+
+/// From how many entries a new session's words go straight into search_index (one FTS5 segment
+/// for all of them) rather than through search_pending.
+inline constexpr std::size_t bulk_search_entries = 64;
+
+/// Writes a new session's row and its entries (in order, each checked as an append would be) in
+/// one IMMEDIATE transaction on `db`, and returns the session's state. A taken id:
+/// already_exists; entries that do not form a tree: already_exists / invalid_entry; nothing is
+/// written then.
+///
+/// A fork passes `copy_from`, the session the entries come from, and `copied`: the entries i
+/// with copied[i] are the same entries as there (same id, same links), so their stored line is
+/// read from that session's row, not encoded again.
+inline SessionState write_session(Database& db, const SessionHeader& header, Dialect dialect,
+                                  const std::vector<SessionTreeEntry>& entries,
+                                  std::string_view copy_from = {},
+                                  const std::vector<bool>& copied = {}) {
+    TreeIndex check;
+    Transaction tx(db);
+    check_not_taken(db, header.id);
+    db.statement(
+          "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, ?4, ?5)")
+        .bind(1, header.id)
+        .bind(2, header.timestamp)
+        .bind(3, header.cwd)
+        .bind(4, static_cast<std::int64_t>(dialect))
+        .bind(5, encode_header(header, dialect))
+        .run();
+    const bool bulk = entries.size() >= bulk_search_entries;
+    SessionState state;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const SessionTreeEntry& e = entries[i];
+        check.check_append(e);
+        const auto& parent = parent_id_of(e);
+        std::optional<std::int64_t> parent_seq;
+        if (parent) parent_seq = static_cast<std::int64_t>(*check.position(*parent)) + 1;
+        if (i < copied.size() && copied[i]) {
+            // Read and inserted as a value: an INSERT ... SELECT would keep a statement journal
+            // of the pages it changes, for each entry.
+            auto& line = db.statement("SELECT line FROM entries WHERE session_id = ?1 AND id = ?2");
+            Reset reset_line(line);
+            line.bind(1, copy_from).bind(2, id_of(e));
+            if (!line.step())
+                throw SessionError(ErrorCode::not_found, "entry '" + id_of(e) +
+                                                             "' is no longer in session '" +
+                                                             std::string(copy_from) +
+                                                             "' in database '" + db.path() + "'");
+            insert_entry_row(db, header.id, state.next_seq, e, parent_seq, line.text(0));
+        } else {
+            insert_entry_row(db, header.id, state.next_seq, e, parent_seq,
+                             encode_entry(e, dialect));
+        }
+        if (bulk)
+            index_search_row(db, header.id, state.next_seq, e);
+        else
+            insert_search_row(db, header.id, state.next_seq, e);
+        check.record(e);
+        advance(state, e);
+    }
+    write_state(db, header.id, state, 1);
+    tx.commit();
+    return state;
 }
 
 }  // namespace detail::sqlite
@@ -198,43 +296,11 @@ public:
         SqliteSessionStorage s(std::move(options));
         s.dialect_ = s.options_.dialect;
         s.db_ = detail::sqlite::open_database(path, true, false, s.options_);
-        auto& db = *s.db_;
-        auto taken = [&] {
-            auto& exists = db.statement("SELECT 1 FROM sessions WHERE id = ?1");
-            detail::sqlite::Reset reset_exists(exists);
-            exists.bind(1, header.id);
-            if (exists.step())
-                throw SessionError(ErrorCode::already_exists,
-                                   "session '" + header.id + "' already exists");
-        };
-        taken();  // before the lock: a taken id is already_exists even while its writer is busy
+        // Before the lock: a taken id is already_exists even while its writer is busy.
+        detail::sqlite::check_not_taken(*s.db_, header.id);
         s.lock_ = detail::sqlite::lock_session(path, header.id, s.options_.lock_wait);
-        TreeIndex check;
-        detail::sqlite::Transaction tx(db);
-        taken();
-        db.statement(
-              "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, ?4, "
-              "?5)")
-            .bind(1, header.id)
-            .bind(2, header.timestamp)
-            .bind(3, header.cwd)
-            .bind(4, static_cast<std::int64_t>(s.dialect_))
-            .bind(5, encode_header(header, s.dialect_))
-            .run();
-        detail::sqlite::SessionState state;
-        for (const auto& e : entries) {
-            check.check_append(e);
-            const auto& parent = parent_id_of(e);
-            std::optional<std::int64_t> parent_seq;
-            if (parent) parent_seq = static_cast<std::int64_t>(*check.position(*parent)) + 1;
-            s.insert_row(header.id, state.next_seq, e, parent_seq);
-            check.record(e);
-            detail::sqlite::advance(state, e);
-        }
-        detail::sqlite::write_state(db, header.id, state);
-        tx.commit();
+        s.state_ = detail::sqlite::write_session(*s.db_, header, s.dialect_, entries);
         s.header_ = std::move(header);
-        s.state_ = std::move(state);
         return s;
     }
 
@@ -313,27 +379,37 @@ public:
                 "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
         std::string line = encode_entry(entry, dialect_);
         auto& db = *db_;
+        detail::sqlite::SessionState next = state_;
+        detail::sqlite::advance(next, entry);
         detail::sqlite::Transaction tx(db);
-        auto& seq = db.statement("SELECT next_seq FROM sessions WHERE id = ?1");
-        detail::sqlite::Reset reset_seq(seq);
-        seq.bind(1, header_.id);
-        if (!seq.step())
-            throw SessionError(
-                ErrorCode::storage,
-                "session '" + header_.id + "' was removed from database '" + db.path() + "'");
-        const std::int64_t stored_next = seq.int64(0);
-        if (stored_next != state_.next_seq)
+        // The session's row first, on the condition that its next position is the one this
+        // storage expects: one statement checks it and writes the new state.
+        if (!detail::sqlite::write_state(db, header_.id, next, state_.next_seq)) {
+            // Reset before the commit: a statement still active on the connection makes the
+            // checkpoint that follows the commit fail (SQLITE_LOCKED), and the WAL would grow
+            // without bound.
+            auto& seq = db.statement("SELECT next_seq FROM sessions WHERE id = ?1");
+            detail::sqlite::Reset reset_seq(seq);
+            seq.bind(1, header_.id);
+            if (!seq.step())
+                throw SessionError(
+                    ErrorCode::storage,
+                    "session '" + header_.id + "' was removed from database '" + db.path() + "'");
             throw SessionError(ErrorCode::locked,
                                "session '" + header_.id + "' in database '" + db.path() +
                                    "' was written by another writer (expected entry " +
                                    std::to_string(state_.next_seq) + ", found " +
-                                   std::to_string(stored_next) + "); reopen it");
+                                   std::to_string(seq.int64(0)) + "); reopen it");
+        }
         if (find_seq(base.id))
             throw SessionError(ErrorCode::already_exists,
                                "entry id '" + base.id + "' already exists in the session");
         std::optional<std::int64_t> parent_seq;
         if (base.parent_id) {
-            parent_seq = find_seq(*base.parent_id);
+            // Mostly the entry appended last: its position is known.
+            parent_seq = !last_appended_.first.empty() && *base.parent_id == last_appended_.first
+                             ? last_appended_.second
+                             : find_seq(*base.parent_id);
             if (!parent_seq)
                 throw SessionError(ErrorCode::invalid_entry,
                                    "entry '" + base.id + "' names parent '" + *base.parent_id +
@@ -345,13 +421,12 @@ public:
                                                                  "' targets '" + *leaf->target_id +
                                                                  "', which does not exist");
         }
-        insert_row(header_.id, state_.next_seq, entry, parent_seq, &line);
-        detail::sqlite::SessionState next = state_;
-        detail::sqlite::advance(next, entry);
-        detail::sqlite::write_state(db, header_.id, next);
+        detail::sqlite::insert_entry_row(db, header_.id, state_.next_seq, entry, parent_seq, line);
+        detail::sqlite::insert_search_row(db, header_.id, state_.next_seq, entry);
         tx.commit();
         const std::int64_t position = state_.next_seq;
         state_ = std::move(next);
+        last_appended_ = {base.id, position};
         remember(position, std::make_shared<const SessionTreeEntry>(std::move(entry)));
     }
 
@@ -390,27 +465,44 @@ public:
 
     [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
         std::optional<std::string_view> start) const {
+        // The path is fetched in batches that double. An agent's path is mostly a run of
+        // consecutive positions (each entry's parent was appended just before it), so a batch is
+        // first read as the range of positions that ends at the entry wanted: one scan of the
+        // primary key. Once fewer than half the rows those ranges gave were on the path (a
+        // session of many interleaved branches), the batches follow the parent links instead
+        // (a recursive query), so that what is read stays O(path).
         struct Row {
             std::int64_t seq;
             std::string line;
         };
         StringMap<Row> fetched;
         std::int64_t batch = 64;
+        std::size_t ranged = 0;  // rows read by ranges
+        std::size_t used = 0;    // entries of the path returned
         auto fetch = [&](std::string_view from) {
+            const bool follow_links = ranged > 0 && used * 2 < ranged;
             auto& q = db_->statement(
-                "WITH RECURSIVE up(seq, parent_seq, id, line, n) AS ("
-                " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND id = "
-                "?2 AND seq < ?4"
-                " UNION ALL"
-                " SELECT e.seq, e.parent_seq, e.id, e.line, up.n + 1 FROM up JOIN entries e"
-                " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?3)"
-                " SELECT seq, id, line FROM up");
+                follow_links
+                    ? "WITH RECURSIVE up(seq, parent_seq, id, line, n) AS ("
+                      " SELECT seq, parent_seq, id, line, 1 FROM entries WHERE session_id = ?1 AND "
+                      "id = ?2 AND seq < ?4"
+                      " UNION ALL"
+                      " SELECT e.seq, e.parent_seq, e.id, e.line, up.n + 1 FROM up JOIN entries e"
+                      " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?3)"
+                      " SELECT seq, id, line FROM up"
+                    : "WITH last(seq) AS (SELECT seq FROM entries WHERE session_id = ?1 AND id = "
+                      "?2 "
+                      "AND seq < ?4)"
+                      " SELECT e.seq, e.id, e.line FROM last, entries e WHERE e.session_id = ?1 "
+                      "AND "
+                      "e.seq <= last.seq AND e.seq > last.seq - ?3");
             detail::sqlite::Reset reset_q(q);
             q.bind(1, header_.id).bind(2, from).bind(3, batch).bind(4, state_.next_seq);
             while (q.step()) {
                 const std::int64_t s = q.int64(0);
                 Row row{s, std::string(q.text(2))};
                 fetched.emplace(std::string(q.text(1)), std::move(row));
+                if (!follow_links) ++ranged;
             }
             if (batch < 8192) batch *= 2;
         };
@@ -421,6 +513,7 @@ public:
                 it = fetched.find(id);
                 if (it == fetched.end()) return nullptr;
             }
+            ++used;
             return decode(it->second.seq, it->second.line);
         };
         return detail::walk_to_root_or_compaction(start, entry_count(), lookup);
@@ -475,6 +568,8 @@ public:
     }
 
 private:
+    friend struct detail::sqlite::Access;
+
     explicit SqliteSessionStorage(SqliteStorageOptions options) : options_(std::move(options)) {}
 
     void load(std::string_view id) {
@@ -520,23 +615,6 @@ private:
         return q.int64(0);
     }
 
-    void insert_row(const std::string& session, std::int64_t seq, const SessionTreeEntry& entry,
-                    std::optional<std::int64_t> parent_seq, const std::string* line = nullptr) {
-        const detail::sqlite::EntryRow row = detail::sqlite::row_of(entry);
-        const std::string encoded = line ? std::string() : encode_entry(entry, dialect_);
-        db_->statement(detail::sqlite::insert_entry_sql)
-            .bind(1, session)
-            .bind(2, seq)
-            .bind(3, id_of(entry))
-            .bind_optional(4, parent_seq)
-            .bind(5, type_of(entry))
-            .bind_optional(6, row.target)
-            .bind_optional(7, row.label)
-            .bind(8, line ? std::string_view(*line) : std::string_view(encoded))
-            .run();
-        detail::sqlite::insert_search_row(*db_, session, seq, entry);
-    }
-
     // The decoded entry at `seq`, from the cache or from its stored line. A line the codec
     // cannot read: invalid_entry naming the session and the position, never the text.
     EntryHandle decode(std::int64_t seq, std::string_view line) const {
@@ -568,8 +646,39 @@ private:
     Dialect dialect_ = Dialect::native;
     bool read_only_ = false;
     detail::sqlite::SessionState state_;
+    // The id and position of the entry this storage appended last (an empty id: none yet).
+    std::pair<std::string, std::int64_t> last_appended_;
     mutable std::unordered_map<std::int64_t, EntryHandle> cache_;
 };
+
+namespace detail::sqlite {
+
+/// What the repository's functions use of a storage's insides.
+struct Access {
+    /// SqliteSessionStorage::create for a repository: the session is written on the
+    /// repository's connection `db` (whose first durable commit has already synced the folder,
+    /// which a new connection's first commit does again), then opened for writing on a
+    /// connection of its own, with the writer lock taken before anything was written.
+    /// `copy_from` and `copied` as for write_session.
+    static SqliteSessionStorage create_on(Database& db, SessionHeader header,
+                                          SqliteStorageOptions options,
+                                          const std::vector<SessionTreeEntry>& entries,
+                                          std::string_view copy_from = {},
+                                          const std::vector<bool>& copied = {}) {
+        check_session_id(header.id);
+        if (header.metadata.is_null()) header.metadata = Json::object();
+        check_not_taken(db, header.id);
+        SqliteSessionStorage s(std::move(options));
+        s.dialect_ = s.options_.dialect;
+        s.lock_ = lock_session(db.path(), header.id, s.options_.lock_wait);
+        s.state_ = write_session(db, header, s.dialect_, entries, copy_from, copied);
+        s.db_ = open_database(db.path(), false, false, s.options_);
+        s.header_ = std::move(header);
+        return s;
+    }
+};
+
+}  // namespace detail::sqlite
 
 static_assert(SessionStorage<SqliteSessionStorage>);
 

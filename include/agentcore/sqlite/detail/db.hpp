@@ -90,6 +90,15 @@ public:
         while (step()) {
         }
     }
+    /// Runs a statement that returns no rows; a failure's message says `what` was being done.
+    void run(std::string_view what) {
+        int rc = SQLITE_ROW;
+        while (rc == SQLITE_ROW) rc = sqlite3_step(stmt_);
+        if (rc == SQLITE_DONE) return;
+        const int ext = sqlite3_extended_errcode(sqlite3_db_handle(stmt_));
+        sqlite3_reset(stmt_);
+        fail(ext, what);
+    }
 
     [[nodiscard]] bool is_null(int col) const {
         return sqlite3_column_type(stmt_, col) == SQLITE_NULL;
@@ -215,11 +224,12 @@ private:
 };
 
 /// BEGIN IMMEDIATE ... COMMIT; rolled back unless committed. IMMEDIATE takes the write lock at
-/// the start, so a transaction never fails half-way to upgrade a read lock.
+/// the start, so a transaction never fails half-way to upgrade a read lock. Both are prepared
+/// once per connection, as every statement.
 class Transaction {
 public:
     explicit Transaction(Database& db) : db_(db) {
-        db_.exec("BEGIN IMMEDIATE", "starting a write transaction on");
+        db_.statement("BEGIN IMMEDIATE").run("starting a write transaction on");
     }
     Transaction(const Transaction&) = delete;
     Transaction& operator=(const Transaction&) = delete;
@@ -227,7 +237,7 @@ public:
         if (!done_) sqlite3_exec(db_.handle(), "ROLLBACK", nullptr, nullptr, nullptr);
     }
     void commit() {
-        db_.exec("COMMIT", "committing to");
+        db_.statement("COMMIT").run("committing to");
         done_ = true;
     }
 

@@ -112,6 +112,22 @@ inline void insert_search_row(Database& db, std::string_view session, std::int64
     if (sqlite3_last_insert_rowid(db.handle()) >= search_pending_rows) flush_search_pending(db);
 }
 
+/// Writes the search row of an entry (none when it has no text to search) straight into
+/// search_index: for sessions written in bulk, whose words make one FTS5 segment.
+inline void index_search_row(Database& db, std::string_view session, std::int64_t seq,
+                             const SessionTreeEntry& entry) {
+    const std::string text = search_index_text(entry);
+    if (text.empty()) return;
+    db.statement("INSERT INTO search_rows (session_id, seq) VALUES (?1, ?2)")
+        .bind(1, session)
+        .bind(2, seq)
+        .run();
+    db.statement("INSERT INTO search_index (rowid, text) VALUES (?1, ?2)")
+        .bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db.handle())))
+        .bind(2, text)
+        .run();
+}
+
 inline Dialect dialect_of_column(std::int64_t value) noexcept {
     return value == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
 }
