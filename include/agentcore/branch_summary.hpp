@@ -77,14 +77,14 @@ template <SessionStorage S>
 std::vector<EntryHandle> collect_entries_for_branch_summary(
     const Session<S>& session, std::optional<std::string_view> old_leaf,
     std::optional<std::string_view> target) {
-    std::unordered_set<std::string_view> target_side;
-    std::vector<EntryHandle> target_chain;
+    detail::dependent<std::unordered_set<std::string_view>, S> target_side;
+    detail::dependent<std::vector<EntryHandle>, S> target_chain;
     if (target) {
         target_chain = detail::ancestry(session, *target);
         for (const auto& e : target_chain) target_side.insert(id_of(*e));
     }
     if (!old_leaf) return {};
-    std::vector<EntryHandle> abandoned;
+    detail::dependent<std::vector<EntryHandle>, S> abandoned;
     for (auto& e : detail::ancestry(session, *old_leaf)) {
         if (target_side.count(id_of(*e)) != 0) break;
         abandoned.push_back(std::move(e));
@@ -112,12 +112,12 @@ struct BranchSummaryPreparation {
 ///
 /// Complexity: O(entries).
 template <class T = void>
-BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& entries,
-                                                std::int64_t token_budget = 0) {
-    BranchSummaryPreparation out;
-    FileTracker files;
+BranchSummaryPreparation prepare_branch_summary(
+    const detail::dependent<std::vector<EntryHandle>, T>& entries, std::int64_t token_budget = 0) {
+    detail::dependent<BranchSummaryPreparation, T> out;
+    detail::dependent<FileTracker, T> files;
     for (const auto& handle : entries) {
-        const SessionTreeEntry& e = *handle;
+        const detail::dependent<SessionTreeEntry, T>& e = *handle;
         if (const auto* m = message_of(e))
             files.add_message(*m);
         else if (const auto* b = std::get_if<BranchSummaryEntry>(&e); b && !b->from_hook)
@@ -130,8 +130,8 @@ BranchSummaryPreparation prepare_branch_summary(const std::vector<EntryHandle>& 
     std::vector<detail::dependent<MessageHandle, T>> newest_first;
     for (std::size_t i = entries.size(); i-- > 0;) {
         const EntryHandle& handle = entries[i];
-        const SessionTreeEntry& e = *handle;
-        MessageHandle message;
+        const detail::dependent<SessionTreeEntry, T>& e = *handle;
+        detail::dependent<MessageHandle, T> message;
         bool is_summary = false;
         if (const auto* m = message_of(e)) {
             if (!std::holds_alternative<ToolResultMessage>(*m))

@@ -185,13 +185,13 @@ Dialect detect_dialect(const Json& header) {
 /// The header as a JSON object. Native: type, version, id, timestamp, cwd, parent_session
 /// (null when none), metadata ({} when empty), extras. pi: type, version, id, timestamp, cwd,
 /// parentSession when set, metadata when not empty, extras.
-template <class = void>
-Json header_to_json(const SessionHeader& header, Dialect dialect) {
+template <class T = void>
+Json header_to_json(const detail::dependent<SessionHeader, T>& header, Dialect dialect) {
     detail::ReadContext ctx;
     ctx.code = ErrorCode::invalid_session;
     ctx.subject = "session header";
     detail::NestingCheck(ctx).header(header);
-    detail::ObjectBuilder o;
+    detail::dependent<detail::ObjectBuilder, T> o;
     o.add("type", SessionHeader::type);
     o.add("version", header.version);
     o.add("id", header.id);

@@ -84,8 +84,8 @@ struct FileLists {
 class FileTracker {
 public:
     /// Adds the files of an assistant message's tool calls; other messages add nothing.
-    template <class = void>
-    void add_message(const AgentMessage& message) {
+    template <class T = void>
+    void add_message(const detail::dependent<AgentMessage, T>& message) {
         const auto* a = std::get_if<AssistantMessage>(&message);
         if (!a) return;
         for (const auto& block : a->content) {
@@ -95,22 +95,22 @@ public:
             if (path == call->arguments.end() || !path->is_string()) continue;
             const auto& name = call->name;
             if (name == "read")
-                read_.insert(path->get<std::string>());
+                read_.insert(path->template get<std::string>());
             else if (name == "write" || name == "edit")
-                modified_.insert(path->get<std::string>());
+                modified_.insert(path->template get<std::string>());
         }
     }
 
     /// Adds `read_files` / `modified_files` of a summary's details (pi's `readFiles` /
     /// `modifiedFiles` too); anything else in the details is ignored.
-    template <class = void>
-    void add_details(const Json& details) {
+    template <class T = void>
+    void add_details(const detail::dependent<Json, T>& details) {
         if (!details.is_object()) return;
         auto add = [&](const char* key, std::set<std::string>& into) {
             auto it = details.find(key);
             if (it == details.end() || !it->is_array()) return;
             for (const auto& f : *it)
-                if (f.is_string()) into.insert(f.get<std::string>());
+                if (f.is_string()) into.insert(f.template get<std::string>());
         };
         add("read_files", read_);
         add("readFiles", read_);
@@ -118,16 +118,26 @@ public:
         add("modifiedFiles", modified_);
     }
 
-    void add_read(std::string path) { read_.insert(std::move(path)); }
-    void add_modified(std::string path) { modified_.insert(std::move(path)); }
+    template <class T = void>
+    void add_read(detail::dependent<std::string, T> path) {
+        detail::dependent<std::set<std::string>, T>& read = read_;
+        read.insert(std::move(path));
+    }
+    template <class T = void>
+    void add_modified(detail::dependent<std::string, T> path) {
+        detail::dependent<std::set<std::string>, T>& modified = modified_;
+        modified.insert(std::move(path));
+    }
 
     /// The sorted lists; files that were modified are not listed as read.
-    template <class = void>
+    template <class T = void>
     [[nodiscard]] FileLists lists() const {
-        FileLists out;
-        for (const auto& f : read_)
-            if (modified_.count(f) == 0) out.read_files.push_back(f);
-        out.modified_files.assign(modified_.begin(), modified_.end());
+        detail::dependent<FileLists, T> out;
+        const detail::dependent<std::set<std::string>, T>& read = read_;
+        const detail::dependent<std::set<std::string>, T>& modified = modified_;
+        for (const auto& f : read)
+            if (modified.count(f) == 0) out.read_files.push_back(f);
+        out.modified_files.assign(modified.begin(), modified.end());
         return out;
     }
 
@@ -137,9 +147,9 @@ private:
 };
 
 /// The details a compaction or branch summary records: {"read_files":[...],"modified_files":[...]}.
-template <class = void>
-Json file_details(const FileLists& files) {
-    Json details = Json::object();
+template <class T = void>
+Json file_details(const detail::dependent<FileLists, T>& files) {
+    detail::dependent<Json, T> details = Json::object();
     details["read_files"] = files.read_files;
     details["modified_files"] = files.modified_files;
     return details;
@@ -380,10 +390,11 @@ std::int64_t entry_tokens(const SessionTreeEntry& entry) {
 // For each index of [0, end]: true when a cut there would separate a tool call (before it) from
 // its result (at or after it). The calls of a compaction's retained tail count as made at the
 // compaction: a result after it answers a call the context holds.
-template <class = void>
-std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path, std::size_t end) {
-    std::vector<int> delta(end + 2, 0);
-    std::unordered_map<std::string_view, std::size_t> call_at;
+template <class T = void>
+std::vector<bool> cuts_inside_tool_pairs(const dependent<std::vector<EntryHandle>, T>& path,
+                                         std::size_t end) {
+    dependent<std::vector<int>, T> delta(end + 2, 0);
+    dependent<std::unordered_map<std::string_view, std::size_t>, T> call_at;
     auto add = [&](const AgentMessage& m, std::size_t i) {
         if (const auto* a = std::get_if<AssistantMessage>(&m)) {
             for (const auto& block : a->content)
@@ -403,7 +414,7 @@ std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path, s
             for (const auto& tail_message : *c->retained_tail) add(tail_message, i);
         }
     }
-    std::vector<bool> inside(end + 1, false);
+    dependent<std::vector<bool>, T> inside(end + 1, false);
     int depth = 0;
     for (std::size_t i = 0; i <= end; ++i) {
         depth += delta[i];
@@ -435,12 +446,13 @@ std::vector<bool> cuts_inside_tool_pairs(const std::vector<EntryHandle>& path, s
 /// Complexity: O(end) time and memory.
 /// Example: user "a"×400 (100 tokens), assistant "b"×400, user "c"×400, assistant "d"×400 with
 /// keep_recent_tokens 150 → first kept index 2, no split.
-template <class = void>
-CutPoint find_cut_point(const std::vector<EntryHandle>& path, std::size_t start, std::size_t end,
-                        std::int64_t keep_recent_tokens) {
+template <class T = void>
+CutPoint find_cut_point(const detail::dependent<std::vector<EntryHandle>, T>& path,
+                        std::size_t start, std::size_t end, std::int64_t keep_recent_tokens) {
     end = std::min(end, path.size());
     start = std::min(start, end);
-    const std::vector<bool> inside = detail::cuts_inside_tool_pairs(path, end);
+    const detail::dependent<std::vector<bool>, T> inside =
+        detail::cuts_inside_tool_pairs(path, end);
     auto valid = [&](std::size_t i) { return detail::is_cut_point_entry(*path[i]) && !inside[i]; };
 
     std::optional<std::size_t> cut;
@@ -499,10 +511,11 @@ struct CompactionPreparation {
 
 namespace detail {
 
-template <class = void>
-void append_entry_messages(const std::vector<EntryHandle>& path, std::size_t from, std::size_t to,
-                           std::optional<std::size_t> skip, const ContextBuildOptions& options,
-                           std::vector<MessageHandle>& out) {
+template <class T = void>
+void append_entry_messages(const dependent<std::vector<EntryHandle>, T>& path, std::size_t from,
+                           std::size_t to, std::optional<std::size_t> skip,
+                           const ContextBuildOptions& options,
+                           dependent<std::vector<MessageHandle>, T>& out) {
     for (std::size_t i = from; i < to; ++i)
         if (!skip || i != *skip) append_context_messages(path[i], i, path, options, out);
 }
@@ -522,10 +535,10 @@ void append_entry_messages(const std::vector<EntryHandle>& path, std::size_t fro
 /// compaction's details unless a hook wrote it. `tokens_before` estimates the path's context.
 ///
 /// Complexity: O(path) plus building its context once.
-template <class = void>
-std::optional<CompactionPreparation> prepare_compaction(const std::vector<EntryHandle>& path,
-                                                        const CompactionSettings& settings = {},
-                                                        const ContextBuildOptions& options = {}) {
+template <class T = void>
+std::optional<CompactionPreparation> prepare_compaction(
+    const detail::dependent<std::vector<EntryHandle>, T>& path,
+    const CompactionSettings& settings = {}, const ContextBuildOptions& options = {}) {
     if (path.empty() || std::holds_alternative<CompactionEntry>(*path.back())) return std::nullopt;
 
     std::optional<std::size_t> previous;
@@ -535,10 +548,10 @@ std::optional<CompactionPreparation> prepare_compaction(const std::vector<EntryH
             break;
         }
     }
-    CompactionPreparation prep;
+    detail::dependent<CompactionPreparation, T> prep;
     prep.leaf_id = id_of(*path.back());
     prep.settings = settings;
-    FileTracker files;
+    detail::dependent<FileTracker, T> files;
     std::size_t boundary = 0;
     std::size_t cut_start = 0;
     if (previous) {
@@ -560,7 +573,8 @@ std::optional<CompactionPreparation> prepare_compaction(const std::vector<EntryH
         }
     }
 
-    const CutPoint cut = find_cut_point(path, cut_start, path.size(), settings.keep_recent_tokens);
+    const detail::dependent<CutPoint, T> cut =
+        find_cut_point(path, cut_start, path.size(), settings.keep_recent_tokens);
     const std::size_t history_end = cut.split_turn ? *cut.turn_start_index : cut.first_kept_index;
     detail::append_entry_messages(path, boundary, history_end, previous, options,
                                   prep.messages_to_summarize);

@@ -299,15 +299,15 @@ JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo, std:
 /// of one working directory, paged by the options' limit and cursor. Reads
 /// only each file's first line (at most 1 MiB); a file whose header is invalid is skipped and
 /// reported in `problems`, never changed.
-template <class = void>
+template <class T = void>
 SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) {
     const auto& ops = detail::ops_or_real(repo.options().file_ops);
-    SessionList out;
+    detail::dependent<SessionList, T> out;
     auto visit = [&](const std::string& path, std::string_view) {
         try {
             std::uint64_t size = 0;
             const std::string line = detail::read_first_line(ops, path, std::size_t{1} << 20, size);
-            SessionListing listing;
+            detail::dependent<SessionListing, T> listing;
             try {
                 listing.header = decode_header(line, &listing.dialect);
             } catch (const SessionError& e) {
@@ -503,12 +503,13 @@ struct JsonlScanBuffers {
 /// hit's line also meets the codec's field rules (check_entry_fields). Returns false when the
 /// sink stopped; nullopt when the file cannot be read here (the storage's open then reports
 /// why, or finds it removed).
-template <class = void>
+template <class T = void>
 std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options,
                                       const std::string& path, const SearchQuery& query,
                                       const SearchOptions& options,
-                                      const std::vector<IndexWord>& words,
-                                      JsonlScanBuffers& buffers, const SearchHitSink& sink) {
+                                      const dependent<std::vector<IndexWord>, T>& words,
+                                      dependent<JsonlScanBuffers, T>& buffers,
+                                      const SearchHitSink& sink) {
     const FileOps& ops = ops_or_real(storage_options.file_ops);
     {
         const FileHandle fd = open_regular_file(ops, path, O_RDONLY);
@@ -529,7 +530,7 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
     reader.next(line);
     const std::string_view header_text = reader.text(line);
     // The header, the dialect and the name are read when the first candidate line is found.
-    std::optional<SessionHeader> header;
+    dependent<std::optional<SessionHeader>, T> header;
     Dialect dialect = Dialect::native;
     std::string name;
     const auto open_session = [&]() -> bool {
@@ -560,7 +561,7 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
         folded = header_end == std::string_view::npos ? std::string_view{}
                                                       : folded.substr(header_end + 1);
     }
-    std::optional<SearchLineReader> line_reader;
+    dependent<std::optional<SearchLineReader>, T> line_reader;
     std::size_t seq = 0;
     while (reader.next(line)) {
         const std::string_view text = reader.text(line);
@@ -576,7 +577,7 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
             !folded_holds(words, folded_line))
             continue;
         if (!open_session()) return true;
-        ScannedEntry scanned;
+        dependent<ScannedEntry, T> scanned;
         std::string reason;
         if (!JsonScanner::scan_entry(text, dialect, scanned, reason)) {
             if (line.end == data.size()) break;  // a torn last line
@@ -607,11 +608,11 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
 /// once the threads have stopped.
 ///
 /// Complexity: reads every file of the folders searched once.
-template <class = void>
+template <class T = void>
 void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
                  const SearchOptions& options, const SearchHitSink& sink) {
     detail::check_search_options(options);
-    std::vector<std::string> paths;
+    detail::dependent<std::vector<std::string>, T> paths;
     const auto collect = [&](const std::string& path, std::string_view) { paths.push_back(path); };
     if (options.cwd) {
         const std::string folder = JsonlSessionRepo::folder_name(*options.cwd);
@@ -620,7 +621,7 @@ void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
         repo.for_each_session_file(collect);
     }
     std::sort(paths.begin(), paths.end());
-    const std::vector<detail::IndexWord> words = detail::index_words(query);
+    const detail::dependent<std::vector<detail::IndexWord>, T> words = detail::index_words(query);
     std::atomic<std::size_t> next{0};
     std::atomic<bool> stop{false};
     std::mutex sink_mutex;
@@ -632,7 +633,7 @@ void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
         return !stop.load();
     };
     const auto work = [&] {
-        detail::JsonlScanBuffers buffers;
+        detail::dependent<detail::JsonlScanBuffers, T> buffers;
         while (!stop.load()) {
             const std::size_t i = next.fetch_add(1);
             if (i >= paths.size()) return;
@@ -647,7 +648,7 @@ void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
                 }
                 // A lenient repository's file, or one that could not be read here: the
                 // storage's open reads it (and says what is wrong, or finds it removed).
-                const JsonlSessionStorage storage =
+                const detail::dependent<JsonlSessionStorage, T> storage =
                     JsonlSessionStorage::open_read_only(paths[i], repo.options());
                 if (!detail::search_jsonl_storage(query, options, words, storage, locked)) return;
             } catch (const SessionError& e) {
@@ -664,7 +665,7 @@ void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
     };
     const std::size_t threads = std::min<std::size_t>(
         {std::max(1U, std::thread::hardware_concurrency()), std::size_t{8}, paths.size()});
-    std::vector<std::thread> pool;
+    detail::dependent<std::vector<std::thread>, T> pool;
     for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
     work();
     for (auto& t : pool) t.join();

@@ -24,6 +24,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
@@ -203,11 +204,12 @@ bool is_message_with_role(const Json& entry, std::string_view role) {
 /// unsupported version; SessionError(invalid_entry) for an entry that is not a JSON object.
 /// Complexity: linear in the number of entries.
 /// Example: `auto up = migrate_session_lines(header, entries, Environment::deterministic(0, 1));`
-template <class = void>
-SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
+template <class T = void>
+SessionLines migrate_session_lines(detail::dependent<Json, T> header,
+                                   detail::dependent<std::vector<Json>, T> entries,
                                    const Environment& environment = Environment::system(),
                                    std::vector<std::size_t> line_numbers = {}) {
-    SessionLines out;
+    detail::dependent<SessionLines, T> out;
     const int version = detail::session_version_of(header);
     const Dialect dialect = detect_dialect(header);
     const detail::MigrationKeys keys = detail::migration_keys(dialect);
@@ -229,8 +231,8 @@ SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
 
     if (version < 2) {
         // v1 → v2: a chain with fresh ids; firstKeptEntryIndex (0 = the header) → an id.
-        std::unordered_set<std::string> taken;
-        std::vector<std::string> new_ids;
+        detail::dependent<std::unordered_set<std::string>, T> taken;
+        detail::dependent<std::vector<std::string>, T> new_ids;
         new_ids.reserve(entries.size());
         for (std::size_t i = 0; i < entries.size(); ++i) {
             new_ids.push_back(make_entry_id(
@@ -238,19 +240,19 @@ SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
             taken.insert(new_ids.back());
         }
         for (std::size_t i = 0; i < entries.size(); ++i) {
-            const Json parent = i == 0 ? Json() : Json(new_ids[i - 1]);
+            const detail::dependent<Json, T> parent = i == 0 ? Json() : Json(new_ids[i - 1]);
             entries[i] =
                 detail::with_chain_fields(std::move(entries[i]), new_ids[i], parent, keys.parent);
             Json& e = entries[i];
             auto index_it = e.find(keys.first_kept_index);
             if (index_it == e.end()) continue;
-            const Json original = *index_it;
+            const detail::dependent<Json, T> original = *index_it;
             e.erase(index_it);
             // Line k of the file (0 = header) is entry k - 1; only an entry before this one can
             // be kept before the compaction.
             std::optional<std::size_t> target;
             if (original.is_number_integer()) {
-                const auto k = original.get<std::int64_t>();
+                const auto k = original.template get<std::int64_t>();
                 if (k >= 1 && static_cast<std::uint64_t>(k) <= i)
                     target = static_cast<std::size_t>(k) - 1;
             }
@@ -314,9 +316,9 @@ SessionLines migrate_session_lines(Json header, std::vector<Json> entries,
 ///
 /// Throws: SessionError(invalid_session) when there is no header line or it does not parse;
 /// SessionError(invalid_entry) naming `name` and the line for a bad line in the middle.
-template <class = void>
+template <class T = void>
 SessionLines parse_session_text(std::string_view text, std::string_view name = "<memory>") {
-    SessionLines out;
+    detail::dependent<SessionLines, T> out;
     detail::LineReader reader(text);
     detail::LineSpan line;
     bool have_header = false;
@@ -329,7 +331,7 @@ SessionLines parse_session_text(std::string_view text, std::string_view name = "
                     {PiMigrationKind::blank_line, line.number, {}, "empty line skipped"});
             continue;
         }
-        Json json;
+        detail::dependent<Json, T> json;
         std::string error;
         bool parsed = false;
         try {
@@ -464,11 +466,12 @@ std::string free_name_beside(const std::string& path, const std::string& suffix)
 ///
 /// Throws: not_found (no file), storage (I/O), invalid_session (header), invalid_entry (a bad
 /// line in the middle, naming the file and line).
-template <class = void>
+template <class T = void>
 SessionLines read_session_lines(const std::string& path,
                                 const Environment& environment = Environment::system()) {
-    SessionLines parsed = parse_session_text(detail::read_whole_file(path), path);
-    SessionLines migrated =
+    detail::dependent<SessionLines, T> parsed =
+        parse_session_text(detail::read_whole_file(path), path);
+    detail::dependent<SessionLines, T> migrated =
         migrate_session_lines(std::move(parsed.header), std::move(parsed.entries), environment,
                               std::move(parsed.line_numbers));
     parsed.report.notes.insert(parsed.report.notes.end(), migrated.report.notes.begin(),
@@ -510,13 +513,14 @@ struct UpgradeResult {
 /// an entry that breaks the format or the tree (nothing written); storage when writing fails
 /// (the file is as before).
 /// Not safe against a concurrent writer of the same file: upgrade a session nobody has open.
-template <class = void>
+template <class T = void>
 UpgradeResult upgrade_file(const std::string& path,
                            const Environment& environment = Environment::system()) {
-    SessionLines lines = read_session_lines(path, environment);
+    detail::dependent<SessionLines, T> lines = read_session_lines(path, environment);
     const Dialect dialect = detect_dialect(lines.header);
     // The upgraded session must open: every entry decodes, ids are unique, parents come first.
-    InMemorySessionStorage<> check(header_from_json(lines.header), environment);
+    detail::dependent<InMemorySessionStorage<>, T> check(header_from_json(lines.header),
+                                                         environment);
     for (std::size_t i = 0; i < lines.entries.size(); ++i) {
         try {
             check.append_entry(entry_from_json(lines.entries[i], dialect));

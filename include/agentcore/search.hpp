@@ -8,6 +8,7 @@
 // the matcher of this header, and its score and snippet come from the same code. So every
 // repository returns the same hits, in the same order, for the same query and options.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/json.hpp>
@@ -272,9 +273,9 @@ struct SearchToken {
 };
 
 /// The words of `text`, normalised, with their places.
-template <class = void>
+template <class T = void>
 std::vector<SearchToken> tokenize_for_search(std::string_view text) {
-    std::vector<SearchToken> out;
+    dependent<std::vector<SearchToken>, T> out;
     std::size_t i = 0;
     bool in_word = false;
     while (i < text.size()) {
@@ -338,9 +339,9 @@ struct FoldedText {
     std::vector<std::size_t> origin;  ///< one per byte of text, plus the end
 };
 
-template <class = void>
+template <class T = void>
 FoldedText fold_for_substring(std::string_view text) {
-    FoldedText out;
+    dependent<FoldedText, T> out;
     out.text.reserve(text.size());
     out.origin.reserve(text.size() + 1);
     std::size_t i = 0;
@@ -400,7 +401,7 @@ std::string quoted_term(std::string_view raw) {
 /// excluded terms, or (substring mode) a term shorter than min_substring_chars characters.
 ///
 /// Complexity: linear in the size of `text`.
-template <class = void>
+template <class T = void>
 SearchQuery parse_search_query(std::string_view text, SearchMode mode = SearchMode::words) {
     using detail::bad_query;
     if (text.size() > max_query_bytes)
@@ -413,7 +414,7 @@ SearchQuery parse_search_query(std::string_view text, SearchMode mode = SearchMo
         if ((u < 0x20 && c != '\t' && c != '\n' && c != '\r') || u == 0x7F)
             bad_query("holds a control character");
     }
-    SearchQuery query;
+    detail::dependent<SearchQuery, T> query;
     query.mode = mode;
     const auto space = [](char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; };
     std::size_t i = 0;
@@ -424,7 +425,7 @@ SearchQuery parse_search_query(std::string_view text, SearchMode mode = SearchMo
         if (i == text.size()) break;
         any = true;
         const std::size_t start = i;
-        SearchTerm term;
+        detail::dependent<SearchTerm, T> term;
         if (text[i] == '-' && i + 1 < text.size() && !space(text[i + 1])) {
             term.excluded = true;
             ++i;
@@ -562,8 +563,9 @@ void append_content(std::string& out, const Content& content, const SearchTextOp
 /// entries' application data. Empty for entries with nothing to search.
 ///
 /// Complexity: linear in the size of the entry's text.
-template <class = void>
-std::string search_text_of(const SessionTreeEntry& entry, const SearchTextOptions& options = {}) {
+template <class T = void>
+std::string search_text_of(const detail::dependent<SessionTreeEntry, T>& entry,
+                           const SearchTextOptions& options = {}) {
     std::string out;
     using detail::append_part;
     if (const auto* m = std::get_if<MessageEntry>(&entry)) {
@@ -653,9 +655,10 @@ struct Span {
 };
 
 // Where a words-mode term occurs among the tokens: the original byte spans of each occurrence.
-template <class = void>
-std::vector<Span> word_term_spans(const SearchTerm& term, const std::vector<SearchToken>& tokens) {
-    std::vector<Span> out;
+template <class T = void>
+std::vector<Span> word_term_spans(const SearchTerm& term,
+                                  const dependent<std::vector<SearchToken>, T>& tokens) {
+    dependent<std::vector<Span>, T> out;
     const std::size_t n = term.tokens.size();
     if (n == 0 || tokens.size() < n) return out;
     for (std::size_t i = 0; i + n <= tokens.size(); ++i) {
@@ -673,9 +676,10 @@ std::vector<Span> word_term_spans(const SearchTerm& term, const std::vector<Sear
     return out;
 }
 
-template <class = void>
-std::vector<Span> substring_term_spans(const SearchTerm& term, const FoldedText& folded) {
-    std::vector<Span> out;
+template <class T = void>
+std::vector<Span> substring_term_spans(const SearchTerm& term,
+                                       const dependent<FoldedText, T>& folded) {
+    dependent<std::vector<Span>, T> out;
     const std::string& want = term.tokens.front();
     if (want.empty()) return out;
     std::size_t from = 0;
@@ -696,8 +700,9 @@ std::size_t char_floor(std::string_view text, std::size_t at) {
     return at;
 }
 
-template <class = void>
-void make_snippet(std::string_view text, std::vector<Span> spans, TextMatch& out) {
+template <class T = void>
+void make_snippet(std::string_view text, dependent<std::vector<Span>, T> spans,
+                  dependent<TextMatch, T>& out) {
     std::sort(spans.begin(), spans.end(),
               [](const Span& a, const Span& b) { return a.begin < b.begin; });
     const std::size_t first = spans.empty() ? 0 : spans.front().begin;
@@ -736,15 +741,15 @@ void make_snippet(std::string_view text, std::vector<Span> spans, TextMatch& out
 /// cut, with each occurrence of a term marked.
 ///
 /// Complexity: linear in the size of `text` times the number of terms.
-template <class = void>
-TextMatch match_text(const SearchQuery& query, std::string_view text) {
-    TextMatch out;
+template <class T = void>
+TextMatch match_text(const detail::dependent<SearchQuery, T>& query, std::string_view text) {
+    detail::dependent<TextMatch, T> out;
     if (text.empty() || query.terms.empty()) return out;
-    std::vector<detail::Span> spans;
+    detail::dependent<std::vector<detail::Span>, T> spans;
     double score = 0;
     std::size_t length = 0;
-    std::vector<detail::SearchToken> tokens;
-    detail::FoldedText folded;
+    detail::dependent<std::vector<detail::SearchToken>, T> tokens;
+    detail::dependent<detail::FoldedText, T> folded;
     if (query.mode == SearchMode::words) {
         tokens = detail::tokenize_for_search(text);
         length = tokens.size();
@@ -945,9 +950,9 @@ std::size_t char_count(std::string_view s) {
 /// whole word of the text, one that ends the term is the start of a word, and one that starts
 /// it is part of a word (at least two characters, else left out). Empty: the index cannot
 /// narrow the search down.
-template <class = void>
-std::vector<IndexWord> index_words(const SearchQuery& query) {
-    std::vector<IndexWord> out;
+template <class T = void>
+std::vector<IndexWord> index_words(const dependent<SearchQuery, T>& query) {
+    dependent<std::vector<IndexWord>, T> out;
     const auto add = [&](IndexWord w) {
         if (std::find(out.begin(), out.end(), w) == out.end()) out.push_back(std::move(w));
     };
@@ -969,7 +974,7 @@ std::vector<IndexWord> index_words(const SearchQuery& query) {
             std::size_t begin, end;
             bool single;
         };
-        std::vector<Run> runs;
+        dependent<std::vector<Run>, T> runs;
         bool in_run = false;
         for (std::size_t i = 0; i < s.size();) {
             const std::size_t at = i;
@@ -1146,22 +1151,23 @@ bool entry_fields_pass(const SearchOptions& options, std::string_view type, std:
 }
 
 /// The entry-level filters: time, roles, types (applied before any text is looked at).
-template <class = void>
-bool entry_passes(const SearchOptions& options, const SessionTreeEntry& entry) {
+template <class T = void>
+bool entry_passes(const SearchOptions& options, const dependent<SessionTreeEntry, T>& entry) {
     return entry_fields_pass(options, type_of(entry), search_role_of(entry),
                              base_of(entry).timestamp);
 }
 
 /// Matches one entry (filters first) and, when it matches, hands its hit to `sink`.
-template <class = void>
+template <class T = void>
 bool search_entry(const SearchQuery& query, const SearchOptions& options,
                   const SessionHeader& header, const std::string& name,
-                  const SessionTreeEntry& entry, std::uint64_t seq, const SearchHitSink& sink) {
+                  const dependent<SessionTreeEntry, T>& entry, std::uint64_t seq,
+                  const SearchHitSink& sink) {
     if (!entry_passes(options, entry)) return true;
     const std::string text = search_text_of(entry, options.text);
-    TextMatch m = match_text(query, text);
+    dependent<TextMatch, T> m = match_text(query, text);
     if (!m.matched) return true;
-    SearchHit hit;
+    dependent<SearchHit, T> hit;
     hit.session_id = header.id;
     hit.cwd = header.cwd;
     hit.session_name = name;
@@ -1208,9 +1214,9 @@ bool hit_before(const SearchCursor& a, const SearchCursor& b, SearchOrder order)
 }
 
 /// Keeps the hits of the options' page, in order, and sets the next cursor.
-template <class = void>
-SearchResult page_hits(std::vector<SearchHit> hits, const SearchOptions& options) {
-    SearchResult out;
+template <class T = void>
+SearchResult page_hits(dependent<std::vector<SearchHit>, T> hits, const SearchOptions& options) {
+    dependent<SearchResult, T> out;
     if (options.after) {
         const SearchCursor& after = *options.after;
         std::erase_if(hits, [&](const SearchHit& h) {

@@ -106,7 +106,7 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
         report.issues.push_back(VerifyIssue{kind, id, std::move(detail)});
     };
 
-    std::unordered_map<std::string_view, std::size_t> position;
+    detail::dependent<std::unordered_map<std::string_view, std::size_t>, T> position;
     position.reserve(n);
     for (std::size_t i = 0; i < n; ++i) {
         const std::string& id = id_of(*entries[i]);
@@ -156,16 +156,16 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
     }
 
     // Orphans by ancestry: a depth-first walk that keeps the tool call ids of the current chain.
-    std::vector<std::vector<std::size_t>> children(n);
-    std::vector<std::size_t> roots;
+    detail::dependent<std::vector<std::vector<std::size_t>>, T> children(n);
+    detail::dependent<std::vector<std::size_t>, T> roots;
     for (std::size_t i = 0; i < n; ++i) {
         if (parent[i])
             children[*parent[i]].push_back(i);
         else
             roots.push_back(i);
     }
-    std::unordered_set<std::size_t> orphans;
-    std::unordered_map<std::string_view, std::size_t> open_calls;
+    detail::dependent<std::unordered_set<std::size_t>, T> orphans;
+    detail::dependent<std::unordered_map<std::string_view, std::size_t>, T> open_calls;
     auto calls_of = [&](std::size_t i) -> const AssistantMessage* {
         const AgentMessage* m = message_of(*entries[i]);
         return m ? std::get_if<AssistantMessage>(m) : nullptr;
@@ -181,7 +181,7 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
                 }
     };
     for (std::size_t root : roots) {
-        std::vector<std::pair<std::size_t, std::size_t>> stack{{root, 0}};
+        detail::dependent<std::vector<std::pair<std::size_t, std::size_t>>, T> stack{{root, 0}};
         if (const AgentMessage* m = message_of(*entries[root]))
             if (const auto* r = std::get_if<ToolResultMessage>(m);
                 r && open_calls.count(r->tool_call_id) == 0)
@@ -211,7 +211,7 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
 
     // Orphans by context: what the context of each tip (an entry with no children but leaf
     // entries) drops, mapped back to the entries that hold the dropped results.
-    std::unordered_map<const AgentMessage*, std::size_t> owner;
+    detail::dependent<std::unordered_map<const AgentMessage*, std::size_t>, T> owner;
     for (std::size_t i = 0; i < n; ++i) {
         if (const AgentMessage* m = message_of(*entries[i]))
             owner.emplace(m, i);
@@ -219,7 +219,7 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
                  c && c->retained_tail)
             for (const auto& tail_message : *c->retained_tail) owner.emplace(&tail_message, i);
     }
-    std::vector<bool> has_child(n, false);
+    detail::dependent<std::vector<bool>, T> has_child(n, false);
     for (std::size_t i = 0; i < n; ++i)
         if (parent[i] && !std::holds_alternative<LeafEntry>(*entries[i]))
             has_child[*parent[i]] = true;
@@ -232,7 +232,8 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
         return pos ? entries[*pos] : nullptr;
     };
     // The first tip (in append order) whose context drops each result, and the call it lacks.
-    std::unordered_map<std::size_t, std::pair<std::size_t, std::string>> context_orphans;
+    detail::dependent<std::unordered_map<std::size_t, std::pair<std::size_t, std::string>>, T>
+        context_orphans;
     auto dropped_in = [&](std::size_t tip, const std::vector<DroppedMessage>& dropped) {
         for (const auto& d : dropped) {
             if (d.reason != DropReason::orphan_tool_result) continue;
@@ -248,7 +249,7 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
         // A transform may rewrite a whole path: one context build per tip, O(tips x depth).
         for (std::size_t i = 0; i < n; ++i) {
             if (!is_tip(i)) continue;
-            std::vector<EntryHandle> path;
+            detail::dependent<std::vector<EntryHandle>, T> path;
             try {
                 path = detail::walk_to_root_or_compaction(std::string_view(id_of(*entries[i])), n,
                                                           lookup);
@@ -267,7 +268,7 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
         //
         // first_tip[i]: the first tip whose context holds entry i after its newest compaction (a
         // tip below i with no compaction between them), none when no context does.
-        std::vector<std::optional<std::size_t>> first_tip(n);
+        detail::dependent<std::vector<std::optional<std::size_t>>, T> first_tip(n);
         for (std::size_t i = n; i-- > 0;) {
             if (is_tip(i)) first_tip[i] = i;
             if (!first_tip[i] || !parent[i] || std::holds_alternative<CompactionEntry>(*entries[i]))
@@ -280,8 +281,8 @@ VerifyReport verify_entries(const detail::dependent<std::vector<EntryHandle>, T>
 
         // The context so far: its entries (projectors see them), the tool calls made in it, and
         // whether it could be built at all (a compaction on a broken chain has no context).
-        std::vector<EntryHandle> context_entries;
-        std::unordered_map<std::string_view, std::size_t> calls;
+        detail::dependent<std::vector<EntryHandle>, T> context_entries;
+        detail::dependent<std::unordered_map<std::string_view, std::size_t>, T> calls;
         bool broken = false;
         struct Frame {
             std::size_t node = 0;

@@ -242,8 +242,8 @@ Entry read_entry(Json& j, Dialect d) {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-template <class = void>
-void write_base(ObjectBuilder& o, const EntryBase& base, Dialect d) {
+template <class T = void>
+void write_base(dependent<ObjectBuilder, T>& o, const EntryBase& base, Dialect d) {
     o.add("id", base.id);
     o.add(keys::parent_id(d), base.parent_id ? Json(*base.parent_id) : Json());
     o.add("timestamp", base.timestamp);
@@ -251,16 +251,16 @@ void write_base(ObjectBuilder& o, const EntryBase& base, Dialect d) {
 
 /// An unknown entry as read, with its base fields following the struct (a fork may have made
 /// it a root). A parent key of either spelling is updated in place.
-template <class = void>
-Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
+template <class T = void>
+Json write_unknown_entry(const dependent<UnknownEntry, T>& e, Dialect d) {
     if (!e.raw.is_object()) {
-        ObjectBuilder o;
+        dependent<ObjectBuilder, T> o;
         o.add("type", e.type);
         write_base(o, e, d);
         o.add_extra(e.extra);
         return o.take();
     }
-    Json out = e.raw;
+    dependent<Json, T> out = e.raw;
     auto sync = [&out](std::string_view key, const Json& value) {
         auto it = out.find(key);
         if (it == out.end())
@@ -270,7 +270,7 @@ Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
     };
     sync("type", e.type);
     sync("id", e.id);
-    const Json parent = e.parent_id ? Json(*e.parent_id) : Json();
+    const dependent<Json, T> parent = e.parent_id ? Json(*e.parent_id) : Json();
     bool parent_written = false;
     for (std::string_view key : {keys::parent_id.native, keys::parent_id.pi}) {
         if (out.contains(key)) {
@@ -283,23 +283,23 @@ Json write_unknown_entry(const UnknownEntry& e, Dialect d) {
     return out;
 }
 
-template <class = void>
-Json write_entry(const SessionTreeEntry& entry, Dialect d) {
+template <class T = void>
+Json write_entry(const dependent<SessionTreeEntry, T>& entry, Dialect d) {
     return std::visit(
-        [d](const auto& e) -> Json {
-            using T = std::decay_t<decltype(e)>;
-            if constexpr (std::is_same_v<T, UnknownEntry>) {
+        [d](const auto& e) -> dependent<Json, T> {
+            using E = std::decay_t<decltype(e)>;
+            if constexpr (std::is_same_v<E, UnknownEntry>) {
                 return write_unknown_entry(e, d);
             } else {
-                ObjectBuilder o;
-                o.add("type", T::type);
-                if constexpr (std::is_same_v<T, CustomEntry>) {
+                dependent<ObjectBuilder, T> o;
+                o.add("type", E::type);
+                if constexpr (std::is_same_v<E, CustomEntry>) {
                     // pi's appendCustomEntry puts the payload before the base fields.
                     if (d == Dialect::native) write_base(o, e, d);
                     o.add(keys::custom_type(d), e.custom_type);
                     if (!e.data.is_null()) o.add("data", e.data);
                     if (d == Dialect::pi) write_base(o, e, d);
-                } else if constexpr (std::is_same_v<T, CustomMessageEntry>) {
+                } else if constexpr (std::is_same_v<E, CustomMessageEntry>) {
                     // pi's appendCustomMessageEntry: customType, content, display, details, base.
                     if (d == Dialect::native) {
                         write_base(o, e, d);
@@ -316,18 +316,18 @@ Json write_entry(const SessionTreeEntry& entry, Dialect d) {
                     }
                 } else {
                     write_base(o, e, d);
-                    if constexpr (std::is_same_v<T, MessageEntry>) {
+                    if constexpr (std::is_same_v<E, MessageEntry>) {
                         o.add("message", write_message(e.message, d));
-                    } else if constexpr (std::is_same_v<T, ThinkingLevelChangeEntry>) {
+                    } else if constexpr (std::is_same_v<E, ThinkingLevelChangeEntry>) {
                         o.add(keys::thinking_level(d), e.thinking_level);
-                    } else if constexpr (std::is_same_v<T, ModelChangeEntry>) {
+                    } else if constexpr (std::is_same_v<E, ModelChangeEntry>) {
                         o.add("provider", e.provider);
                         o.add(keys::model_id(d), e.model_id);
-                    } else if constexpr (std::is_same_v<T, ActiveToolsChangeEntry>) {
+                    } else if constexpr (std::is_same_v<E, ActiveToolsChangeEntry>) {
                         Json names = Json::array();
                         for (const auto& n : e.active_tool_names) names.push_back(n);
                         o.add(keys::active_tool_names(d), std::move(names));
-                    } else if constexpr (std::is_same_v<T, CompactionEntry>) {
+                    } else if constexpr (std::is_same_v<E, CompactionEntry>) {
                         o.add("summary", e.summary);
                         if (e.first_kept_entry_id)
                             o.add(keys::first_kept_entry_id(d), *e.first_kept_entry_id);
@@ -342,20 +342,20 @@ Json write_entry(const SessionTreeEntry& entry, Dialect d) {
                         if (e.usage) o.add("usage", write_usage(*e.usage, d));
                         if (e.from_hook || !e.from_hook_omitted)
                             o.add(keys::from_hook(d), e.from_hook);
-                    } else if constexpr (std::is_same_v<T, BranchSummaryEntry>) {
+                    } else if constexpr (std::is_same_v<E, BranchSummaryEntry>) {
                         o.add(keys::from_id(d), e.from_id);
                         o.add("summary", e.summary);
                         if (!e.details.is_null()) o.add("details", e.details);
                         if (e.usage) o.add("usage", write_usage(*e.usage, d));
                         if (e.from_hook || !e.from_hook_omitted)
                             o.add(keys::from_hook(d), e.from_hook);
-                    } else if constexpr (std::is_same_v<T, LabelEntry>) {
+                    } else if constexpr (std::is_same_v<E, LabelEntry>) {
                         o.add(keys::target_id(d), e.target_id);
                         if (e.label) o.add("label", *e.label);
-                    } else if constexpr (std::is_same_v<T, SessionInfoEntry>) {
+                    } else if constexpr (std::is_same_v<E, SessionInfoEntry>) {
                         if (e.name) o.add("name", *e.name);
                     } else {
-                        static_assert(std::is_same_v<T, LeafEntry>);
+                        static_assert(std::is_same_v<E, LeafEntry>);
                         o.add(keys::target_id(d), e.target_id ? Json(*e.target_id) : Json());
                     }
                 }

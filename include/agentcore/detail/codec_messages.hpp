@@ -64,20 +64,23 @@ public:
     ObjectBuilder() : json_(Json::value_t::object) {}
 
     /// Appends a modelled field (its key is not yet present).
-    void add(std::string_view key, Json value) {
-        fields().emplace_back(std::string(key), std::move(value));
+    template <class T = void>
+    void add(std::string_view key, dependent<Json, T> value) {
+        dependent<Json::object_t, T>& out = fields();
+        out.emplace_back(std::string(key), std::move(value));
     }
 
     /// Appends the fields of `extra` (an object or null); a key already written is skipped, so
     /// that an extra can never shadow a modelled field.
-    void add_extra(const Json& extra) {
+    template <class T = void>
+    void add_extra(const dependent<Json, T>& extra) {
         if (extra.is_null()) return;
         if (!extra.is_object())
             throw SessionError(
                 ErrorCode::invalid_entry,
                 std::string("'extra' must be a JSON object or null, not ") + extra.type_name());
-        auto& out = fields();
-        for (const auto& field : extra.get_ref<const Json::object_t&>()) {
+        dependent<Json::object_t, T>& out = fields();
+        for (const auto& field : extra.template get_ref<const Json::object_t&>()) {
             bool taken = false;
             for (const auto& existing : out) {
                 if (existing.first == field.first) {
@@ -368,43 +371,44 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
 // Writing
 
 /// An opaque value written back as read; `tag_key` (type/role) follows the struct when set.
-template <class = void>
-Json write_opaque(const Json& raw, std::string_view tag_key, const std::string& tag) {
+template <class T = void>
+Json write_opaque(const dependent<Json, T>& raw, std::string_view tag_key, const std::string& tag) {
     if (!raw.is_object()) {
-        ObjectBuilder b;
+        dependent<ObjectBuilder, T> b;
         b.add(tag_key, tag);
         return b.take();
     }
-    Json out = raw;
+    dependent<Json, T> out = raw;
     if (!tag.empty()) {
         auto it = out.find(tag_key);
-        if (it == out.end() || !it->is_string() || it->get_ref<const std::string&>() != tag)
+        if (it == out.end() || !it->is_string() ||
+            it->template get_ref<const std::string&>() != tag)
             out[std::string(tag_key)] = tag;
     }
     return out;
 }
 
-template <class = void>
-Json write_block(const ContentBlock& block, Dialect d) {
+template <class T = void>
+Json write_block(const dependent<ContentBlock, T>& block, Dialect d) {
     return std::visit(
-        [d](const auto& b) -> Json {
-            using T = std::decay_t<decltype(b)>;
-            if constexpr (std::is_same_v<T, OpaqueContent>) {
+        [d](const auto& b) -> dependent<Json, T> {
+            using E = std::decay_t<decltype(b)>;
+            if constexpr (std::is_same_v<E, OpaqueContent>) {
                 return write_opaque(b.raw, "type", b.type);
             } else {
-                ObjectBuilder o;
-                if constexpr (std::is_same_v<T, TextContent>) {
+                dependent<ObjectBuilder, T> o;
+                if constexpr (std::is_same_v<E, TextContent>) {
                     o.add("type", "text");
                     o.add("text", b.text);
-                } else if constexpr (std::is_same_v<T, ImageContent>) {
+                } else if constexpr (std::is_same_v<E, ImageContent>) {
                     o.add("type", "image");
                     o.add("data", b.data);
                     o.add(keys::mime_type(d), b.mime_type);
-                } else if constexpr (std::is_same_v<T, ThinkingContent>) {
+                } else if constexpr (std::is_same_v<E, ThinkingContent>) {
                     o.add("type", "thinking");
                     o.add("thinking", b.thinking);
                 } else {
-                    static_assert(std::is_same_v<T, ToolCallContent>);
+                    static_assert(std::is_same_v<E, ToolCallContent>);
                     o.add("type", block_types::tool_call(d));
                     o.add("id", b.id);
                     o.add("name", b.name);
@@ -417,24 +421,24 @@ Json write_block(const ContentBlock& block, Dialect d) {
         block);
 }
 
-template <class = void>
-Json write_blocks(const std::vector<ContentBlock>& blocks, Dialect d) {
-    Json out = Json::array();
-    auto& items = out.get_ref<Json::array_t&>();
+template <class T = void>
+Json write_blocks(const dependent<std::vector<ContentBlock>, T>& blocks, Dialect d) {
+    dependent<Json, T> out = Json::array();
+    auto& items = out.template get_ref<typename dependent<Json, T>::array_t&>();
     items.reserve(blocks.size());
     for (const auto& b : blocks) items.push_back(write_block(b, d));
     return out;
 }
 
-template <class = void>
-Json write_content(const Content& content, Dialect d) {
+template <class T = void>
+Json write_content(const dependent<Content, T>& content, Dialect d) {
     if (const auto* text = std::get_if<std::string>(&content)) return *text;
     return write_blocks(std::get<std::vector<ContentBlock>>(content), d);
 }
 
-template <class = void>
-Json write_cost(const Cost& c, Dialect d) {
-    ObjectBuilder o;
+template <class T = void>
+Json write_cost(const dependent<Cost, T>& c, Dialect d) {
+    dependent<ObjectBuilder, T> o;
     o.add("input", c.input);
     o.add("output", c.output);
     o.add(keys::cache_read(d), c.cache_read);
@@ -444,9 +448,9 @@ Json write_cost(const Cost& c, Dialect d) {
     return o.take();
 }
 
-template <class = void>
-Json write_usage(const Usage& u, Dialect d) {
-    ObjectBuilder o;
+template <class T = void>
+Json write_usage(const dependent<Usage, T>& u, Dialect d) {
+    dependent<ObjectBuilder, T> o;
     o.add("input", u.input);
     o.add("output", u.output);
     o.add(keys::cache_read(d), u.cache_read);
@@ -457,20 +461,20 @@ Json write_usage(const Usage& u, Dialect d) {
     return o.take();
 }
 
-template <class = void>
-Json write_message(const AgentMessage& message, Dialect d) {
+template <class T = void>
+Json write_message(const dependent<AgentMessage, T>& message, Dialect d) {
     return std::visit(
-        [d](const auto& m) -> Json {
-            using T = std::decay_t<decltype(m)>;
-            if constexpr (std::is_same_v<T, OpaqueMessage>) {
+        [d](const auto& m) -> dependent<Json, T> {
+            using E = std::decay_t<decltype(m)>;
+            if constexpr (std::is_same_v<E, OpaqueMessage>) {
                 return write_opaque(m.raw, "role", m.role);
             } else {
-                ObjectBuilder o;
-                if constexpr (std::is_same_v<T, UserMessage>) {
+                dependent<ObjectBuilder, T> o;
+                if constexpr (std::is_same_v<E, UserMessage>) {
                     o.add("role", "user");
                     o.add("content", write_content(m.content, d));
                     o.add("timestamp", m.timestamp);
-                } else if constexpr (std::is_same_v<T, AssistantMessage>) {
+                } else if constexpr (std::is_same_v<E, AssistantMessage>) {
                     o.add("role", "assistant");
                     o.add("content", write_blocks(m.content, d));
                     if (!m.api.empty()) o.add("api", m.api);
@@ -490,7 +494,7 @@ Json write_message(const AgentMessage& message, Dialect d) {
                         if (m.error_message) o.add("errorMessage", *m.error_message);
                         return o.take();
                     }
-                } else if constexpr (std::is_same_v<T, ToolResultMessage>) {
+                } else if constexpr (std::is_same_v<E, ToolResultMessage>) {
                     o.add("role", roles::tool_result(d));
                     o.add(keys::tool_call_id(d), m.tool_call_id);
                     o.add(keys::tool_name(d), m.tool_name);
@@ -498,7 +502,7 @@ Json write_message(const AgentMessage& message, Dialect d) {
                     if (!m.details.is_null()) o.add("details", m.details);
                     if (m.is_error || !m.is_error_omitted) o.add(keys::is_error(d), m.is_error);
                     o.add("timestamp", m.timestamp);
-                } else if constexpr (std::is_same_v<T, BashExecutionMessage>) {
+                } else if constexpr (std::is_same_v<E, BashExecutionMessage>) {
                     o.add("role", roles::bash_execution(d));
                     o.add("command", m.command);
                     o.add("output", m.output);
@@ -516,20 +520,20 @@ Json write_message(const AgentMessage& message, Dialect d) {
                         if (m.exclude_from_context)
                             o.add("excludeFromContext", *m.exclude_from_context);
                     }
-                } else if constexpr (std::is_same_v<T, CustomMessage>) {
+                } else if constexpr (std::is_same_v<E, CustomMessage>) {
                     o.add("role", "custom");
                     o.add(keys::custom_type(d), m.custom_type);
                     o.add("content", write_content(m.content, d));
                     if (m.display || !m.display_omitted) o.add("display", m.display);
                     if (!m.details.is_null()) o.add("details", m.details);
                     o.add("timestamp", m.timestamp);
-                } else if constexpr (std::is_same_v<T, BranchSummaryMessage>) {
+                } else if constexpr (std::is_same_v<E, BranchSummaryMessage>) {
                     o.add("role", roles::branch_summary(d));
                     o.add("summary", m.summary);
                     o.add(keys::from_id(d), m.from_id);
                     o.add("timestamp", m.timestamp);
                 } else {
-                    static_assert(std::is_same_v<T, CompactionSummaryMessage>);
+                    static_assert(std::is_same_v<E, CompactionSummaryMessage>);
                     o.add("role", roles::compaction_summary(d));
                     o.add("summary", m.summary);
                     o.add(keys::tokens_before(d), m.tokens_before);

@@ -148,20 +148,20 @@ std::optional<std::string> take_optional_string(Json* v, const ReadContext& ctx,
 }
 
 /// An integer; a float with an integral value in range is accepted too ("1e3").
-template <class = void>
-bool json_to_int64(const Json& v, std::int64_t& out) noexcept {
+template <class T = void>
+bool json_to_int64(const dependent<Json, T>& v, std::int64_t& out) noexcept {
     if (v.is_number_unsigned()) {
-        const auto u = v.get<std::uint64_t>();
+        const auto u = v.template get<std::uint64_t>();
         if (u > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) return false;
         out = static_cast<std::int64_t>(u);
         return true;
     }
     if (v.is_number_integer()) {
-        out = v.get<std::int64_t>();
+        out = v.template get<std::int64_t>();
         return true;
     }
     if (v.is_number_float()) {
-        const double d = v.get<double>();
+        const double d = v.template get<double>();
         // 2^63 is exactly representable; every double below it in magnitude converts safely.
         if (!std::isfinite(d) || std::trunc(d) != d || d < -9223372036854775808.0 ||
             d >= 9223372036854775808.0)
@@ -189,26 +189,26 @@ std::optional<std::int64_t> read_optional_int(const Json* v, const ReadContext& 
     return out;
 }
 
-template <class = void>
-double read_number(const Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class T = void>
+double read_number(const dependent<Json, T>* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_number()) ctx.expected(path, "a number", *v);
-    return v->get<double>();
+    return v->template get<double>();
 }
 
-template <class = void>
-bool read_bool(const Json* v, const ReadContext& ctx, const FieldPath& path) {
+template <class T = void>
+bool read_bool(const dependent<Json, T>* v, const ReadContext& ctx, const FieldPath& path) {
     if (v == nullptr) ctx.missing(path);
     if (!v->is_boolean()) ctx.expected(path, "a boolean", *v);
-    return v->get<bool>();
+    return v->template get<bool>();
 }
 
-template <class = void>
-std::optional<bool> read_optional_bool(const Json* v, const ReadContext& ctx,
+template <class T = void>
+std::optional<bool> read_optional_bool(const dependent<Json, T>* v, const ReadContext& ctx,
                                        const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     if (!v->is_boolean()) ctx.expected(path, "a boolean or null", *v);
-    return v->get<bool>();
+    return v->template get<bool>();
 }
 
 /// Any JSON value; null when absent.
