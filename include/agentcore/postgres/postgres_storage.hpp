@@ -699,12 +699,8 @@ private:
     // changes nothing, so running it again is safe).
     detail::pg::Result read(const char* sql, const detail::pg::Params& params,
                             std::string_view what) const {
-        try {
-            return db().exec(sql, params, what);
-        } catch (const detail::pg::Error& e) {
-            if (!e.connection_lost()) throw;
-        }
-        return db().exec(sql, params, what);
+        return once_more_if_lost(
+            [&](detail::pg::Connection& c) { return c.exec(sql, params, what); });
     }
     detail::pg::Result read(const std::string& sql, const detail::pg::Params& params,
                             std::string_view what) const {
@@ -714,12 +710,17 @@ private:
     // a prepared statement, whose plan does not depend on the values.
     detail::pg::Result read_prepared(const std::string& sql, const detail::pg::Params& params,
                                      std::string_view what) const {
+        return once_more_if_lost(
+            [&](detail::pg::Connection& c) { return c.exec_prepared(sql, params, what); });
+    }
+    template <class Run>
+    detail::pg::Result once_more_if_lost(const Run& run) const {
         try {
-            return db().exec_prepared(sql, params, what);
+            return run(db());
         } catch (const detail::pg::Error& e) {
             if (!e.connection_lost()) throw;
         }
-        return db().exec_prepared(sql, params, what);
+        return run(db());
     }
 
     // The connection of a writer that may write: reconnected and recovered, its lease not lost.
