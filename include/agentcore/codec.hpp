@@ -129,9 +129,9 @@ template <class T = void>
 SessionTreeEntry entry_from_json(detail::dependent<Json, T>&& json, Dialect dialect) {
     return detail::read_entry(json, dialect);
 }
-template <class = void>
-SessionTreeEntry entry_from_json(const Json& json, Dialect dialect) {
-    return entry_from_json(Json(json), dialect);
+template <class T = void>
+SessionTreeEntry entry_from_json(const detail::dependent<Json, T>& json, Dialect dialect) {
+    return entry_from_json<T>(detail::dependent<Json, T>(json), dialect);
 }
 
 /// One compact JSON line for the entry, without the trailing newline.

@@ -1,6 +1,7 @@
 #pragma once
 // What a fork copies (SPEC §4.9), shared by every repository.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/storage.hpp>
@@ -62,8 +63,10 @@ std::vector<EntryHandle> get_entries_to_fork(const S& storage, const ForkOptions
 /// names no entry it does not hold.
 template <class Entry = SessionTreeEntry>
 std::vector<Entry> prepare_fork_entries(const std::vector<EntryHandle>& entries) {
-    std::unordered_set<std::string_view> copied;
-    std::unordered_map<std::string_view, std::optional<std::string>> left_out;  // id → its parent
+    detail::dependent<std::unordered_set<std::string_view>, Entry> copied;
+    // id → its parent
+    detail::dependent<std::unordered_map<std::string_view, std::optional<std::string>>, Entry>
+        left_out;
     std::vector<Entry> out;
     out.reserve(entries.size());
     for (const auto& handle : entries) {

@@ -5,25 +5,81 @@
 
 #include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <ctime>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <string_view>
 
+#include <sys/random.h>
+
 namespace agentcore {
+
+namespace detail {
+
+/// The 64-bit Mersenne Twister: the numbers of std::mt19937_64, without <random> (a noticeable
+/// part of every translation unit's compile time, for one generator).
+class Mt19937_64 {
+public:
+    explicit Mt19937_64(std::uint64_t seed) noexcept {
+        state_[0] = seed;
+        for (std::size_t i = 1; i < n; ++i)
+            state_[i] = 6364136223846793005ULL * (state_[i - 1] ^ (state_[i - 1] >> 62)) + i;
+        next_ = n;
+    }
+
+    std::uint64_t operator()() noexcept {
+        if (next_ >= n) twist();
+        std::uint64_t y = state_[next_++];
+        y ^= (y >> 29) & 0x5555555555555555ULL;
+        y ^= (y << 17) & 0x71d67fffeda60000ULL;
+        y ^= (y << 37) & 0xfff7eee000000000ULL;
+        y ^= y >> 43;
+        return y;
+    }
+
+private:
+    static constexpr std::size_t n = 312;
+    static constexpr std::size_t m = 156;
+
+    void twist() noexcept {
+        constexpr std::uint64_t upper = ~std::uint64_t{0} << 31;
+        constexpr std::uint64_t lower = ~upper;
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::uint64_t y = (state_[i] & upper) | (state_[(i + 1) % n] & lower);
+            state_[i] =
+                state_[(i + m) % n] ^ (y >> 1) ^ ((y & 1U) != 0 ? 0xb5026f5aa96619e9ULL : 0);
+        }
+        next_ = 0;
+    }
+
+    std::array<std::uint64_t, n> state_{};
+    std::size_t next_ = n;
+};
+
+/// 64 bits from the kernel's random source (getrandom); should that fail, the clock and an
+/// address mixed, which still differ between processes.
+inline std::uint64_t random_seed() noexcept {
+    std::uint64_t seed = 0;
+    if (getrandom(&seed, sizeof seed, 0) == static_cast<ssize_t>(sizeof seed)) return seed;
+    const auto now =
+        static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+    return now ^ (reinterpret_cast<std::uintptr_t>(&seed) * 0x9e3779b97f4a7c15ULL);
+}
+
+}  // namespace detail
 
 /// Where time and randomness come from. Inject both to make ids and timestamps deterministic.
 struct Environment {
     std::function<std::int64_t()> now_ms;   ///< current time, Unix ms
     std::function<std::uint64_t()> random;  ///< 64 random bits
 
-    /// The system clock and a random generator seeded from std::random_device.
+    /// The system clock and a random generator seeded from the kernel's randomness.
     static Environment system() {
-        auto engine = std::make_shared<std::mt19937_64>(std::random_device{}());
+        auto engine = std::make_shared<detail::Mt19937_64>(detail::random_seed());
         return Environment{[] {
                                return static_cast<std::int64_t>(
                                    std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -33,11 +89,12 @@ struct Environment {
                            [engine] { return (*engine)(); }};
     }
 
-    /// A fixed start time that advances by `step_ms` per call, and a seeded generator.
+    /// A fixed start time that advances by `step_ms` per call, and a generator seeded with
+    /// `seed` (the numbers of std::mt19937_64 seeded alike).
     static Environment deterministic(std::int64_t start_ms, std::uint64_t seed,
                                      std::int64_t step_ms = 1) {
         auto now = std::make_shared<std::int64_t>(start_ms);
-        auto engine = std::make_shared<std::mt19937_64>(seed);
+        auto engine = std::make_shared<detail::Mt19937_64>(seed);
         return Environment{[now, step_ms] {
                                std::int64_t t = *now;
                                *now += step_ms;

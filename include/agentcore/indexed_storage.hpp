@@ -4,6 +4,7 @@
 // the derived class, so that a new storage is its persistence and nothing else.
 
 #include <agentcore/detail/codec_nesting.hpp>
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -31,6 +32,10 @@ namespace agentcore {
 ///   decode it, and cache it: entries are immutable).
 /// - optionally `void unpersist_last() noexcept`: undoes the newest persist, called when the
 ///   index could not record it (out of memory); a storage that cannot undo leaves it out.
+/// - optionally `void check_writable() const`: throws (`storage`) when the storage takes no
+///   appends (read-only, closed); called before anything else an append does.
+/// - optionally `std::optional<std::string> leaf_parent(const std::optional<std::string>& target)
+///   const`: the parent of the `leaf` entry set_leaf_id appends; without it, the current leaf.
 ///
 /// Derived storages fill the index when they open stored entries (`mutable_index().record(...)`, or
 /// `record_undecoded` for entries decoded on demand).
@@ -53,7 +58,10 @@ public:
                                ErrorLocation{.entry_id = *target});
         LeafEntry leaf;
         leaf.id = create_entry_id();
-        leaf.parent_id = index_.leaf();
+        if constexpr (requires(const Derived& d) { d.leaf_parent(target); })
+            leaf.parent_id = self().leaf_parent(target);
+        else
+            leaf.parent_id = index_.leaf();
         leaf.timestamp = format_timestamp(environment_.now_ms());
         leaf.target_id = std::move(target);
         append_entry(std::move(leaf));
@@ -71,6 +79,7 @@ public:
     /// index records it. Nothing changes when any step fails.
     template <class = void>
     void append_entry(SessionTreeEntry entry) {
+        if constexpr (requires(const Derived& d) { d.check_writable(); }) self().check_writable();
         index_.check_append(entry);
         // A value nested deeper than max_json_depth is refused by every storage: its line could
         // not be read back.
@@ -94,7 +103,7 @@ public:
     template <class = void>
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
         const auto& positions = index_.positions_of_type(type);
-        std::vector<EntryHandle> out;
+        detail::dependent<std::vector<EntryHandle>, Derived> out;
         out.reserve(positions.size());
         for (std::size_t p : positions) out.push_back(self().load(p));
         return out;
@@ -118,7 +127,7 @@ public:
         const std::size_t count = index_.size();
         if (query.after >= count) return {};
         const std::size_t n = std::min(query.limit, count - query.after);
-        std::vector<EntryHandle> out;
+        detail::dependent<std::vector<EntryHandle>, Derived> out;
         out.reserve(n);
         for (std::size_t i = query.after; i < query.after + n; ++i) out.push_back(self().load(i));
         return out;
@@ -152,7 +161,9 @@ private:
 
     Metadata metadata_;
     Environment environment_;
-    TreeIndex index_;
+    // Named through Derived: what is done with the index compiles only where a storage is used
+    // (see detail/dependent.hpp).
+    detail::dependent<TreeIndex, Derived> index_;
 };
 
 }  // namespace agentcore

@@ -14,6 +14,7 @@
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/search_line.hpp>
+#include <agentcore/detail/threads.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -29,18 +30,15 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -598,7 +596,7 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
 
 /// Streams the hits of `query` over the session files of `repo` (SearchOptions and
 /// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
-/// read without locks (never changed) by up to `std::thread::hardware_concurrency()` threads
+/// read without locks (never changed) by as many threads as the machine has processors
 /// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
 /// found. Each file is read and folded once (detail::scan_session_file): a line whose folded
 /// bytes lack a word the query needs is passed over, the others are validated and only their
@@ -622,12 +620,12 @@ void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
     }
     std::sort(paths.begin(), paths.end());
     const detail::dependent<std::vector<detail::IndexWord>, T> words = detail::index_words(query);
-    std::atomic<std::size_t> next{0};
-    std::atomic<bool> stop{false};
-    std::mutex sink_mutex;
+    detail::SharedCounter<std::size_t> next{0};
+    detail::SharedCounter<bool> stop{false};
+    detail::Mutex sink_mutex;
     std::exception_ptr failure;
     const SearchHitSink locked = [&](SearchHit&& hit) {
-        const std::lock_guard<std::mutex> guard(sink_mutex);
+        const detail::Mutex::Lock guard(sink_mutex);
         if (stop.load()) return false;
         if (!sink(std::move(hit))) stop.store(true);
         return !stop.load();
@@ -653,22 +651,19 @@ void search_each(const JsonlSessionRepo& repo, const SearchQuery& query,
                 if (!detail::search_jsonl_storage(query, options, words, storage, locked)) return;
             } catch (const SessionError& e) {
                 if (e.code() == ErrorCode::not_found) continue;  // removed since it was listed
-                const std::lock_guard<std::mutex> guard(sink_mutex);
+                const detail::Mutex::Lock guard(sink_mutex);
                 if (!failure) failure = std::current_exception();
                 stop.store(true);
             } catch (...) {
-                const std::lock_guard<std::mutex> guard(sink_mutex);
+                const detail::Mutex::Lock guard(sink_mutex);
                 if (!failure) failure = std::current_exception();
                 stop.store(true);
             }
         }
     };
-    const std::size_t threads = std::min<std::size_t>(
-        {std::max(1U, std::thread::hardware_concurrency()), std::size_t{8}, paths.size()});
-    detail::dependent<std::vector<std::thread>, T> pool;
-    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
-    work();
-    for (auto& t : pool) t.join();
+    const std::size_t threads =
+        std::min<std::size_t>({std::size_t{detail::online_cpus()}, std::size_t{8}, paths.size()});
+    detail::run_on_threads(threads, work);
     if (failure) std::rethrow_exception(failure);
 }
 

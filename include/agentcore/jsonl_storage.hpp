@@ -26,6 +26,7 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
+#include <agentcore/indexed_storage.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/storage.hpp>
 #include <agentcore/tree_index.hpp>
@@ -92,12 +93,22 @@ struct RepairReport {
     std::size_t entries_kept = 0;
 };
 
-/// A session storage over one JSONL file. Models SessionStorage.
+/// A session storage over one JSONL file: IndexedStorage over the file's lines. Models
+/// SessionStorage. Always used as JsonlSessionStorage: a class template only so that its code
+/// compiles in the programs that use it.
 ///
 /// Complexity: open O(file size) without decoding payloads; append O(line) plus one write (and
 /// by default one fdatasync); get_entry O(1) plus the decode of that entry the first time;
 /// path O(depth) decodes; stats, leaf, labels and name O(1).
-class JsonlSessionStorage {
+template <class Tag = void>
+class BasicJsonlSessionStorage : public IndexedStorage<BasicJsonlSessionStorage<Tag>> {
+    using Base = IndexedStorage<BasicJsonlSessionStorage<Tag>>;
+    friend Base;
+    // A type named through Tag: what is done with it compiles only where the storage is used
+    // (see detail/dependent.hpp).
+    template <class X>
+    using Dep = detail::dependent<X, Tag>;
+
 public:
     /// Creates a new session file holding `header` (and `entries`, in order), written to a
     /// temporary file beside `path`, synced, moved into place without replacing anything, the
@@ -105,10 +116,9 @@ public:
     /// hangs under is placed under its target, as set_leaf_id writes it. An existing file:
     /// already_exists. Entries that do not form a tree (duplicate id, unknown parent):
     /// already_exists / invalid_entry, nothing created.
-    template <class = void>
-    static JsonlSessionStorage create(std::string path, SessionHeader header,
-                                      JsonlStorageOptions options = {},
-                                      std::vector<SessionTreeEntry> entries = {}) {
+    static BasicJsonlSessionStorage create(std::string path, SessionHeader header,
+                                           JsonlStorageOptions options = {},
+                                           Dep<std::vector<SessionTreeEntry>> entries = {}) {
         return create(std::move(path), std::move(header), std::move(options), std::move(entries),
                       [] {});
     }
@@ -117,11 +127,11 @@ public:
     /// before the file gets its name. A repository takes its lock there and checks that the
     /// session id is still free; whatever it throws abandons the create (nothing is left).
     template <class BeforePublish>
-    static JsonlSessionStorage create(std::string path, SessionHeader header,
-                                      JsonlStorageOptions options,
-                                      std::vector<SessionTreeEntry> entries,
-                                      BeforePublish&& before_publish) {
-        JsonlSessionStorage s(std::move(path), std::move(options), false);
+    static BasicJsonlSessionStorage create(std::string path, SessionHeader header,
+                                           JsonlStorageOptions options,
+                                           Dep<std::vector<SessionTreeEntry>> entries,
+                                           BeforePublish&& before_publish) {
+        BasicJsonlSessionStorage s(std::move(path), std::move(options), false);
         if (header.metadata.is_null()) header.metadata = Json::object();
         s.dialect_ = s.options_.dialect;
         std::string content = encode_header(header, s.dialect_);
@@ -129,15 +139,15 @@ public:
         if (s.dialect_ == Dialect::pi) {
             // As set_leaf_id writes them in a pi file: a `leaf` entry nothing hangs under goes
             // under its target, where pi (which continues from the last line) follows it.
-            std::unordered_set<std::string> parents;
+            Dep<std::unordered_set<std::string>> parents;
             for (const auto& e : entries)
                 if (const auto& parent = parent_id_of(e)) parents.insert(*parent);
             for (auto& e : entries)
                 if (auto* leaf = std::get_if<LeafEntry>(&e); leaf && parents.count(leaf->id) == 0)
                     leaf->parent_id = leaf->target_id;
         }
-        detail::TreeIndex check;
-        std::vector<EntryHandle> handles;
+        TreeIndex check;
+        Dep<std::vector<EntryHandle>> handles;
         handles.reserve(entries.size());
         for (auto& e : entries) {
             check.check_append(e);
@@ -154,12 +164,12 @@ public:
         temp.sync();
         before_publish();
         s.fd_ = temp.publish(false);
-        s.header_ = std::move(header);
+        s.mutable_metadata() = std::move(header);
         s.file_size_ = content.size();
         s.lines_ = 1;
         for (auto& handle : handles) {
             s.slots_.push_back(Slot{0, 0, ++s.lines_, {}, {}, handle});
-            s.index_.record(*handle);
+            s.mutable_index().record(*handle);
         }
         return s;
     }
@@ -170,19 +180,18 @@ public:
     /// copied to a quarantine file first), adds a missing final newline. A missing file: not_found;
     /// a bad header: invalid_session; a bad interior line: invalid_entry naming file and line
     /// (unless lenient).
-    template <class = void>
-    static JsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
-        JsonlSessionStorage s(std::move(path), std::move(options), false);
-        s.load();
+    static BasicJsonlSessionStorage open(std::string path, JsonlStorageOptions options = {}) {
+        BasicJsonlSessionStorage s(std::move(path), std::move(options), false);
+        s.read_file();
         return s;
     }
 
     /// Opens a session file for reading: no lock, the file is never changed, a torn last line
     /// is ignored. Appends throw `storage`.
-    template <class = void>
-    static JsonlSessionStorage open_read_only(std::string path, JsonlStorageOptions options = {}) {
-        JsonlSessionStorage s(std::move(path), std::move(options), true);
-        s.load();
+    static BasicJsonlSessionStorage open_read_only(std::string path,
+                                                   JsonlStorageOptions options = {}) {
+        BasicJsonlSessionStorage s(std::move(path), std::move(options), true);
+        s.read_file();
         return s;
     }
 
@@ -192,158 +201,44 @@ public:
     /// into place atomically. A clean file is left as it is. A file without a valid header:
     /// invalid_session. Temporary files that killed repairs of this file left beside it are
     /// removed (detail::sweep_temp_files).
-    template <class = void>
     static RepairReport repair(const std::string& path, JsonlStorageOptions options = {}) {
         options.lenient = true;
-        JsonlSessionStorage s(path, std::move(options), false);
-        RepairReport report;
+        BasicJsonlSessionStorage s(path, std::move(options), false);
+        Dep<RepairReport> report;
         std::string clean;
         std::string dropped;
-        s.load(&clean, &dropped, &report);
+        s.read_file(&clean, &dropped, &report);
         detail::sweep_temp_files(*s.ops_, detail::parent_folder(s.path_),
                                  detail::file_name(s.path_));
         return report;
     }
 
-    JsonlSessionStorage(JsonlSessionStorage&&) noexcept = default;
-    JsonlSessionStorage& operator=(JsonlSessionStorage&&) noexcept = default;
-    JsonlSessionStorage(const JsonlSessionStorage&) = delete;
-    JsonlSessionStorage& operator=(const JsonlSessionStorage&) = delete;
-    ~JsonlSessionStorage() = default;
+    BasicJsonlSessionStorage(BasicJsonlSessionStorage&&) noexcept = default;
+    BasicJsonlSessionStorage& operator=(BasicJsonlSessionStorage&&) noexcept = default;
+    BasicJsonlSessionStorage(const BasicJsonlSessionStorage&) = delete;
+    BasicJsonlSessionStorage& operator=(const BasicJsonlSessionStorage&) = delete;
+    ~BasicJsonlSessionStorage() = default;
 
     // -- SessionStorage ------------------------------------------------------------------------
-
-    [[nodiscard]] const SessionHeader& metadata() const noexcept { return header_; }
-    [[nodiscard]] const Environment& environment() const noexcept { return options_.environment; }
-    [[nodiscard]] std::optional<std::string> get_leaf_id() const { return index_.leaf(); }
-
-    /// Appends a `leaf` entry that moves the leaf to `target` (none: before the first entry).
-    /// Throws not_found for an unknown target.
-    ///
-    /// In a native file the entry's parent is the previous leaf (SPEC §4.2). In a pi file it is
-    /// the target itself (none: a root): pi does not know `leaf` entries and continues from a
-    /// file's last line, so a `leaf` entry under the target leads pi down the target's branch
-    /// — its context is the target's, its next append a child on that branch — and agentcore
-    /// reads the move as it wrote it.
-    template <class = void>
-    void set_leaf_id(std::optional<std::string> target) {
-        if (target && !index_.contains(*target))
-            throw SessionError(ErrorCode::not_found, "entry '" + *target + "' not found");
-        LeafEntry leaf;
-        leaf.id = create_entry_id();
-        leaf.parent_id = dialect_ == Dialect::pi ? target : index_.leaf();
-        leaf.timestamp = format_timestamp(options_.environment.now_ms());
-        leaf.target_id = std::move(target);
-        append_entry(std::move(leaf));
-    }
-
-    /// A fresh entry id, unique within this session.
-    template <class = void>
-    [[nodiscard]] std::string create_entry_id() const {
-        return make_entry_id(options_.environment,
-                             [this](const std::string& id) { return index_.contains(id); });
-    }
-
-    /// Appends an entry: one line written (and synced when durable) before memory changes.
-    /// already_exists / invalid_entry as for every storage; `storage` when the file cannot be
-    /// written (the partial line is cut away, memory unchanged), when the storage is read-only,
-    /// poisoned by an earlier failed sync, or when its file no longer has a name (unlinked while
-    /// open: the entry is not acknowledged, and neither is any later one).
-    template <class = void>
-    void append_entry(SessionTreeEntry entry) {
-        if (closed_)
-            throw SessionError(ErrorCode::storage,
-                               "session file '" + path_ + "' was closed for writing");
-        if (read_only_)
-            throw SessionError(ErrorCode::storage,
-                               "session file '" + path_ + "' is open read-only");
-        if (removed_) throw removed_error();
-        if (poisoned_)
-            throw SessionError(
-                ErrorCode::storage,
-                "session file '" + path_ +
-                    "' refuses appends after a failed sync; reopen it to see what is on disk");
-        index_.check_append(entry);
-        std::string line = encode_entry(entry, dialect_);
-        line.push_back('\n');
-        auto handle = std::make_shared<const SessionTreeEntry>(std::move(entry));
-        make_room();
-
-        if (const int err = detail::pwrite_all(*ops_, fd_.get(), line, file_size_)) {
-            cut_back();
-            throw detail::io_error("appending to", path_, err);
-        }
-        if (options_.durability == Durability::durable) {
-            if (const int err = detail::sync_file(*ops_, fd_.get(), true)) {
-                poisoned_ = true;
-                cut_back();
-                throw detail::io_error("syncing (the storage now refuses appends)", path_, err);
-            }
-        }
-        // Checked after the write: a file unlinked before or during it (by anything but
-        // remove, which waits for the writer lock) would take the entry with it.
-        struct stat st {};
-        if (ops_->fstat(fd_.get(), &st) != 0) {
-            const int err = errno;
-            cut_back();
-            throw detail::io_error("stat of", path_, err);
-        }
-        if (st.st_nlink == 0) {
-            removed_ = true;
-            throw removed_error();
-        }
-        file_size_ += line.size();
-        slots_.push_back(Slot{0, 0, ++lines_, {}, {}, handle});
-        index_.record(*handle);
-    }
-
-    template <class = void>
-    [[nodiscard]] EntryHandle get_entry(std::string_view id) const {
-        auto pos = index_.position(id);
-        return pos ? materialise(*pos) : nullptr;
-    }
-
-    template <class = void>
-    [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
-        const auto& positions = index_.positions_of_type(type);
-        std::vector<EntryHandle> out;
-        out.reserve(positions.size());
-        for (std::size_t p : positions) out.push_back(materialise(p));
-        return out;
-    }
-
-    template <class = void>
-    [[nodiscard]] std::optional<std::string> get_label(std::string_view id) const {
-        return index_.label(id);
-    }
-    [[nodiscard]] std::optional<std::string> get_session_name() const { return index_.name(); }
-
-    /// The entries the state of a context built at `leaf` comes from (SPEC §4.5): O(1) on the
-    /// index, plus decoding those (at most three) entries.
-    template <class = void>
-    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
-        return index_.state_entries(leaf, [this](std::size_t pos) { return materialise(pos); });
-    }
-
-    template <class = void>
-    [[nodiscard]] std::vector<EntryHandle> get_path_to_root_or_compaction(
-        std::optional<std::string_view> start) const {
-        return detail::walk_to_root_or_compaction(
-            start, slots_.size(), [this](std::string_view id) { return get_entry(id); });
-    }
-
-    template <class = void>
-    [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
-        if (query.after >= slots_.size()) return {};
-        const std::size_t n = std::min(query.limit, slots_.size() - query.after);
-        std::vector<EntryHandle> out;
-        out.reserve(n);
-        for (std::size_t i = query.after; i < query.after + n; ++i) out.push_back(materialise(i));
-        return out;
-    }
-
-    [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }
-    [[nodiscard]] std::size_t entry_count() const noexcept { return slots_.size(); }
+    //
+    // IndexedStorage implements the concept over the hooks below (persist, load): metadata,
+    // environment, get_leaf_id, set_leaf_id, create_entry_id, append_entry, get_entry,
+    // find_entries, get_label, get_session_name, get_path_to_root_or_compaction, get_entries,
+    // get_session_stats, get_state_entries, entry_count.
+    //
+    // set_leaf_id: in a native file the `leaf` entry's parent is the previous leaf (SPEC §4.2).
+    // In a pi file it is the target itself (none: a root): pi does not know `leaf` entries and
+    // continues from a file's last line, so a `leaf` entry under the target leads pi down the
+    // target's branch — its context is the target's, its next append a child on that branch —
+    // and agentcore reads the move as it wrote it.
+    //
+    // append_entry writes one line (and syncs it when durable) before memory changes.
+    // already_exists / invalid_entry as for every storage; `storage` when the file cannot be
+    // written (the partial line is cut away, memory unchanged), when the storage is read-only,
+    // poisoned by an earlier failed sync, or when its file no longer has a name (unlinked while
+    // open: the entry is not acknowledged, and neither is any later one).
+    //
+    // get_state_entries: O(1) on the index, plus decoding those (at most three) entries.
 
     /// The text of the entry at `pos` (append order, from 0) as its line in the file holds it,
     /// undecoded; nullopt for an entry that is kept decoded (appended by this storage, or
@@ -370,7 +265,6 @@ public:
     /// appends then throw `storage`. Reads go on from what this storage indexed. Closing again,
     /// or closing a read-only storage, does nothing. Throws `storage` when the unlock fails (the
     /// storage is closed for writing all the same).
-    template <class = void>
     void close() {
         if (read_only_ || closed_) return;
         closed_ = true;
@@ -386,7 +280,6 @@ public:
     /// The lines a lenient open skipped (empty for a strict open).
     [[nodiscard]] const std::vector<LineProblem>& problems() const noexcept { return problems_; }
     /// Where the torn tail cut off by a writing open went, if there was one.
-    template <class = void>
     [[nodiscard]] const std::optional<std::string>& quarantine_path() const noexcept {
         return quarantine_path_;
     }
@@ -406,7 +299,6 @@ private:
     };
 
     // Keeps a decoded entry alive within the cache's budget, letting go of the oldest first.
-    template <class = void>
     void hold_decoded(std::size_t pos, const EntryHandle& handle) const {
         const std::size_t budget = options_.decoded_cache_bytes;
         const Slot& slot = slots_[pos];
@@ -422,13 +314,78 @@ private:
         }
     }
 
-    JsonlSessionStorage(std::string path, JsonlStorageOptions options, bool read_only)
-        : path_(std::move(path)),
+    BasicJsonlSessionStorage(std::string path, JsonlStorageOptions options, bool read_only)
+        : Base(SessionHeader{}, options.environment),
+          path_(std::move(path)),
           options_(std::move(options)),
           ops_(&detail::ops_or_real(options_.file_ops)),
           read_only_(read_only) {}
 
-    template <class = void>
+    // -- IndexedStorage's hooks ----------------------------------------------------------------
+
+    void check_writable() const {
+        if (closed_)
+            throw SessionError(ErrorCode::storage,
+                               "session file '" + path_ + "' was closed for writing");
+        if (read_only_)
+            throw SessionError(ErrorCode::storage,
+                               "session file '" + path_ + "' is open read-only");
+        if (removed_) throw removed_error();
+        if (poisoned_)
+            throw SessionError(
+                ErrorCode::storage,
+                "session file '" + path_ +
+                    "' refuses appends after a failed sync; reopen it to see what is on disk");
+    }
+
+    [[nodiscard]] std::optional<std::string> leaf_parent(
+        const std::optional<std::string>& target) const {
+        return dialect_ == Dialect::pi ? target : this->get_leaf_id();
+    }
+
+    // Writes the entry's line (synced when durable); memory changes only once it is written.
+    void persist(const EntryHandle& entry) {
+        std::string line = encode_entry(*entry, dialect_);
+        line.push_back('\n');
+        make_room();
+        if (const int err = detail::pwrite_all(*ops_, fd_.get(), line, file_size_)) {
+            cut_back();
+            throw detail::io_error("appending to", path_, err);
+        }
+        if (options_.durability == Durability::durable) {
+            if (const int err = detail::sync_file(*ops_, fd_.get(), true)) {
+                poisoned_ = true;
+                cut_back();
+                throw detail::io_error("syncing (the storage now refuses appends)", path_, err);
+            }
+        }
+        // Checked after the write: a file unlinked before or during it (by anything but
+        // remove, which waits for the writer lock) would take the entry with it.
+        struct stat st {};
+        if (ops_->fstat(fd_.get(), &st) != 0) {
+            const int err = errno;
+            cut_back();
+            throw detail::io_error("stat of", path_, err);
+        }
+        if (st.st_nlink == 0) {
+            removed_ = true;
+            throw removed_error();
+        }
+        file_size_ += line.size();
+        slots_.push_back(Slot{0, 0, ++lines_, {}, {}, entry});
+        last_line_bytes_ = line.size();
+    }
+
+    // The index could not record the newest entry (out of memory): its line is cut away again.
+    void unpersist_last() noexcept {
+        file_size_ -= last_line_bytes_;
+        --lines_;
+        slots_.pop_back();
+        cut_back();
+    }
+
+    [[nodiscard]] EntryHandle load(std::size_t position) const { return materialise(position); }
+
     [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason,
                                 const ErrorLocation& inner = {}) const {
         throw SessionError(
@@ -441,12 +398,10 @@ private:
 
     // Cuts a failed append away again; when even that fails, the file's end is unknown and the
     // storage refuses further appends.
-    template <class = void>
     void cut_back() noexcept {
         if (detail::truncate_file(*ops_, fd_.get(), file_size_) != 0) poisoned_ = true;
     }
 
-    template <class = void>
     EntryHandle materialise(std::size_t pos) const {
         const Slot& slot = slots_[pos];
         if (slot.pinned) return slot.pinned;
@@ -476,7 +431,6 @@ private:
 
     // What one line adds to the index; returns an empty string when it was recorded, else the
     // reason it was not (and the index is unchanged).
-    template <class = void>
     std::string index_line(std::string_view text, std::uint64_t offset, std::size_t line_no) {
         detail::ScannedEntry scanned;
         std::string reason;
@@ -516,14 +470,14 @@ private:
         }
         auto duplicate = [&] {
             return "entry id '" + detail::printable_id(id) + "' already appears on line " +
-                   std::to_string(slots_[*index_.position(id)].line);
+                   std::to_string(slots_[*this->index().position(id)].line);
         };
-        if (parent && !index_.contains(*parent))
+        if (parent && !this->index().contains(*parent))
             return "entry '" + detail::printable_id(id) + "' names parent '" +
                    detail::printable_id(*parent) + "', which does not appear on an earlier line";
 
         if (bookkeeping) {
-            if (index_.contains(id)) return duplicate();
+            if (this->index().contains(id)) return duplicate();
             EntryHandle handle;
             try {
                 handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
@@ -535,15 +489,15 @@ private:
                               " bytes)");
             }
             if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
-                if (leaf->target_id && !index_.contains(*leaf->target_id))
+                if (leaf->target_id && !this->index().contains(*leaf->target_id))
                     return "leaf entry '" + detail::printable_id(id) + "' targets '" +
                            detail::printable_id(*leaf->target_id) +
                            "', which does not appear on an earlier line";
             slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, handle});
-            index_.record(*handle);
+            this->mutable_index().record(*handle);
             return {};
         }
-        std::optional<Usage> usage;
+        Dep<std::optional<Usage>> usage;
         std::string_view usage_raw;
         if (type == MessageEntry::type) {
             if (scanned.message_role == "\"assistant\"") usage_raw = scanned.message_usage;
@@ -567,7 +521,8 @@ private:
             type == MessageEntry::type && !scanned.message_role.empty() &&
             detail::JsonScanner::string_value(scanned.message_role, role_scratch, role) &&
             role == "assistant";
-        if (!index_.record_undecoded(id, type, parent, assistant, usage ? &*usage : nullptr))
+        if (!this->mutable_index().record_undecoded(id, type, parent, assistant,
+                                                    usage ? &*usage : nullptr))
             return duplicate();
         slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, nullptr});
         return {};
@@ -575,7 +530,6 @@ private:
 
     // The counts the stats need, read straight from a usage object's text; none when a field
     // is not a plain number (the codec then reads it, and reports what is wrong).
-    template <class = void>
     std::optional<Usage> fast_usage(std::string_view raw) const {
         const bool pi = dialect_ == Dialect::pi;
         Usage u;
@@ -614,14 +568,12 @@ private:
     }
 
     // Grows the slots geometrically, so that the push_back after a write cannot throw.
-    template <class = void>
     void make_room() {
         if (slots_.size() == slots_.capacity())
             slots_.reserve(std::max<std::size_t>(64, slots_.capacity() * 2));
     }
 
     // True when a line is one JSON object (a last line that is not is a torn tail).
-    template <class = void>
     bool parses(std::string_view text) const {
         detail::ScannedEntry unused;
         std::string syntax;
@@ -634,7 +586,6 @@ private:
     // line, always the last; a lenient writer keeps a bad line, and once the line after it is cut
     // a later writing open cuts it in turn. The lines are read from the end with pread; a file
     // found shorter than `size` (cut meanwhile) gives 0: all of it is read, none mapped.
-    template <class = void>
     std::uint64_t uncuttable_prefix(std::uint64_t size) const {
         constexpr std::uint64_t chunk = 64 << 10;
         std::string buffer;
@@ -670,9 +621,6 @@ private:
         return 0;
     }
 
-    // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
-    // dropped bytes and publishes them.
-    template <class = void>
     SessionError removed_error() const {
         return SessionError(ErrorCode::storage,
                             "session file '" + path_ +
@@ -682,7 +630,6 @@ private:
     // Opens the file and, for writing, takes its lock. A writing open then writes only to the
     // file that is at the path once it holds the lock: the one it opened may have been removed
     // meanwhile (not_found) or replaced by a repair (opened again).
-    template <class = void>
     void open_and_lock() {
         for (int attempt = 0;; ++attempt) {
             fd_ = detail::open_regular_file(*ops_, path_, read_only_ ? O_RDONLY : O_RDWR,
@@ -714,9 +661,10 @@ private:
         }
     }
 
-    template <class = void>
-    void load(std::string* clean = nullptr, std::string* dropped = nullptr,
-              RepairReport* report = nullptr) {
+    // Opens and indexes the file. With `clean` (a repair), also collects the clean copy and the
+    // dropped bytes and publishes them.
+    void read_file(std::string* clean = nullptr, std::string* dropped = nullptr,
+                   Dep<RepairReport>* report = nullptr) {
         open_and_lock();
         // Size after the lock: a writer that held it may have changed the file.
         const std::uint64_t size = detail::file_size(*ops_, fd_.get(), path_);
@@ -734,13 +682,13 @@ private:
         reader.next(line);
         const std::string_view header_text = reader.text(line);
         try {
-            header_ = decode_header(header_text, &dialect_);
+            this->mutable_metadata() = decode_header(header_text, &dialect_);
         } catch (const SessionError& e) {
             fail_line(ErrorCode::invalid_session, 1, detail_of(e), e.location());
         }
-        if (header_.version != current_session_version)
+        if (this->metadata().version != current_session_version)
             fail_line(ErrorCode::invalid_session, 1,
-                      "session format version " + std::to_string(header_.version) +
+                      "session format version " + std::to_string(this->metadata().version) +
                           " must be upgraded to version 3 before it is opened");
         if (clean != nullptr) {
             clean->append(header_text);
@@ -751,7 +699,7 @@ private:
         std::size_t last_line = 1;
         constexpr std::size_t release_step = std::size_t{16} << 20;
         std::size_t next_release = release_step;
-        std::vector<std::pair<std::uint64_t, std::uint64_t>> dropped_ranges;
+        Dep<std::vector<std::pair<std::uint64_t, std::uint64_t>>> dropped_ranges;
 
         while (reader.next(line)) {
             last_line = line.number;
@@ -797,7 +745,7 @@ private:
         if (read_only_) return;
         if (torn_tail_) {
             quarantine_path_ =
-                detail::write_side_file(*ops_, path_, "quarantine", options_.environment.now_ms(),
+                detail::write_side_file(*ops_, path_, "quarantine", this->environment().now_ms(),
                                         data.substr(static_cast<std::size_t>(good_end)));
             if (const int err = detail::truncate_file(*ops_, fd_.get(), good_end))
                 throw detail::io_error("cutting the torn last line of", path_, err);
@@ -816,10 +764,10 @@ private:
         }
     }
 
-    template <class = void>
-    void finish_repair(std::string_view data, std::uint64_t good_end, bool last_terminated,
-                       const std::vector<std::pair<std::uint64_t, std::uint64_t>>& dropped_ranges,
-                       const std::string& clean, std::string& dropped, RepairReport& report) {
+    void finish_repair(
+        std::string_view data, std::uint64_t good_end, bool last_terminated,
+        const Dep<std::vector<std::pair<std::uint64_t, std::uint64_t>>>& dropped_ranges,
+        const std::string& clean, std::string& dropped, Dep<RepairReport>& report) {
         report.problems = problems_;
         report.entries_kept = slots_.size();
         for (const auto& [from, to] : dropped_ranges)
@@ -832,7 +780,7 @@ private:
         if (dropped.empty() && last_terminated && clean.size() == data.size())
             return;  // already clean
         report.changed = true;
-        const std::int64_t now = options_.environment.now_ms();
+        const std::int64_t now = this->environment().now_ms();
         if (!dropped.empty())
             report.quarantine_path =
                 detail::write_side_file(*ops_, path_, "quarantine", now, dropped);
@@ -863,16 +811,19 @@ private:
     bool removed_ = false;  ///< the file lost its last name while open (see append_entry)
     Dialect dialect_ = Dialect::native;
     detail::FileHandle fd_;
-    SessionHeader header_;
     std::uint64_t file_size_ = 0;
-    std::size_t lines_ = 0;  ///< lines in the file, the header included
+    std::size_t lines_ = 0;            ///< lines in the file, the header included
+    std::size_t last_line_bytes_ = 0;  ///< the newest appended line (see unpersist_last)
     std::vector<Slot> slots_;
-    mutable std::deque<std::size_t> held_order_;  // decoded entries the cache holds, oldest first
+    mutable Dep<std::deque<std::size_t>>
+        held_order_;  // decoded entries the cache holds, oldest first
     mutable std::size_t held_bytes_ = 0;
-    detail::TreeIndex index_;
-    std::vector<LineProblem> problems_;
-    std::optional<std::string> quarantine_path_;
+    Dep<std::vector<LineProblem>> problems_;
+    Dep<std::optional<std::string>> quarantine_path_;
 };
+
+/// The session storage over one JSONL file (see BasicJsonlSessionStorage).
+using JsonlSessionStorage = BasicJsonlSessionStorage<>;
 
 static_assert(SessionStorage<JsonlSessionStorage>);
 static_assert(has_state_entries<JsonlSessionStorage>);

@@ -64,6 +64,5 @@ private:
 
 static_assert(SessionStorage<InMemorySessionStorage<>>);
 static_assert(has_state_entries<InMemorySessionStorage<>>);
-static_assert(has_state_entries<InMemorySessionStorage<>>);
 
 }  // namespace agentcore

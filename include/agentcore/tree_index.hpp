@@ -6,6 +6,7 @@
 // Public: a storage of an application's own (see indexed_storage.hpp) builds on it. The types
 // live in agentcore::detail for 0.1's sake and are named in agentcore at the end of this file.
 
+#include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/storage.hpp>
@@ -31,17 +32,23 @@ struct StringHash {
 template <class V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
-class TreeIndex {
+/// The bookkeeping of one session (see above). A class template only so that its code compiles
+/// in the programs that use it; it is always used as TreeIndex.
+template <class T = void>
+class BasicTreeIndex {
+    // The members' types are named through T, so that what is done with them compiles only
+    // where the index is used (see detail/dependent.hpp).
+    template <class V>
+    using Map = dependent<StringMap<V>, T>;
+
 public:
     /// Position (append order) of an entry, or none.
-    template <class = void>
     [[nodiscard]] std::optional<std::size_t> position(std::string_view id) const {
         auto it = positions_.find(id);
         if (it == positions_.end()) return std::nullopt;
         return it->second;
     }
 
-    template <class = void>
     [[nodiscard]] bool contains(std::string_view id) const {
         return positions_.find(id) != positions_.end();
     }
@@ -49,8 +56,7 @@ public:
 
     /// Throws unless `entry` may be appended: a non-empty id not yet taken (already_exists), a
     /// parent that exists (invalid_entry), a leaf target that exists (invalid_entry).
-    template <class = void>
-    void check_append(const SessionTreeEntry& entry) const {
+    void check_append(const dependent<SessionTreeEntry, T>& entry) const {
         const EntryBase& base = base_of(entry);
         if (base.id.empty())
             throw SessionError(
@@ -75,8 +81,7 @@ public:
     }
 
     /// Records an appended entry at the next position and moves the leaf (SPEC §4.2).
-    template <class = void>
-    void record(const SessionTreeEntry& entry) {
+    void record(const dependent<SessionTreeEntry, T>& entry) {
         const std::size_t pos = positions_.size();
         const auto inserted = positions_.emplace(id_of(entry), pos).first;
         try {
@@ -111,7 +116,6 @@ public:
     /// it adds to the stats, if any. Label, session_info and leaf entries change more than that
     /// and go through record(entry). Returns false, changing nothing, when the id is already
     /// taken.
-    template <class = void>
     bool record_undecoded(std::string_view id, std::string_view type,
                           std::optional<std::string_view> parent, bool assistant_message,
                           const Usage* usage) {
@@ -136,7 +140,6 @@ public:
 
     [[nodiscard]] const std::optional<std::string>& leaf() const noexcept { return leaf_; }
 
-    template <class = void>
     [[nodiscard]] std::optional<std::string> label(std::string_view id) const {
         auto it = labels_.find(id);
         if (it == labels_.end()) return std::nullopt;
@@ -147,7 +150,6 @@ public:
     [[nodiscard]] const SessionStats& stats() const noexcept { return stats_; }
 
     /// Positions of the entries of one type, in append order.
-    template <class = void>
     [[nodiscard]] const std::vector<std::size_t>& positions_of_type(std::string_view type) const {
         static const std::vector<std::size_t> none;
         auto it = by_type_.find(type);
@@ -168,7 +170,6 @@ public:
 
     /// The state positions of the entry with that id (all no_position for none or an unknown id).
     /// O(1): each entry's are derived from its parent's when it is recorded.
-    template <class = void>
     [[nodiscard]] StatePositions state_positions(std::optional<std::string_view> id) const {
         if (!id) return {};
         auto it = positions_.find(*id);
@@ -187,7 +188,6 @@ public:
         return out;
     }
 
-    template <class = void>
     void reserve(std::size_t n) {
         positions_.reserve(n);
         state_.reserve(n);
@@ -195,7 +195,6 @@ public:
 
 private:
     // Appends the state positions of the entry at `pos`: its parent's, overridden by what it sets.
-    template <class = void>
     void push_state(std::size_t pos, std::optional<std::string_view> parent, StateSets sets) {
         StatePositions p;
         if (parent) {
@@ -208,14 +207,16 @@ private:
         state_.push_back(p);
     }
 
-    StringMap<std::size_t> positions_;
-    StringMap<std::vector<std::size_t>> by_type_;
-    StringMap<std::string> labels_;
+    Map<std::size_t> positions_;
+    Map<std::vector<std::size_t>> by_type_;
+    Map<std::string> labels_;
     std::optional<std::string> name_;
     std::optional<std::string> leaf_;
     SessionStats stats_;
-    std::vector<StatePositions> state_;  // by position
+    dependent<std::vector<StatePositions>, T> state_;  // by position
 };
+
+using TreeIndex = BasicTreeIndex<>;
 
 }  // namespace agentcore::detail
 
@@ -244,7 +245,7 @@ template <class FetchMore>
 std::vector<EntryHandle> walk_fetched_ancestors(std::optional<std::string_view> start,
                                                 std::size_t bound, std::vector<EntryHandle> fetched,
                                                 FetchMore&& fetch_more) {
-    StringMap<EntryHandle> by_id;
+    detail::dependent<StringMap<EntryHandle>, FetchMore> by_id;
     auto add = [&](std::vector<EntryHandle>&& batch) {
         for (auto& e : batch)
             if (e) by_id.emplace(id_of(*e), std::move(e));

@@ -9,6 +9,7 @@
 // process now has the id written in the name.
 
 #include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/threads.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
 
@@ -18,7 +19,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstddef>
@@ -27,7 +27,6 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -55,7 +54,7 @@ inline int lock_new_temp_file(const FileOps& ops, int fd) noexcept {
         const int err = errno;
         if (err == EINTR) continue;
         if ((err != EWOULDBLOCK && err != EAGAIN) || waited_ms >= 2000) return err;
-        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        pause_for(std::chrono::milliseconds(1));
         ++waited_ms;
     }
 }
@@ -131,13 +130,13 @@ public:
     // The name takes no randomness from the session's Environment: a deterministic
     // environment must give the same entry ids whatever the storage.
     TempFile(const FileOps& ops, std::string target) : ops_(&ops), target_(std::move(target)) {
-        static std::atomic<std::uint64_t> counter{0};
+        static SharedCounter<std::uint64_t> counter{0};
         for (int attempt = 0; attempt < 100; ++attempt) {
             const auto tick = static_cast<std::uint64_t>(
                 std::chrono::steady_clock::now().time_since_epoch().count());
             std::string name = parent_folder(target_) + "/." + std::string(file_name(target_)) +
                                ".tmp-" + std::to_string(::getpid()) + "-" +
-                               std::to_string(counter++) + "-";
+                               std::to_string(counter.fetch_add(1)) + "-";
             append_hex(name, tick & 0xFFFFFFFFULL, 8);
             fd_ = open_file(ops, name, O_RDWR | O_CREAT | O_EXCL, 0600);
             if (fd_) {

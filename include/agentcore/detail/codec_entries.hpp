@@ -82,12 +82,12 @@ std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx, const
 }
 
 template <class Message = AgentMessage>
-std::optional<std::vector<Message>> read_optional_messages(Json* v, Dialect d,
+std::optional<std::vector<Message>> read_optional_messages(dependent<Json, Message>* v, Dialect d,
                                                            const ReadContext& ctx,
                                                            const FieldPath& path) {
     if (absent(v)) return std::nullopt;
     if (!v->is_array()) ctx.expected(path, "an array of messages or null", *v);
-    auto& items = v->get_ref<Json::array_t&>();
+    auto& items = v->template get_ref<Json::array_t&>();
     std::vector<Message> out;
     out.reserve(items.size());
     for (std::size_t i = 0; i < items.size(); ++i)

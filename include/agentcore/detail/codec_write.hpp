@@ -170,35 +170,39 @@ void append_json_string(std::string& out, std::string_view s, const ReadContext&
 
 /// Appends `value` as compact JSON. `level` is how many containers enclose it; a container
 /// deeper than max_json_depth is refused (invalid_entry naming `path`).
-template <class = void>
-void append_json(std::string& out, const Json& value, int level = 0, const ReadContext& ctx = {},
-                 const FieldPath& path = {}) {
+template <class T = void>
+void append_json(std::string& out, const dependent<Json, T>& value, int level = 0,
+                 const ReadContext& ctx = {}, const FieldPath& path = {}) {
     if ((value.is_object() || value.is_array()) && level + 1 > max_json_depth)
         ctx.fail(path, "JSON nested deeper than " + std::to_string(max_json_depth) + " levels");
     char buf[32];
     switch (value.type()) {
         case Json::value_t::null: out += "null"; return;
-        case Json::value_t::boolean: out += value.get<bool>() ? "true" : "false"; return;
+        case Json::value_t::boolean: out += value.template get<bool>() ? "true" : "false"; return;
         case Json::value_t::number_integer: {
-            const auto res = std::to_chars(buf, buf + sizeof buf, value.get<std::int64_t>());
+            const auto res =
+                std::to_chars(buf, buf + sizeof buf, value.template get<std::int64_t>());
             out.append(buf, res.ptr);
             return;
         }
         case Json::value_t::number_unsigned: {
-            const auto res = std::to_chars(buf, buf + sizeof buf, value.get<std::uint64_t>());
+            const auto res =
+                std::to_chars(buf, buf + sizeof buf, value.template get<std::uint64_t>());
             out.append(buf, res.ptr);
             return;
         }
-        case Json::value_t::number_float: append_js_number(out, value.get<double>()); return;
+        case Json::value_t::number_float:
+            append_js_number(out, value.template get<double>());
+            return;
         case Json::value_t::string:
-            append_json_string(out, value.get_ref<const std::string&>(), ctx, path);
+            append_json_string(out, value.template get_ref<const std::string&>(), ctx, path);
             return;
         case Json::value_t::array: {
             out += '[';
-            const auto& items = value.get_ref<const Json::array_t&>();
+            const auto& items = value.template get_ref<const Json::array_t&>();
             for (std::size_t i = 0; i < items.size(); ++i) {
                 if (i != 0) out += ',';
-                append_json(out, items[i], level + 1, ctx, path[i]);
+                append_json<T>(out, items[i], level + 1, ctx, path[i]);
             }
             out += ']';
             return;
@@ -206,13 +210,13 @@ void append_json(std::string& out, const Json& value, int level = 0, const ReadC
         case Json::value_t::object: {
             out += '{';
             bool first = true;
-            for (const auto& field : value.get_ref<const Json::object_t&>()) {
+            for (const auto& field : value.template get_ref<const Json::object_t&>()) {
                 if (!first) out += ',';
                 first = false;
                 const FieldPath child = path / field.first;
                 append_json_string(out, field.first, ctx, child, true);
                 out += ':';
-                append_json(out, field.second, level + 1, ctx, child);
+                append_json<T>(out, field.second, level + 1, ctx, child);
             }
             out += '}';
             return;

@@ -5,6 +5,7 @@
 // same process conflicts too.
 
 #include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/threads.hpp>
 #include <agentcore/error.hpp>
 
 #include <fcntl.h>
@@ -15,7 +16,6 @@
 #include <chrono>
 #include <string>
 #include <string_view>
-#include <thread>
 
 namespace agentcore::detail {
 
@@ -34,8 +34,7 @@ inline void lock_exclusive(const FileOps& ops, int fd, std::chrono::milliseconds
         if (now >= deadline)
             throw SessionError(ErrorCode::locked, "session file '" + std::string(path) +
                                                       "' is open for writing elsewhere");
-        std::this_thread::sleep_for(
-            std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
+        pause_for(std::min<std::chrono::steady_clock::duration>(pause, deadline - now));
         if (pause < std::chrono::milliseconds(50)) pause *= 2;
     }
 }

@@ -237,6 +237,7 @@ private:
     // append_json_strings over a raw value: the string values in document order. A repeated
     // key (which a DOM would keep in its first place with its last value) or an escaped key
     // is left to the codec.
+    template <class T = void>
     bool json_strings(RawValue raw, std::string& out, int depth) {
         if (depth > 64) return true;
         if (raw.front() == '"') return part(raw, out);
@@ -248,7 +249,7 @@ private:
             return ok;
         }
         if (raw.front() != '{') return true;  // numbers, booleans, null
-        std::vector<std::string_view> keys;
+        dependent<std::vector<std::string_view>, T> keys;
         JsonScanner::for_each_member(raw, [&](std::string_view key, std::string_view value) {
             if (!ok) return;
             if (key.find('\\') != std::string_view::npos) {
