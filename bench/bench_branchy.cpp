@@ -11,7 +11,7 @@
 // are skipped without it.
 #include "bench_util.hpp"
 
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
 #include <agentcore/verify.hpp>
 

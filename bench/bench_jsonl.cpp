@@ -14,8 +14,8 @@
 #include "workload.hpp"
 
 #include <agentcore/codec.hpp>
-#include <agentcore/jsonl_repo.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
 
 #include <dirent.h>

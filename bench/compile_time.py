@@ -38,14 +38,14 @@ DEFAULT_HEADERS = [
     UMBRELLA,
     "agentcore/messages.hpp",
     "agentcore/entries.hpp",
-    "agentcore/memory_storage.hpp",
-    "agentcore/jsonl_storage.hpp",
+    "agentcore/memory/memory_storage.hpp",
+    "agentcore/jsonl/jsonl_storage.hpp",
     "agentcore/session_ops.hpp",
     "agentcore/context.hpp",
     "agentcore/codec.hpp",
     "agentcore/compaction.hpp",
     "agentcore/branch_summary.hpp",
-    "agentcore/jsonl_repo.hpp",
+    "agentcore/jsonl/jsonl_repo.hpp",
     "agentcore/any_repo.hpp",
 ]
 

@@ -5,7 +5,7 @@
 #include "workload.hpp"
 
 #include <agentcore/codec.hpp>
-#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
 #include <agentcore/session.hpp>
 
 #include <cstdio>

@@ -10,7 +10,7 @@
 #include <agentcore/codec.hpp>
 #include <agentcore/context.hpp>
 #include <agentcore/convert.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 
 #include <filesystem>
 #include <sstream>

@@ -8,7 +8,7 @@
 
 #include <agentcore/context.hpp>
 #include <agentcore/convert.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/pi_migrate.hpp>
 
 #include <filesystem>

@@ -10,7 +10,7 @@
 #include "repository.hpp"
 #include "session_file.hpp"
 
-#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
 
 #include <algorithm>
 #include <filesystem>

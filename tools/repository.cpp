@@ -2,7 +2,7 @@
 
 #include "session_file.hpp"
 
-#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
 
 // Linking agentcore::sqlite (where SQLite was found) registers `sqlite:` with open_repository.
 #ifdef AGENTCORE_TOOL_SQLITE

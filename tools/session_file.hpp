@@ -10,8 +10,8 @@
 
 #include <agentcore/convert.hpp>
 #include <agentcore/entries.hpp>
-#include <agentcore/jsonl_storage.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/session_ops.hpp>
 
 #include <cstddef>

@@ -1,6 +1,6 @@
 #include "session_source.hpp"
 
-#include <agentcore/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
 
 namespace agentcore::tool {
 

@@ -17,8 +17,8 @@
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
-#include <agentcore/jsonl_repo.hpp>
-#include <agentcore/memory_repo.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
+#include <agentcore/memory/memory_repo.hpp>
 #include <agentcore/repo.hpp>
 #include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>

@@ -33,7 +33,7 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/pi_migrate.hpp>
 
 #include <cstddef>

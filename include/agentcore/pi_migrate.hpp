@@ -31,7 +31,7 @@
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/storage.hpp>
 
 #include <cerrno>

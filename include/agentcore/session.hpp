@@ -9,6 +9,12 @@
 // (<agentcore/sqlite/...>, <agentcore/postgres/...>: they need SQLite and libpq) and the test
 // fixtures (<agentcore/testing/...>).
 //
+// The folders show the layers: the data model, codec, concepts, session operations and search
+// at the top level; a folder per storage (memory/, jsonl/, sqlite/, postgres/) with its storage,
+// repository and internals; llm/ above the sessions; testing/ for applications' tests; detail/
+// for internals several layers share. 0.1's paths (<agentcore/jsonl_storage.hpp>, ...) still
+// work: they include the header from its folder.
+//
 // Compile time: most functions of the library are function templates with an unused parameter,
 // `template <class = void>`, although none needs one. A template's body is compiled only in a
 // program that calls it; an inline function's body is compiled in every translation unit that
@@ -24,7 +30,10 @@
 // defaulted to the type itself, `template <class Entry = SessionTreeEntry>` — and compare JSON
 // values through detail::json_equal. Default member initializers spell an empty JSON object
 // `Json(Json::value_t::object)`: Json::object() would make every translation unit compile the
-// initializer-list constructor of the ordered JSON.
+// initializer-list constructor of the ordered JSON. Classes whose member functions use their
+// members (the tree index, the JSONL storage) are class templates used through an alias
+// (`using TreeIndex = BasicTreeIndex<>`), with the members' types named through the parameter.
+// <thread>, <mutex>, <atomic> and <random> are not included (detail/threads.hpp, ids.hpp).
 
 #include <agentcore/any_repo.hpp>
 #include <agentcore/branch_summary.hpp>
@@ -38,10 +47,10 @@
 #include <agentcore/ids.hpp>
 #include <agentcore/indexed_storage.hpp>
 #include <agentcore/json.hpp>
-#include <agentcore/jsonl_repo.hpp>
-#include <agentcore/jsonl_storage.hpp>
-#include <agentcore/memory_repo.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
+#include <agentcore/memory/memory_repo.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/messages.hpp>
 #include <agentcore/pi_migrate.hpp>
 #include <agentcore/repo.hpp>

@@ -3,7 +3,7 @@
 // by the migration reader (pi v1/v2/v3). Checks: no crash; every entry an open indexed can be
 // read or fails with a SessionError; a writing open and a repair lose no entry that a lenient
 // read-only open sees; a repaired file opens strictly.
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/pi_migrate.hpp>
 #include <agentcore/session.hpp>
 

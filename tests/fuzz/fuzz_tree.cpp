@@ -4,7 +4,7 @@
 // Checks: no crash; the walk matches a reference walk written from SPEC §4.4; the same tree
 // written as a JSONL file and opened again gives the same path and the same context for every
 // entry.
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
 
 #include <fcntl.h>

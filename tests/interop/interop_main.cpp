@@ -23,8 +23,8 @@
 #include <agentcore/codec.hpp>
 #include <agentcore/compaction.hpp>
 #include <agentcore/convert.hpp>
-#include <agentcore/jsonl_storage.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/pi_migrate.hpp>
 #include <agentcore/session_ops.hpp>
 

@@ -7,8 +7,8 @@
 #include "support/scratch.hpp"
 
 #include <agentcore/codec.hpp>
-#include <agentcore/jsonl_repo.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 
 #include <cerrno>
 #include <memory>

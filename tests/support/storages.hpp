@@ -13,8 +13,8 @@
 #include "support/builders.hpp"
 #include "support/scratch.hpp"
 
-#include <agentcore/jsonl_storage.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/session.hpp>
 
 #if defined(AGENTCORE_TEST_SQLITE)

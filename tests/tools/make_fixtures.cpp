@@ -3,8 +3,8 @@
 // for `copy` (both dialects, entry types and fields the library does not model), a repository
 // whose text exercises search's folding and query language, and damaged files for the error
 // paths. Usage: agentcore_tools_fixtures OUT_DIR
-#include <agentcore/jsonl_repo.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_repo.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/session.hpp>
 
 #include <sys/stat.h>

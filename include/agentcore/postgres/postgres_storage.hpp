@@ -33,7 +33,7 @@
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/postgres/detail/link.hpp>
 #include <agentcore/postgres/detail/pg.hpp>
 #include <agentcore/postgres/detail/rows.hpp>

@@ -23,7 +23,7 @@
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
-#include <agentcore/jsonl_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/sqlite/detail/db.hpp>
 #include <agentcore/sqlite/detail/schema.hpp>
 #include <agentcore/storage.hpp>

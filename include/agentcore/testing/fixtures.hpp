@@ -65,8 +65,8 @@
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
 #include <agentcore/json.hpp>
-#include <agentcore/jsonl_storage.hpp>
-#include <agentcore/memory_storage.hpp>
+#include <agentcore/jsonl/jsonl_storage.hpp>
+#include <agentcore/memory/memory_storage.hpp>
 #include <agentcore/messages.hpp>
 #include <agentcore/session_ops.hpp>
 #include <agentcore/storage.hpp>
