@@ -721,6 +721,22 @@ int main(int argc, char** argv) try {
         FileSession session(JsonlSessionStorage::open_read_only(file));
         do_not_optimize(build_context(session).messages.size());
     });
+    // Resuming the unchanged file from its resume index (JsonlStorageOptions::resume_index): one
+    // open writes the index, the timed ones read it instead of the lines.
+    JsonlStorageOptions resume_options;
+    resume_options.resume_index = true;
+    (void)JsonlSessionStorage::open(file, resume_options);
+    std::size_t resumed = 0;
+    const Timing resume_open = time_each(opens, [&] {
+        const auto storage = JsonlSessionStorage::open(file, resume_options);
+        resumed = storage.resumed_lines();
+        do_not_optimize(storage.entry_count());
+    });
+    const Timing resume_build = time_each(opens, [&] {
+        FileSession session(JsonlSessionStorage::open(file, resume_options));
+        do_not_optimize(build_context(session).messages.size());
+    });
+    fs::remove(JsonlSessionStorage::resume_index_path(file));
     const double peak_open = peak_rss_of_open(file);
 
     // build_context again on a storage that is already open, against the same in memory.
@@ -790,6 +806,14 @@ int main(int argc, char** argv) try {
     report.add("open_read_only + build_context", open_ro_build.cpu_us.median() / 1000, "ms",
                ratio_note(open_ro_build.cpu_us.median() / 1000, split_floor.cpu_us.median() / 1000,
                           "read+memchr"));
+    report.add("resume: open from the resume index", resume_open.cpu_us.median() / 1000, "ms",
+               "unchanged file; target <= 10 ms; " + std::to_string(resumed) +
+                   " lines taken from the index; wall " +
+                   fixed1(resume_open.wall_us.median() / 1000) + " ms; " +
+                   ratio_note(resume_open.cpu_us.median() / 1000,
+                              split_floor.cpu_us.median() / 1000, "read+memchr"));
+    report.add("resume + build_context (leaf)", resume_build.cpu_us.median() / 1000, "ms",
+               "the leaf's path decoded from its lines");
     report.add("peak RSS of open + build_context", peak_open / 1e6, "MB",
                "fresh process; " + fixed1(100.0 * peak_open / static_cast<double>(file_bytes)) +
                    " % of the " + file_note + " file");

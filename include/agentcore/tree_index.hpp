@@ -6,12 +6,14 @@
 // Public: a storage of an application's own (see indexed_storage.hpp) builds on it. The types
 // live in agentcore::detail for 0.1's sake and are named in agentcore at the end of this file.
 
+#include <agentcore/detail/bytes.hpp>
 #include <agentcore/detail/dependent.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/storage.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <limits>
 #include <optional>
 #include <string>
@@ -32,6 +34,78 @@ struct StringHash {
 template <class V>
 using StringMap = std::unordered_map<std::string, V, StringHash, std::equal_to<>>;
 
+/// Entry ids and their positions: the ids in a vector by position, found through an
+/// open-addressing table of (hash, position) words, so that indexing an entry costs no node
+/// allocation and a look-up at most a few probes into one array. Ids are only added in
+/// position order, and only the newest can be taken away again.
+template <class T = void>
+class IdTable {
+public:
+    [[nodiscard]] std::size_t size() const noexcept { return ids_.size(); }
+    [[nodiscard]] const std::string& id_at(std::size_t pos) const { return ids_[pos]; }
+
+    [[nodiscard]] std::optional<std::size_t> find(std::string_view id) const noexcept {
+        if (table_.empty()) return std::nullopt;
+        const std::uint64_t h = hash(id);
+        for (std::size_t i = h & mask(); table_[i] != 0; i = (i + 1) & mask())
+            if ((table_[i] >> 32) == (h >> 32) && ids_[(table_[i] & low) - 1] == id)
+                return static_cast<std::size_t>((table_[i] & low) - 1);
+        return std::nullopt;
+    }
+
+    /// Adds `id` at position size(); false (nothing changed) when it is there already.
+    bool push_back(std::string_view id) {
+        if (ids_.size() + 1 >= low) throw SessionError(ErrorCode::storage, "too many entries");
+        if ((ids_.size() + 1) * 2 > table_.size()) grow((ids_.size() + 1) * 2);
+        const std::uint64_t h = hash(id);
+        std::size_t i = h & mask();
+        for (; table_[i] != 0; i = (i + 1) & mask())
+            if ((table_[i] >> 32) == (h >> 32) && ids_[(table_[i] & low) - 1] == id) return false;
+        ids_.emplace_back(id);
+        table_[i] = (h & ~low) | ids_.size();
+        return true;
+    }
+
+    /// Takes the newest id away again. It was the last one placed (grow() places them in
+    /// position order too), so no other id's probe run passes its word: emptying it is enough.
+    void pop_back() noexcept {
+        std::size_t i = hash(ids_.back()) & mask();
+        while ((table_[i] & low) != ids_.size()) i = (i + 1) & mask();
+        table_[i] = 0;
+        ids_.pop_back();
+    }
+
+    void reserve(std::size_t n) {
+        ids_.reserve(n);
+        if (n * 2 > table_.size()) grow(n * 2);
+    }
+
+private:
+    static constexpr std::uint64_t low = 0xFFFFFFFFULL;  // position + 1 in the low 32 bits
+
+    static std::uint64_t hash(std::string_view id) noexcept {
+        const std::uint64_t h = std::hash<std::string_view>{}(id);
+        return (h ^ (h >> 29)) * 0xbf58476d1ce4e5b9ULL;
+    }
+    [[nodiscard]] std::size_t mask() const noexcept { return table_.size() - 1; }
+
+    void grow(std::size_t at_least) {
+        std::size_t capacity = 16;
+        while (capacity < at_least) capacity *= 2;
+        dependent<std::vector<std::uint64_t>, T> table(capacity, 0);
+        for (std::size_t pos = 0; pos < ids_.size(); ++pos) {
+            const std::uint64_t h = hash(ids_[pos]);
+            std::size_t i = h & (capacity - 1);
+            while (table[i] != 0) i = (i + 1) & (capacity - 1);
+            table[i] = (h & ~low) | (pos + 1);
+        }
+        table_ = std::move(table);
+    }
+
+    dependent<std::vector<std::string>, T> ids_;      // by position
+    dependent<std::vector<std::uint64_t>, T> table_;  // 0: empty; else hash bits | position + 1
+};
+
 /// The bookkeeping of one session (see above). A class template only so that its code compiles
 /// in the programs that use it; it is always used as TreeIndex.
 template <class T = void>
@@ -44,13 +118,11 @@ class BasicTreeIndex {
 public:
     /// Position (append order) of an entry, or none.
     [[nodiscard]] std::optional<std::size_t> position(std::string_view id) const {
-        auto it = positions_.find(id);
-        if (it == positions_.end()) return std::nullopt;
-        return it->second;
+        return positions_.find(id);
     }
 
     [[nodiscard]] bool contains(std::string_view id) const {
-        return positions_.find(id) != positions_.end();
+        return positions_.find(id).has_value();
     }
     [[nodiscard]] std::size_t size() const noexcept { return positions_.size(); }
 
@@ -83,13 +155,16 @@ public:
     /// Records an appended entry at the next position and moves the leaf (SPEC §4.2).
     void record(const dependent<SessionTreeEntry, T>& entry) {
         const std::size_t pos = positions_.size();
-        const auto inserted = positions_.emplace(id_of(entry), pos).first;
+        if (!positions_.push_back(id_of(entry)))
+            throw SessionError(ErrorCode::already_exists,
+                               "entry id '" + id_of(entry) + "' already exists in the session",
+                               ErrorLocation{.entry_id = id_of(entry)});
         try {
             const auto& parent = parent_id_of(entry);
             push_state(pos, parent ? std::optional<std::string_view>(*parent) : std::nullopt,
                        state_sets_of(entry));
         } catch (...) {
-            positions_.erase(inserted);
+            positions_.pop_back();
             throw;
         }
         by_type_[std::string(type_of(entry))].push_back(pos);
@@ -120,12 +195,11 @@ public:
                           std::optional<std::string_view> parent, bool assistant_message,
                           const Usage* usage) {
         const std::size_t pos = positions_.size();
-        const auto [inserted, fresh] = positions_.try_emplace(std::string(id), pos);
-        if (!fresh) return false;
+        if (!positions_.push_back(id)) return false;
         try {
             push_state(pos, parent, state_sets_of(type, assistant_message));
         } catch (...) {
-            positions_.erase(inserted);
+            positions_.pop_back();
             throw;
         }
         auto it = by_type_.find(type);
@@ -158,6 +232,8 @@ public:
 
     /// Position of "no entry" in StatePositions.
     static constexpr std::size_t no_position = std::numeric_limits<std::size_t>::max();
+    /// The same in what save() writes (positions are written in 32 bits).
+    static constexpr std::uint32_t no_saved_position = std::numeric_limits<std::uint32_t>::max();
 
     /// Where the state of a context built at an entry comes from: the positions of the newest
     /// entries of its ancestry (the entry included) that set the thinking level, the model, the
@@ -172,8 +248,8 @@ public:
     /// O(1): each entry's are derived from its parent's when it is recorded.
     [[nodiscard]] StatePositions state_positions(std::optional<std::string_view> id) const {
         if (!id) return {};
-        auto it = positions_.find(*id);
-        return it == positions_.end() ? StatePositions{} : state_[it->second];
+        const auto pos = positions_.find(*id);
+        return pos ? state_[*pos] : StatePositions{};
     }
 
     /// StateEntries of the entry with that id, the entries fetched by position with `at`.
@@ -193,13 +269,117 @@ public:
         state_.reserve(n);
     }
 
+    /// Appends the whole index to `out` (ByteWriter records: ids by position, state positions,
+    /// entries by type, labels, name, leaf, stats), so that restore() can rebuild it without
+    /// the entries. An index of 2^32 entries or more is not written (returns false).
+    bool save(std::string& out) const {
+        const std::size_t n = positions_.size();
+        if (n >= no_saved_position) return false;
+        ByteWriter w(out);
+        w.put(static_cast<std::uint64_t>(n));
+        for (std::size_t pos = 0; pos < n; ++pos) w.put_string(positions_.id_at(pos));
+        auto saved = [](std::size_t pos) {
+            return pos == no_position ? no_saved_position : static_cast<std::uint32_t>(pos);
+        };
+        for (const StatePositions& p : state_) {
+            w.put(saved(p.thinking_level));
+            w.put(saved(p.model));
+            w.put(saved(p.active_tools));
+        }
+        w.put(static_cast<std::uint32_t>(by_type_.size()));
+        for (const auto& [type, positions] : by_type_) {
+            w.put_string(type);
+            w.put(static_cast<std::uint32_t>(positions.size()));
+            for (std::size_t pos : positions) w.put(static_cast<std::uint32_t>(pos));
+        }
+        w.put(static_cast<std::uint32_t>(labels_.size()));
+        for (const auto& [id, label] : labels_) {
+            w.put_string(id);
+            w.put_string(label);
+        }
+        for (const auto* o : {&name_, &leaf_}) {
+            w.put(static_cast<std::uint8_t>(o->has_value() ? 1 : 0));
+            if (*o) w.put_string(**o);
+        }
+        w.put(static_cast<std::uint64_t>(stats_.message_count));
+        w.put(stats_.cached_tokens);
+        w.put(stats_.uncached_tokens);
+        w.put(stats_.total_tokens);
+        w.put(stats_.cost_total);
+        return true;
+    }
+
+    /// Rebuilds an index from what save() wrote, reading from `in` (advanced past it); none
+    /// when the record is malformed: short, a position out of range, an id twice or empty.
+    static std::optional<BasicTreeIndex> restore(ByteReader& in) {
+        std::uint64_t n = 0;
+        if (!in.get(n) || n >= no_saved_position || n > in.left()) return std::nullopt;
+        BasicTreeIndex index;
+        index.reserve(static_cast<std::size_t>(n));
+        std::string_view text;
+        for (std::size_t pos = 0; pos < n; ++pos) {
+            if (!in.get_string(text) || text.empty()) return std::nullopt;
+            if (!index.positions_.push_back(text)) return std::nullopt;
+        }
+        auto position = [n](std::uint32_t saved, std::size_t& out) {
+            if (saved == no_saved_position) {
+                out = no_position;
+                return true;
+            }
+            out = saved;
+            return saved < n;
+        };
+        for (std::size_t pos = 0; pos < n; ++pos) {
+            std::uint32_t t = 0, m = 0, a = 0;
+            StatePositions p;
+            if (!in.get(t) || !in.get(m) || !in.get(a) || !position(t, p.thinking_level) ||
+                !position(m, p.model) || !position(a, p.active_tools))
+                return std::nullopt;
+            index.state_.push_back(p);
+        }
+        std::uint32_t count = 0;
+        if (!in.get(count)) return std::nullopt;
+        for (std::uint32_t i = 0; i < count; ++i) {
+            std::uint32_t k = 0;
+            if (!in.get_string(text) || !in.get(k) || k > n) return std::nullopt;
+            auto& positions = index.by_type_[std::string(text)];
+            positions.reserve(k);
+            for (std::uint32_t j = 0; j < k; ++j) {
+                std::uint32_t pos = 0;
+                if (!in.get(pos) || pos >= n) return std::nullopt;
+                positions.push_back(pos);
+            }
+        }
+        if (!in.get(count)) return std::nullopt;
+        for (std::uint32_t i = 0; i < count; ++i) {
+            std::string_view label;
+            if (!in.get_string(text) || !in.get_string(label)) return std::nullopt;
+            index.labels_.insert_or_assign(std::string(text), std::string(label));
+        }
+        for (auto* o : {&index.name_, &index.leaf_}) {
+            std::uint8_t has = 0;
+            if (!in.get(has) || has > 1) return std::nullopt;
+            if (has == 1) {
+                if (!in.get_string(text)) return std::nullopt;
+                *o = std::string(text);
+            }
+        }
+        if (index.leaf_ && !index.contains(*index.leaf_)) return std::nullopt;
+        std::uint64_t messages = 0;
+        if (!in.get(messages) || !in.get(index.stats_.cached_tokens) ||
+            !in.get(index.stats_.uncached_tokens) || !in.get(index.stats_.total_tokens) ||
+            !in.get(index.stats_.cost_total))
+            return std::nullopt;
+        index.stats_.message_count = static_cast<std::size_t>(messages);
+        return index;
+    }
+
 private:
     // Appends the state positions of the entry at `pos`: its parent's, overridden by what it sets.
     void push_state(std::size_t pos, std::optional<std::string_view> parent, StateSets sets) {
         StatePositions p;
         if (parent) {
-            auto it = positions_.find(*parent);
-            if (it != positions_.end()) p = state_[it->second];
+            if (const auto at = positions_.find(*parent)) p = state_[*at];
         }
         if (sets.thinking_level) p.thinking_level = pos;
         if (sets.model) p.model = pos;
@@ -207,7 +387,7 @@ private:
         state_.push_back(p);
     }
 
-    Map<std::size_t> positions_;
+    IdTable<T> positions_;
     Map<std::vector<std::size_t>> by_type_;
     Map<std::string> labels_;
     std::optional<std::string> name_;

@@ -28,8 +28,12 @@ inline bool blank_line(std::string_view text) noexcept {
 /// Walks the lines of a buffer with memchr.
 class LineReader {
 public:
-    explicit LineReader(std::string_view buffer, std::size_t start = 0) noexcept
-        : buffer_(buffer), pos_(start) {}
+    /// Reads `buffer` from `start`; `lines_before` lines precede it (the first line read is
+    /// number lines_before + 1; only a first line of the buffer may start with a byte order
+    /// mark).
+    explicit LineReader(std::string_view buffer, std::size_t start = 0,
+                        std::size_t lines_before = 0) noexcept
+        : buffer_(buffer), pos_(start), number_(lines_before) {}
 
     /// The next line, or false at the end of the buffer.
     bool next(LineSpan& line) noexcept {

@@ -369,6 +369,10 @@ void remove_session_file(const FileOps& ops, const std::string& path,
         }
         if (ops.unlink(path.c_str()) != 0 && errno != ENOENT)
             throw io_error("removing", path, errno);
+        // Its resume index (JsonlStorageOptions::resume_index), if it has one, goes with it.
+        const std::string index = JsonlSessionStorage::resume_index_path(path);
+        if (ops.unlink(index.c_str()) != 0 && errno != ENOENT)
+            throw io_error("removing", index, errno);
         sync_folder(ops, parent_folder(path));
         return;
     }

@@ -18,6 +18,7 @@
 
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
+#include <agentcore/detail/bytes.hpp>
 #include <agentcore/detail/codec_check.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
@@ -76,6 +77,15 @@ struct JsonlStorageOptions {
     /// handle to it is gone, so that rebuilding a context does not decode its path again. The
     /// oldest decoded entries are let go first. Zero: keep only what handles keep alive.
     std::size_t decoded_cache_bytes = std::size_t{64} << 20;
+    /// Keep a resume index beside the file (`<path>.index`, 0600): what an open learnt from the
+    /// file's lines (the position, id and state of every entry, labels, name, leaf, stats), so
+    /// that the next open of an unchanged file reads the index instead of the lines. It is a
+    /// cache, never the source of truth: used only while the file still holds the bytes it
+    /// covers (same header, same last 64 KiB up to where it ends), extended with the lines
+    /// appended since (by this library or by pi; those are validated as always), rebuilt when
+    /// it does not match. Writing opens write it (atomically: a temporary file renamed); read-only
+    /// opens use it without writing. Lenient opens and repairs ignore it.
+    bool resume_index = false;
 };
 
 /// A line a lenient open (or a repair) skipped.
@@ -283,6 +293,11 @@ public:
     [[nodiscard]] const std::optional<std::string>& quarantine_path() const noexcept {
         return quarantine_path_;
     }
+    /// How many lines of the file the open took from the resume index instead of reading them
+    /// (0: none; see JsonlStorageOptions::resume_index).
+    [[nodiscard]] std::size_t resumed_lines() const noexcept { return resumed_lines_; }
+    /// Where the resume index of the session file at `path` is kept.
+    static std::string resume_index_path(const std::string& path) { return path + ".index"; }
     /// True when the file ended in a torn line (ignored when reading, cut off when writing).
     [[nodiscard]] bool had_torn_tail() const noexcept { return torn_tail_; }
     /// The open descriptor (for tests: close-on-exec, lock state).
@@ -698,6 +713,14 @@ private:
         std::size_t last_line = 1;
         constexpr std::size_t release_step = std::size_t{16} << 20;
         std::size_t next_release = release_step;
+        const bool use_index = options_.resume_index && clean == nullptr && !options_.lenient;
+        if (use_index && line.terminated && resume(data, line.end)) {
+            // The lines the index covers are known; the reader goes on after them.
+            good_end = file_size_;
+            last_line = lines_;
+            reader = detail::LineReader(data, static_cast<std::size_t>(file_size_), lines_);
+            next_release = static_cast<std::size_t>(file_size_) + release_step;
+        }
         Dep<std::vector<std::pair<std::uint64_t, std::uint64_t>>> dropped_ranges;
 
         while (reader.next(line)) {
@@ -733,7 +756,7 @@ private:
             last_terminated = line.terminated;
             good_end = line.end;
         }
-        lines_ = last_line;
+        lines_ = torn_tail_ ? last_line - 1 : last_line;
         file_size_ = data.size();
 
         if (clean != nullptr) {
@@ -761,6 +784,114 @@ private:
             if (const int err = detail::sync_file(*ops_, fd_.get(), true))
                 throw detail::io_error("syncing", path_, err);
         }
+        if (use_index && resumed_lines_ < lines_) save_index();
+    }
+
+    // -- The resume index (JsonlStorageOptions::resume_index) ----------------------------------
+
+    static constexpr char index_magic[8] = {'a', 'c', 'r', 'e', 's', 'u', 'm', '1'};
+    static constexpr std::uint32_t index_byte_order = 0x01020304;
+    static constexpr std::size_t index_head_bytes = 4096;
+    static constexpr std::size_t index_tail_bytes = std::size_t{64} << 10;
+
+    // The hashes that tie an index to the file's first `covered` bytes: its start (the header)
+    // and the last 64 KiB before `covered`.
+    static std::pair<std::uint64_t, std::uint64_t> covered_hashes(std::string_view data,
+                                                                  std::uint64_t covered) {
+        const auto n = static_cast<std::size_t>(covered);
+        const std::size_t tail = std::min(n, index_tail_bytes);
+        return {detail::hash_bytes(data.substr(0, std::min(n, index_head_bytes))),
+                detail::hash_bytes(data.substr(n - tail, tail))};
+    }
+
+    // Writes the index of everything this open learnt (best effort: it is a cache, and a
+    // failure to write it changes nothing the storage promises).
+    void save_index() noexcept {
+        try {
+            std::string out(index_magic, sizeof index_magic);
+            detail::ByteWriter w(out);
+            w.put(index_byte_order);
+            w.put(static_cast<std::uint8_t>(dialect_ == Dialect::pi ? 1 : 0));
+            w.put(static_cast<std::uint64_t>(file_size_));
+            w.put(static_cast<std::uint64_t>(lines_));
+            const detail::FileMapping mapping(*ops_, fd_.get(),
+                                              static_cast<std::size_t>(file_size_), path_);
+            const auto [head, tail] = covered_hashes(mapping.view(), file_size_);
+            w.put(head);
+            w.put(tail);
+            w.put(static_cast<std::uint64_t>(slots_.size()));
+            for (const Slot& slot : slots_) {
+                if (slot.pinned && slot.length == 0) return;  // appended here: no offset known
+                if (slot.length > UINT32_MAX || slot.line > UINT32_MAX) return;
+                w.put(static_cast<std::uint64_t>(slot.offset));
+                w.put(static_cast<std::uint32_t>(slot.length));
+                w.put(static_cast<std::uint32_t>(slot.line));
+            }
+            if (!this->index().save(out)) return;
+            w.put(detail::hash_bytes(out));
+            detail::TempFile temp(*ops_, resume_index_path(path_));
+            temp.write(out);
+            temp.publish(true);
+        } catch (...) {
+        }
+    }
+
+    // Takes the index, when there is one that matches the file (see save_index): the slots,
+    // the tree index, the lines and the size it covers. False, changing nothing, otherwise.
+    bool resume(std::string_view data, std::uint64_t header_end) {
+        detail::FileMapping mapping;
+        try {
+            const std::string index_path = resume_index_path(path_);
+            const detail::FileHandle fd =
+                detail::open_regular_file(*ops_, index_path, O_RDONLY, "resume index");
+            if (!fd) return false;
+            const std::uint64_t size = detail::file_size(*ops_, fd.get(), index_path);
+            if (size < sizeof index_magic + 8 || size > (std::uint64_t{1} << 32)) return false;
+            mapping = detail::FileMapping(*ops_, fd.get(), static_cast<std::size_t>(size),
+                                          index_path);
+        } catch (...) {
+            return false;  // not readable, not a regular file: rebuilt
+        }
+        const std::string_view all = mapping.view();
+        if (all.substr(0, sizeof index_magic) != std::string_view(index_magic, sizeof index_magic))
+            return false;
+        std::uint64_t body_hash = 0;
+        detail::ByteReader trailer(all.substr(all.size() - 8));
+        if (!trailer.get(body_hash) ||
+            detail::hash_bytes(all.substr(0, all.size() - 8)) != body_hash)
+            return false;
+        detail::ByteReader in(all.substr(sizeof index_magic, all.size() - 8 - sizeof index_magic));
+        std::uint32_t order = 0;
+        std::uint8_t dialect = 0;
+        std::uint64_t covered = 0, lines = 0, head = 0, tail = 0, count = 0;
+        if (!in.get(order) || order != index_byte_order || !in.get(dialect) ||
+            dialect != (dialect_ == Dialect::pi ? 1 : 0) || !in.get(covered) || !in.get(lines) ||
+            !in.get(head) || !in.get(tail) || !in.get(count))
+            return false;
+        if (covered < header_end || covered > data.size() || data[covered - 1] != '\n' ||
+            covered_hashes(data, covered) != std::pair{head, tail} || count >= lines ||
+            count > in.left() / 16)
+            return false;
+        Dep<std::vector<Slot>> slots;
+        slots.reserve(static_cast<std::size_t>(count));
+        std::uint64_t previous_end = header_end;
+        for (std::uint64_t i = 0; i < count; ++i) {
+            std::uint64_t offset = 0;
+            std::uint32_t length = 0, line = 0;
+            if (!in.get(offset) || !in.get(length) || !in.get(line) || offset < previous_end ||
+                offset + length >= covered || line < 2 || line > lines)
+                return false;
+            previous_end = offset + length;
+            slots.push_back(Slot{offset, length, line, {}, {}, nullptr});
+        }
+        auto index = TreeIndex::restore(in);
+        if (!index || index->size() != count || in.left() != 0) return false;
+        slots_ = std::move(slots);
+        this->mutable_index() = std::move(*index);
+        lines_ = static_cast<std::size_t>(lines);
+        file_size_ = covered;
+        resumed_lines_ = lines_;
+        return true;
     }
 
     void finish_repair(
@@ -813,6 +944,7 @@ private:
     std::uint64_t file_size_ = 0;
     std::size_t lines_ = 0;            ///< lines in the file, the header included
     std::size_t last_line_bytes_ = 0;  ///< the newest appended line (see unpersist_last)
+    std::size_t resumed_lines_ = 0;    ///< lines taken from the resume index
     std::vector<Slot> slots_;
     mutable Dep<std::deque<std::size_t>>
         held_order_;  // decoded entries the cache holds, oldest first
