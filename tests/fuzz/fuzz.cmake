@@ -20,7 +20,7 @@ if(AGENTCORE_BUILD_FUZZERS AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang"
         AGENTCORE_HAVE_LIBFUZZER)
     unset(CMAKE_REQUIRED_FLAGS)
     if(AGENTCORE_HAVE_LIBFUZZER)
-        foreach(_target line file tree llm)
+        foreach(_target line file tree llm resume)
             set(_name agentcore_fuzz_${_target})
             add_executable(${_name} ${CMAKE_CURRENT_LIST_DIR}/fuzz_${_target}.cpp)
             set_target_properties(${_name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fuzz)
