@@ -294,7 +294,7 @@ TEST_CASE("the id table finds every id, refuses one it holds, and takes the newe
           "[tree_index]") {
     // Against a plain map, through growth and through backward-shift deletions in runs of
     // colliding probes (many ids in a small table).
-    detail::IdTable<> table;
+    agentcore::detail::IdTable<> table;
     std::vector<std::string> model;
     std::uint64_t x = 0x9e3779b97f4a7c15ULL;
     auto next = [&x] {
