@@ -343,12 +343,14 @@ std::vector<std::string> members_of(std::string_view object, detail::SkipMemo* m
     return out;
 }
 
-std::optional<std::string> check_verdict(const std::string& line) {
+// The field check's verdict; with `memo`, the one the scan of the line filled.
+std::optional<std::string> check_verdict(const std::string& line,
+                                         detail::SkipMemo* memo = nullptr) {
     detail::ScannedEntry scanned;
     std::string error;
-    REQUIRE(JsonScanner::scan_entry(line, Dialect::native, scanned, error));
+    REQUIRE(JsonScanner::scan_entry(line, Dialect::native, scanned, error, memo));
     try {
-        (void)detail::check_entry_fields(line, "message", Dialect::native);
+        (void)detail::check_entry_fields(line, "message", Dialect::native, memo);
     } catch (const SessionError& e) {
         return std::string(e.what());
     }
@@ -377,6 +379,16 @@ TEST_CASE("a walk that jumps over values recorded in a skip memo sees the same m
         detail::SkipMemo memo;
         CHECK(members_of(text, &memo) == plain);  // records while it walks
         CHECK(members_of(text, &memo) == plain);  // jumps over what it recorded
+        // A memo the scanner filled while it validated the line.
+        detail::SkipMemo scanned_memo;
+        detail::ScannedEntry scanned;
+        std::string error;
+        REQUIRE(JsonScanner::scan_entry(text, Dialect::native, scanned, error, &scanned_memo));
+        CHECK(members_of(text, &scanned_memo) == plain);
+        JsonScanner::for_each_member(text, [&](std::string_view, std::string_view value) {
+            if (value.front() == '{')
+                CHECK(members_of(value, &scanned_memo) == members_of(value, nullptr));
+        });
         // Each object member again, through the memo filled by the walk of the line.
         JsonScanner::for_each_member(text, [&](std::string_view, std::string_view value) {
             if (value.front() == '{') CHECK(members_of(value, &memo) == members_of(value, nullptr));
@@ -442,6 +454,20 @@ TEST_CASE("the field check agrees with the codec past the skip memo's capacity a
                 const auto decoded = decode_verdict(line);
                 CHECK(checked.has_value() == (bad_at != none));
                 CHECK(checked == decoded);
+                detail::SkipMemo memo;
+                CHECK(check_verdict(line, &memo) == decoded);  // filled by the scanner
+                // A memo of another line is not used.
+                const std::string other = line_with(blocks, none, nesting);
+                detail::ScannedEntry scanned;
+                std::string error;
+                REQUIRE(JsonScanner::scan_entry(other, Dialect::native, scanned, error, &memo));
+                std::optional<std::string> verdict;
+                try {
+                    (void)detail::check_entry_fields(line, "message", Dialect::native, &memo);
+                } catch (const SessionError& e) {
+                    verdict = e.what();
+                }
+                CHECK(verdict == decoded);
             }
         }
     }

@@ -358,14 +358,22 @@ struct CheckedEntry {
 /// Applies the codec's rules (read_entry) to the raw text of an entry line already validated by
 /// the scanner, whose `type` is `type`. Label, session_info and leaf entries are not checked
 /// here (the open path decodes them). Throws SessionError(invalid_entry) as read_entry would.
+///
+/// `scanned`: the memo scan_entry filled for this same line (SkipMemo), when the caller kept
+/// it; the check then reads none of the line's long values again. A memo of another text is
+/// ignored.
 template <class = void>
-CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Dialect d) {
+CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Dialect d,
+                                SkipMemo* scanned = nullptr) {
     ReadContext ctx;
     ctx.subject = "entry";
     const FieldPath root{};
     // The walks below share one memo: the line's, the message's and each block's members are
     // read once, whatever the depth they are checked at.
-    SkipMemo memo;
+    SkipMemo local;
+    const bool use_scanned = scanned != nullptr && scanned->covers(line);
+    if (!use_scanned) local.reset(line);
+    SkipMemo& memo = use_scanned ? *scanned : local;
     FieldCheck check(d, ctx, &memo);
     enum : std::size_t {
         id,

@@ -79,13 +79,26 @@ struct ScannedEntry {
 ///
 /// Holds the containers (up to 8 levels inside the value skipped) and the strings of at least
 /// 32 bytes a skip met, in the order they start. Bounded: what does not fit is walked again.
-/// Valid for one text, which must not change while it is used.
+/// Valid for one text, which must not change while it is used. The scanner fills one for the
+/// line it accepts (scan_entry with a memo), so that the field check of that line
+/// (check_entry_fields with the same memo) reads none of its long values again.
 class SkipMemo {
 public:
     static constexpr std::size_t capacity = 128;
     static constexpr std::ptrdiff_t min_string = 32;
+    static constexpr int levels = 8;  // containers recorded below the one walked
 
     SkipMemo() noexcept {}  // NOLINT: the spans are written before they are read
+
+    /// Empties the memo and ties it to `text`.
+    void reset(std::string_view text) noexcept {
+        text_ = text;
+        size_ = 0;
+    }
+    /// True when the memo was filled for `text` (the same bytes at the same address).
+    [[nodiscard]] bool covers(std::string_view text) const noexcept {
+        return text_.data() == text.data() && text_.size() == text.size();
+    }
 
     /// The end of the value that starts at `begin`, when it was recorded; else nullptr.
     [[nodiscard]] const char* find(const char* begin) const noexcept {
@@ -122,6 +135,7 @@ private:
     };
     std::array<Span, capacity> spans_;
     std::size_t size_ = 0;
+    std::string_view text_;
 };
 
 class JsonScanner {
@@ -131,10 +145,17 @@ public:
     /// Checks that `line` is one JSON object (whitespace around it allowed) with valid UTF-8,
     /// and fills `out`. On failure returns false and sets `error` to a reason that names a
     /// column, never the text.
+    ///
+    /// `memo`, when given, is reset and filled with where the line's containers and long
+    /// strings end (SkipMemo), for check_entry_fields on the same line.
     template <ScanPath P = ScanPath::vector>
     static bool scan_entry(std::string_view line, Dialect dialect, ScannedEntry& out,
-                           std::string& error) {
+                           std::string& error, SkipMemo* memo = nullptr) {
         JsonScanner s(line, dialect);
+        if (memo != nullptr) {
+            memo->reset(line);
+            s.memo_ = memo;
+        }
         out = {};
         s.skip_ws();
         if (s.p_ == s.end_ || *s.p_ != '{') return s.fail(error, "not a JSON object");
@@ -221,6 +242,26 @@ private:
     template <ScanPath P>
     bool parse_value(int depth) {
         if (p_ == end_) return bad("unexpected end of line");
+        if (memo_ != nullptr && depth <= SkipMemo::levels) return parse_recorded_value<P>(depth);
+        return parse_unrecorded_value<P>(depth);
+    }
+
+    // A value whose end goes into the memo when it is a container or a long string.
+    template <ScanPath P>
+    bool parse_recorded_value(int depth) {
+        const char* begin = p_;
+        const bool container = *p_ == '{' || *p_ == '[';
+        const std::size_t slot = container ? memo_->open(begin) : SkipMemo::none;
+        if (!parse_unrecorded_value<P>(depth)) return false;
+        if (container)
+            memo_->close(slot, p_);
+        else if (*begin == '"' && p_ - begin >= SkipMemo::min_string)
+            memo_->add(begin, p_);
+        return true;
+    }
+
+    template <ScanPath P>
+    bool parse_unrecorded_value(int depth) {
         switch (*p_) {
             case '{': return parse_object<P>(depth + 1, Level::other, nullptr);
             case '[': return parse_array<P>(depth + 1);
@@ -372,7 +413,9 @@ private:
                 // A repeated key replaces what an earlier one said, as in the DOM parser.
                 out->message_role = {};
                 out->message_usage = {};
+                const std::size_t slot = memo_ != nullptr ? memo_->open(p_) : SkipMemo::none;
                 if (!parse_object<P>(depth + 1, Level::message, out)) return false;
+                if (memo_ != nullptr) memo_->close(slot, p_);
             } else if (!parse_value<P>(depth)) {
                 return false;
             }
@@ -682,7 +725,7 @@ public:
     static const char* value_end(const char* p, const char* end, SkipMemo* memo) noexcept {
         if (p == end) return p;
         if (memo != nullptr && (*p == '"' || *p == '{' || *p == '['))
-            if (const char* known = memo->find(p)) return known;
+            if (const char* known = memo->find(p); known != nullptr && known <= end) return known;
         if (*p == '"') {
             const char* q = string_end(p + 1, end);
             if (q != end) ++q;
@@ -773,6 +816,7 @@ private:
     Dialect dialect_;
     const char* reason_ = nullptr;
     bool escaped_ = false;  // the last string parsed had an escape
+    SkipMemo* memo_ = nullptr;
     std::array<PathStep, static_cast<std::size_t>(max_json_depth) + 1>
         path_;  // [1, path_depth_] are set
     int path_depth_ = 0;
