@@ -91,14 +91,14 @@ bool both_paths(std::string_view text) {
     return scalar.ok;
 }
 
-std::string repeat(char c, std::size_t n) { return std::string(n, c); }
+std::string repeated(char c, std::size_t n) { return std::string(n, c); }
 
 // `{"s":"<lead><special><tail>"}` with `lead` plain bytes before the special sequence.
 std::string string_with(std::size_t lead, std::string_view special, std::size_t tail) {
     std::string s = "{\"s\":\"";
     for (std::size_t i = 0; i < lead; ++i) s += static_cast<char>('a' + i % 26);
     s += special;
-    s += repeat('z', tail);
+    s += repeated('z', tail);
     s += "\"}";
     return s;
 }
@@ -161,7 +161,7 @@ TEST_CASE("both scan paths check UTF-8 sequences that cross the 16-byte steps an
                 CHECK(nlohmann_accepts(text) == is_valid);
             }
             // The sequence right before the end of the buffer, its string unterminated.
-            const std::string cut = "{\"s\":\"" + repeat('a', lead) + bytes;
+            const std::string cut = "{\"s\":\"" + repeated('a', lead) + bytes;
             CHECK_FALSE(both_paths(cut));
         }
     }
@@ -195,8 +195,8 @@ TEST_CASE("both scan paths read escapes at every position, the lone surrogate ru
                     CHECK(nlohmann_accepts(text) == is_valid);
             }
             // A backslash as the line's last byte, and a cut \u escape.
-            CHECK_FALSE(both_paths("{\"s\":\"" + repeat('a', lead) + "\\"));
-            CHECK_FALSE(both_paths("{\"s\":\"" + repeat('a', lead) + "\\u00"));
+            CHECK_FALSE(both_paths("{\"s\":\"" + repeated('a', lead) + "\\"));
+            CHECK_FALSE(both_paths("{\"s\":\"" + repeated('a', lead) + "\\u00"));
         }
     }
 }
@@ -332,7 +332,7 @@ Json random_value(std::mt19937& rng, int depth) {
 }
 
 // The raw values of the members of `object`, walked with `memo` (or without).
-std::vector<std::string> members_of(std::string_view object, detail::SkipMemo* memo) {
+std::vector<std::string> members_of(std::string_view object, agentcore::detail::SkipMemo* memo) {
     std::vector<std::string> out;
     JsonScanner::for_each_member(
         object,
@@ -345,19 +345,19 @@ std::vector<std::string> members_of(std::string_view object, detail::SkipMemo* m
 
 // The field check's verdict; with `memo`, the one the scan of the line filled.
 std::optional<std::string> check_verdict(const std::string& line,
-                                         detail::SkipMemo* memo = nullptr) {
-    detail::ScannedEntry scanned;
+                                         agentcore::detail::SkipMemo* memo = nullptr) {
+    agentcore::detail::ScannedEntry scanned;
     std::string error;
     REQUIRE(JsonScanner::scan_entry(line, Dialect::native, scanned, error, memo));
     try {
-        (void)detail::check_entry_fields(line, "message", Dialect::native, memo);
+        (void)agentcore::detail::check_entry_fields(line, "message", Dialect::native, memo);
     } catch (const SessionError& e) {
         return std::string(e.what());
     }
     return std::nullopt;
 }
 
-std::optional<std::string> decode_verdict(const std::string& line) {
+std::optional<std::string> codec_verdict_of(const std::string& line) {
     try {
         (void)decode_entry(line, Dialect::native);
     } catch (const SessionError& e) {
@@ -376,12 +376,12 @@ TEST_CASE("a walk that jumps over values recorded in a skip memo sees the same m
         for (int i = 0; i < 6; ++i) outer["m" + std::to_string(i)] = random_value(rng, 12);
         const std::string text = outer.dump(round % 3 == 0 ? 1 : -1);
         const std::vector<std::string> plain = members_of(text, nullptr);
-        detail::SkipMemo memo;
+        agentcore::detail::SkipMemo memo;
         CHECK(members_of(text, &memo) == plain);  // records while it walks
         CHECK(members_of(text, &memo) == plain);  // jumps over what it recorded
         // A memo the scanner filled while it validated the line.
-        detail::SkipMemo scanned_memo;
-        detail::ScannedEntry scanned;
+        agentcore::detail::SkipMemo scanned_memo;
+        agentcore::detail::ScannedEntry scanned;
         std::string error;
         REQUIRE(JsonScanner::scan_entry(text, Dialect::native, scanned, error, &scanned_memo));
         CHECK(members_of(text, &scanned_memo) == plain);
@@ -451,19 +451,20 @@ TEST_CASE("the field check agrees with the codec past the skip memo's capacity a
                 const std::string line = line_with(blocks, bad_at, nesting);
                 INFO("blocks " << blocks << ", nesting " << nesting << ", bad at " << bad_at);
                 const auto checked = check_verdict(line);
-                const auto decoded = decode_verdict(line);
+                const auto decoded = codec_verdict_of(line);
                 CHECK(checked.has_value() == (bad_at != none));
                 CHECK(checked == decoded);
-                detail::SkipMemo memo;
+                agentcore::detail::SkipMemo memo;
                 CHECK(check_verdict(line, &memo) == decoded);  // filled by the scanner
                 // A memo of another line is not used.
                 const std::string other = line_with(blocks, none, nesting);
-                detail::ScannedEntry scanned;
+                agentcore::detail::ScannedEntry scanned;
                 std::string error;
                 REQUIRE(JsonScanner::scan_entry(other, Dialect::native, scanned, error, &memo));
                 std::optional<std::string> verdict;
                 try {
-                    (void)detail::check_entry_fields(line, "message", Dialect::native, &memo);
+                    (void)agentcore::detail::check_entry_fields(line, "message", Dialect::native,
+                                                                &memo);
                 } catch (const SessionError& e) {
                     verdict = e.what();
                 }
