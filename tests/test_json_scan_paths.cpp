@@ -105,6 +105,15 @@ std::string string_with(std::size_t lead, std::string_view special, std::size_t 
 
 }  // namespace
 
+TEST_CASE("the vector scan path uses SSE2 on x86-64", "[jsonl]") {
+#if defined(__x86_64__) || defined(_M_X64)
+    CHECK(agentcore::detail::scan_path_vectorized);
+#else
+    SUCCEED("not x86-64: the vector path is "
+            << (agentcore::detail::scan_path_vectorized ? "vectorized" : "the scalar one"));
+#endif
+}
+
 TEST_CASE("both scan paths classify every byte value at every position of a string", "[jsonl]") {
     for (std::size_t lead = 0; lead < 34; ++lead) {
         for (const std::size_t tail : {0U, 1U, 7U, 8U, 9U, 15U, 16U, 17U}) {
