@@ -1,8 +1,9 @@
 // libFuzzer target: the line decoder of both dialects, the header decoder and the open path's
 // scanner, on every line of the input. Checks: no crash; the scanner accepts exactly the
 // objects nlohmann accepts (lone surrogates aside) and parse_json builds the same DOM; the open
-// path's field check (codec_check.hpp) accepts exactly the lines the codec decodes; an entry
-// that decodes is written back and read again unchanged.
+// path's field check (codec_check.hpp) accepts exactly the lines the codec decodes, with or
+// without the skip memo the scan filled; the scanner's scalar path says what its vector path
+// says, with the same message; an entry that decodes is written back and read again unchanged.
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/codec_check.hpp>
 #include <agentcore/detail/json_scan.hpp>
@@ -36,8 +37,26 @@ void check_line(std::string_view line) {
     for (const Dialect dialect : {Dialect::native, Dialect::pi}) {
         detail::ScannedEntry scanned;
         std::string reason;
+        detail::SkipMemo memo;
         const bool scanner_accepts =
-            detail::JsonScanner::scan_entry(line, dialect, scanned, reason);
+            detail::JsonScanner::scan_entry(line, dialect, scanned, reason, &memo);
+        {
+            detail::ScannedEntry scalar;
+            std::string scalar_reason;
+            if (detail::JsonScanner::scan_entry<detail::ScanPath::scalar>(
+                    line, dialect, scalar, scalar_reason) != scanner_accepts ||
+                scalar_reason != reason || scalar.type != scanned.type || scalar.id != scanned.id ||
+                scalar.parent_id != scanned.parent_id ||
+                scalar.message_role != scanned.message_role ||
+                scalar.message_usage != scanned.message_usage || scalar.usage != scanned.usage)
+                std::abort();
+            std::string vector_error;
+            std::string scalar_error;
+            if (detail::JsonScanner::validate(line, vector_error) !=
+                    detail::JsonScanner::validate<detail::ScanPath::scalar>(line, scalar_error) ||
+                vector_error != scalar_error)
+                std::abort();
+        }
         const bool plain = plain_json_object(line);
         if (plain && scanner_accepts != Json::accept(line)) std::abort();
         if (plain && scanner_accepts) {
@@ -53,11 +72,22 @@ void check_line(std::string_view line) {
             detail::JsonScanner::string_value(scanned.type, scratch, type) && type != "label" &&
             type != "session_info" && type != "leaf") {
             bool checked = true;
+            std::string check_error;
             try {
                 (void)detail::check_entry_fields(line, type, dialect);
-            } catch (const SessionError&) {
+            } catch (const SessionError& e) {
                 checked = false;
+                check_error = e.what();
             }
+            bool checked_with_memo = true;
+            std::string memo_error;
+            try {
+                (void)detail::check_entry_fields(line, type, dialect, &memo);
+            } catch (const SessionError& e) {
+                checked_with_memo = false;
+                memo_error = e.what();
+            }
+            if (checked != checked_with_memo || check_error != memo_error) std::abort();
             bool decoded = true;
             try {
                 (void)decode_entry(line, dialect);

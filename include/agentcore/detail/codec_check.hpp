@@ -45,31 +45,37 @@ inline const char* raw_type_name(RawValue v) noexcept {
 }
 
 /// Fills `values` with the raw values of `keys` in `object` (a valid JSON object): the last
-/// member of each name wins, as in the DOM parser; a key with escapes is decoded first.
+/// member of each name wins, as in the DOM parser; a key with escapes is decoded first. `memo`,
+/// when given, is shared by the walks of one line (SkipMemo).
 template <std::size_t N>
 void collect_members(RawValue object, const std::array<std::string_view, N>& keys,
-                     std::array<RawValue, N>& values) {
+                     std::array<RawValue, N>& values, SkipMemo* memo = nullptr) {
     values.fill({});
     std::string decoded;
-    JsonScanner::for_each_member(object, [&](std::string_view raw_key, std::string_view value) {
-        std::string_view key = raw_key;
-        if (raw_key.find('\\') != std::string_view::npos) {
-            JsonScanner::unescape(raw_key, decoded);
-            key = decoded;
-        }
-        for (std::size_t i = 0; i < N; ++i) {
-            if (keys[i] == key) {
-                values[i] = value;
-                return;
+    JsonScanner::for_each_member(
+        object,
+        [&](std::string_view raw_key, std::string_view value) {
+            std::string_view key = raw_key;
+            if (raw_key.find('\\') != std::string_view::npos) {
+                JsonScanner::unescape(raw_key, decoded);
+                key = decoded;
             }
-        }
-    });
+            for (std::size_t i = 0; i < N; ++i) {
+                if (keys[i] == key) {
+                    values[i] = value;
+                    return;
+                }
+            }
+        },
+        memo);
 }
 
 /// The field rules of the codec's readers on raw values (see the top of this header).
 class FieldCheck {
 public:
-    FieldCheck(Dialect d, ReadContext& ctx) noexcept : d_(d), ctx_(ctx) {}
+    /// `memo`, when given, is shared by every walk of the line checked (SkipMemo).
+    FieldCheck(Dialect d, ReadContext& ctx, SkipMemo* memo = nullptr) noexcept
+        : d_(d), ctx_(ctx), memo_(memo) {}
 
     template <class = void>
     [[noreturn]] void expected(const FieldPath& path, std::string_view what, RawValue got) const {
@@ -142,7 +148,7 @@ public:
         collect_members(v,
                         std::array<std::string_view, 8>{"type", "text", "data", keys::mime_type(d_),
                                                         "thinking", "id", "name", "arguments"},
-                        s);
+                        s, memo_);
         if (s[0].empty()) ctx_.missing(path / "type");
         if (s[0].front() != '"') expected(path / "type", "a string", s[0]);
         std::string scratch;
@@ -166,7 +172,8 @@ public:
         if (v.empty()) ctx_.missing(path);
         if (v.front() != '[') expected(path, "an array of content blocks", v);
         std::size_t i = 0;
-        for_each_element(v, [&](RawValue element) { block(element, path[i++]); });
+        for_each_element(
+            v, [&](RawValue element) { block(element, path[i++]); }, memo_);
     }
 
     template <class = void>
@@ -185,7 +192,7 @@ public:
             v,
             std::array<std::string_view, 6>{"input", "output", keys::cache_read(d_),
                                             keys::cache_write(d_), keys::total_tokens(d_), "cost"},
-            s);
+            s, memo_);
         integer(s[0], path / "input");
         integer(s[1], path / "output");
         integer(s[2], path / keys::cache_read(d_));
@@ -198,7 +205,7 @@ public:
         collect_members(s[5],
                         std::array<std::string_view, 5>{"input", "output", keys::cache_read(d_),
                                                         keys::cache_write(d_), "total"},
-                        c);
+                        c, memo_);
         number(c[0], cost / "input");
         number(c[1], cost / "output");
         number(c[2], cost / keys::cache_read(d_));
@@ -262,7 +269,7 @@ public:
                                                             "summary",
                                                             keys::from_id(d_),
                                                             keys::tokens_before(d_)},
-                        s);
+                        s, memo_);
         if (s[role].empty()) ctx_.missing(path / "role");
         if (s[role].front() != '"') expected(path / "role", "a string", s[role]);
         std::string scratch;
@@ -316,7 +323,7 @@ public:
 
     /// Calls `visit(raw_element)` for each element of a valid JSON array.
     template <class Visit>
-    static void for_each_element(RawValue array, Visit&& visit) {
+    static void for_each_element(RawValue array, Visit&& visit, SkipMemo* memo = nullptr) {
         // An array's elements are the values of an object's members without the keys: walk it
         // as `{"":e0,"":e1,...}` would be walked, by hand.
         const char* p = array.data() + 1;
@@ -327,23 +334,7 @@ public:
         ws();
         while (p != end) {
             const char* begin = p;
-            if (*p == '"') {
-                p = JsonScanner::string_end(p + 1, end) + 1;
-            } else if (*p == '{' || *p == '[') {
-                int depth = 0;
-                do {
-                    if (*p == '"') {
-                        p = JsonScanner::string_end(p + 1, end) + 1;
-                        continue;
-                    }
-                    if (*p == '{' || *p == '[') ++depth;
-                    if (*p == '}' || *p == ']') --depth;
-                    ++p;
-                } while (depth > 0);
-            } else {
-                while (p != end && *p != ',' && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r')
-                    ++p;
-            }
+            p = JsonScanner::value_end(p, end, memo);
             visit(RawValue(begin, static_cast<std::size_t>(p - begin)));
             ws();
             if (p != end) ++p;  // ','
@@ -354,6 +345,7 @@ public:
 private:
     Dialect d_;
     ReadContext& ctx_;
+    SkipMemo* memo_;
 };
 
 /// What check_entry_fields found out about the entry besides its validity.
@@ -366,12 +358,23 @@ struct CheckedEntry {
 /// Applies the codec's rules (read_entry) to the raw text of an entry line already validated by
 /// the scanner, whose `type` is `type`. Label, session_info and leaf entries are not checked
 /// here (the open path decodes them). Throws SessionError(invalid_entry) as read_entry would.
+///
+/// `scanned`: the memo scan_entry filled for this same line (SkipMemo), when the caller kept
+/// it; the check then reads none of the line's long values again. A memo of another text is
+/// ignored.
 template <class = void>
-CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Dialect d) {
+CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Dialect d,
+                                SkipMemo* scanned = nullptr) {
     ReadContext ctx;
     ctx.subject = "entry";
     const FieldPath root{};
-    FieldCheck check(d, ctx);
+    // The walks below share one memo: the line's, the message's and each block's members are
+    // read once, whatever the depth they are checked at.
+    SkipMemo local;
+    const bool use_scanned = scanned != nullptr && scanned->covers(line);
+    if (!use_scanned) local.reset(line);
+    SkipMemo& memo = use_scanned ? *scanned : local;
+    FieldCheck check(d, ctx, &memo);
     enum : std::size_t {
         id,
         parent,
@@ -418,7 +421,7 @@ CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Di
                         "content",
                         "display",
                         keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi)},
-                    s);
+                    s, &memo);
     CheckedEntry out;
     check.string(s[id], root / "id");
     std::string id_text;
@@ -462,7 +465,8 @@ CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Di
         if (v.empty()) ctx.missing(path);
         if (v.front() != '[') check.expected(path, "an array of strings", v);
         std::size_t i = 0;
-        FieldCheck::for_each_element(v, [&](RawValue e) { check.string(e, path[i++]); });
+        FieldCheck::for_each_element(
+            v, [&](RawValue e) { check.string(e, path[i++]); }, &memo);
     } else if (type == CompactionEntry::type) {
         check.string(s[summary], root / "summary");
         check.optional_string(s[first_kept_entry_id], root / keys::first_kept_entry_id(d));
@@ -472,8 +476,8 @@ CheckedEntry check_entry_fields(std::string_view line, std::string_view type, Di
             if (s[retained_tail].front() != '[')
                 check.expected(path, "an array of messages or null", s[retained_tail]);
             std::size_t i = 0;
-            FieldCheck::for_each_element(s[retained_tail],
-                                         [&](RawValue m) { check.message(m, path[i++]); });
+            FieldCheck::for_each_element(
+                s[retained_tail], [&](RawValue m) { check.message(m, path[i++]); }, &memo);
         }
         if (!FieldCheck::absent(s[usage])) check.usage(s[usage], root / "usage");
         check.optional_boolean(s[from_hook], root / keys::from_hook(d));

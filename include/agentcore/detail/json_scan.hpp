@@ -8,7 +8,12 @@
 // id, and where usage lives (`message.role`, `message.usage`, `usage`). It allocates nothing.
 //
 // Hand-written rather than a dependency: the library depends on nlohmann/json alone, and the
-// scanner is a few hundred lines that only need to be fast on strings (8 bytes per step).
+// scanner is a few hundred lines that only need to be fast on strings. Most of a session file is
+// string text, so a string's plain bytes are skipped 16 a step with SSE2 (the x86-64 baseline):
+// one compare per class of byte that ends a plain run (a quote, a backslash, a control character
+// or a non-ASCII byte), then the first of them found with a bit scan. Targets without SSE2 use the
+// portable scalar path (8 bytes a step); both paths accept and refuse the same texts with the
+// same messages, and the tests run both over the same inputs (ScanPath).
 //
 // The scanner is also the gate of every other reader: parse_json() validates a text with it
 // before building a DOM, so that the codec, the open path and load_session_file accept the same
@@ -25,6 +30,7 @@
 #include <agentcore/json.hpp>
 
 #include <array>
+#include <bit>
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
@@ -44,6 +50,18 @@ namespace agentcore::detail {
 /// refused (invalid_entry), never read with unbounded recursion.
 inline constexpr int max_json_depth = 512;
 
+/// Which implementation the scanner steps over plain string bytes with: `vector` 16 bytes a step
+/// with SSE2 where the target has it (otherwise it is the scalar path), `scalar` 8 bytes a step
+/// in portable code. Only tests name one; every reader uses the default, `vector`.
+enum class ScanPath { scalar, vector };
+
+/// True when ScanPath::vector uses vector instructions on this target.
+#if defined(__SSE2__)
+inline constexpr bool scan_path_vectorized = true;
+#else
+inline constexpr bool scan_path_vectorized = false;
+#endif
+
 /// The raw JSON text of the fields the open path needs from an entry line (empty: absent).
 struct ScannedEntry {
     std::string_view type;           ///< raw value of `type`
@@ -54,6 +72,72 @@ struct ScannedEntry {
     std::string_view usage;          ///< raw value of the top-level `usage`
 };
 
+/// Where values of a validated line end, met while a walk skipped over them, so that a later
+/// walk of a value inside one skipped before jumps over its parts instead of reading their bytes
+/// again. The field check (codec_check.hpp) walks the line's members, then the message's, then
+/// each content block's: without it a block's text would be read once per level.
+///
+/// Holds the containers (up to 8 levels inside the value skipped) and the strings of at least
+/// 32 bytes a skip met, in the order they start. Bounded: what does not fit is walked again.
+/// Valid for one text, which must not change while it is used. The scanner fills one for the
+/// line it accepts (scan_entry with a memo), so that the field check of that line
+/// (check_entry_fields with the same memo) reads none of its long values again.
+class SkipMemo {
+public:
+    static constexpr std::size_t capacity = 128;
+    static constexpr std::ptrdiff_t min_string = 32;
+    static constexpr int levels = 8;  // containers recorded below the one walked
+
+    SkipMemo() noexcept {}  // NOLINT: the spans are written before they are read
+
+    /// Empties the memo and ties it to `text`.
+    void reset(std::string_view text) noexcept {
+        text_ = text;
+        size_ = 0;
+    }
+    /// True when the memo was filled for `text` (the same bytes at the same address).
+    [[nodiscard]] bool covers(std::string_view text) const noexcept {
+        return text_.data() == text.data() && text_.size() == text.size();
+    }
+
+    /// The end of the value that starts at `begin`, when it was recorded; else nullptr.
+    [[nodiscard]] const char* find(const char* begin) const noexcept {
+        std::size_t lo = 0;
+        std::size_t hi = size_;
+        while (lo < hi) {
+            const std::size_t mid = lo + (hi - lo) / 2;
+            if (spans_[mid].begin < begin)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        return lo < size_ && spans_[lo].begin == begin ? spans_[lo].end : nullptr;
+    }
+
+    /// Starts a record of the value at `begin` (its end comes with close()); returns its slot, or
+    /// `none` when the table is full or `begin` is not after every recorded start.
+    std::size_t open(const char* begin) noexcept {
+        if (size_ == capacity || (size_ != 0 && spans_[size_ - 1].begin >= begin)) return none;
+        spans_[size_] = Span{begin, nullptr};
+        return size_++;
+    }
+    void close(std::size_t slot, const char* end) noexcept {
+        if (slot != none) spans_[slot].end = end;
+    }
+    void add(const char* begin, const char* end) noexcept { close(open(begin), end); }
+
+    static constexpr std::size_t none = static_cast<std::size_t>(-1);
+
+private:
+    struct Span {
+        const char* begin;
+        const char* end;  // nullptr until closed
+    };
+    std::array<Span, capacity> spans_;
+    std::size_t size_ = 0;
+    std::string_view text_;
+};
+
 class JsonScanner {
 public:
     static constexpr int max_depth = max_json_depth;
@@ -61,13 +145,21 @@ public:
     /// Checks that `line` is one JSON object (whitespace around it allowed) with valid UTF-8,
     /// and fills `out`. On failure returns false and sets `error` to a reason that names a
     /// column, never the text.
+    ///
+    /// `memo`, when given, is reset and filled with where the line's containers and long
+    /// strings end (SkipMemo), for check_entry_fields on the same line.
+    template <ScanPath P = ScanPath::vector>
     static bool scan_entry(std::string_view line, Dialect dialect, ScannedEntry& out,
-                           std::string& error) {
+                           std::string& error, SkipMemo* memo = nullptr) {
         JsonScanner s(line, dialect);
+        if (memo != nullptr) {
+            memo->reset(line);
+            s.memo_ = memo;
+        }
         out = {};
         s.skip_ws();
         if (s.p_ == s.end_ || *s.p_ != '{') return s.fail(error, "not a JSON object");
-        if (!s.parse_object(1, Level::top, &out)) {
+        if (!s.parse_object<P>(1, Level::top, &out)) {
             s.fail(error, s.reason_);
             // The entry, when its id came before the fault (it usually comes second).
             if (out.id.size() >= 2 && out.id.front() == '"' &&
@@ -81,10 +173,12 @@ public:
     }
 
     /// Checks that `text` is one JSON value with valid UTF-8.
+    template <ScanPath P = ScanPath::vector>
     static bool validate(std::string_view text, std::string& error) {
         JsonScanner s(text, Dialect::native);
         s.skip_ws();
-        if (!s.parse_value(0)) return s.fail(error, s.reason_);  // a top-level container is level 1
+        if (!s.parse_value<P>(0))
+            return s.fail(error, s.reason_);  // a top-level container is level 1
         s.skip_ws();
         if (s.p_ != s.end_) return s.fail(error, "unexpected text after the JSON value");
         return true;
@@ -145,12 +239,33 @@ private:
         while (p_ != end_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
     }
 
+    template <ScanPath P>
     bool parse_value(int depth) {
         if (p_ == end_) return bad("unexpected end of line");
+        if (memo_ != nullptr && depth <= SkipMemo::levels) return parse_recorded_value<P>(depth);
+        return parse_unrecorded_value<P>(depth);
+    }
+
+    // A value whose end goes into the memo when it is a container or a long string.
+    template <ScanPath P>
+    bool parse_recorded_value(int depth) {
+        const char* begin = p_;
+        const bool container = *p_ == '{' || *p_ == '[';
+        const std::size_t slot = container ? memo_->open(begin) : SkipMemo::none;
+        if (!parse_unrecorded_value<P>(depth)) return false;
+        if (container)
+            memo_->close(slot, p_);
+        else if (*begin == '"' && p_ - begin >= SkipMemo::min_string)
+            memo_->add(begin, p_);
+        return true;
+    }
+
+    template <ScanPath P>
+    bool parse_unrecorded_value(int depth) {
         switch (*p_) {
-            case '{': return parse_object(depth + 1, Level::other, nullptr);
-            case '[': return parse_array(depth + 1);
-            case '"': return parse_string();
+            case '{': return parse_object<P>(depth + 1, Level::other, nullptr);
+            case '[': return parse_array<P>(depth + 1);
+            case '"': return parse_string<P>();
             case 't': return parse_literal("true");
             case 'f': return parse_literal("false");
             case 'n': return parse_literal("null");
@@ -215,6 +330,7 @@ private:
         return true;
     }
 
+    template <ScanPath P>
     bool parse_array(int depth) {
         if (depth > max_depth) return bad("nesting too deep");
         ++p_;  // '['
@@ -227,7 +343,7 @@ private:
             skip_ws();
             path_[static_cast<std::size_t>(depth)] = PathStep{nullptr, 0, index};
             path_depth_ = depth;
-            if (!parse_value(depth)) return false;
+            if (!parse_value<P>(depth)) return false;
             path_depth_ = depth - 1;
             skip_ws();
             if (p_ == end_) return bad("unexpected end of line");
@@ -250,6 +366,7 @@ private:
         return unescape(raw, decoded) && decoded == name;
     }
 
+    template <ScanPath P>
     bool parse_object(int depth, Level level, ScannedEntry* out) {
         if (depth > max_depth) return bad("nesting too deep");
         ++p_;  // '{'
@@ -262,9 +379,10 @@ private:
             skip_ws();
             if (p_ == end_ || *p_ != '"') return bad("expected a key");
             const char* key_begin = p_ + 1;
-            if (!parse_string()) return false;
+            escaped_ = false;
+            if (!parse_string<P>()) return false;
             const std::string_view key(key_begin, static_cast<std::size_t>(p_ - 1 - key_begin));
-            const bool escaped = key.find('\\') != std::string_view::npos;
+            const bool escaped = escaped_;
             path_[static_cast<std::size_t>(depth)] = PathStep{key.data(), key.size(), no_index};
             path_depth_ = depth;
             skip_ws();
@@ -295,8 +413,10 @@ private:
                 // A repeated key replaces what an earlier one said, as in the DOM parser.
                 out->message_role = {};
                 out->message_usage = {};
-                if (!parse_object(depth + 1, Level::message, out)) return false;
-            } else if (!parse_value(depth)) {
+                const std::size_t slot = memo_ != nullptr ? memo_->open(p_) : SkipMemo::none;
+                if (!parse_object<P>(depth + 1, Level::message, out)) return false;
+                if (memo_ != nullptr) memo_->close(slot, p_);
+            } else if (!parse_value<P>(depth)) {
                 return false;
             }
             if (target != nullptr)
@@ -330,6 +450,57 @@ private:
         return (t & highs) == 0;
     }
 
+    // True when `c` continues a string's plain run: printable ASCII other than a quote or a
+    // backslash.
+    static bool plain_byte(char c) noexcept {
+        const auto u = static_cast<unsigned char>(c);
+        return u >= 0x20 && u < 0x80 && u != '"' && u != '\\';
+    }
+
+#if defined(__SSE2__)
+    // Bit i set when byte i of the 16 at `q` ends a string's plain run: a quote, a backslash, a
+    // control character or a non-ASCII byte.
+    static unsigned special16(const char* q) noexcept {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));  // NOLINT
+        // As signed bytes, every non-ASCII byte is negative: one compare finds both the control
+        // characters and the bytes of UTF-8 sequences.
+        const __m128i low = _mm_cmplt_epi8(v, _mm_set1_epi8(0x20));
+        const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+        const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+        return static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_or_si128(_mm_or_si128(low, quote), backslash)));
+    }
+
+    // Bit i set when byte i of the 16 at `q` is a quote or a backslash.
+    static unsigned quote16(const char* q) noexcept {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(q));  // NOLINT
+        const __m128i quote = _mm_cmpeq_epi8(v, _mm_set1_epi8('"'));
+        const __m128i backslash = _mm_cmpeq_epi8(v, _mm_set1_epi8('\\'));
+        return static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(quote, backslash)));
+    }
+#endif
+
+public:
+    /// The first byte at or after `p` (inside a string, before `end`) that ends its plain run: a
+    /// quote, a backslash, a control character or a non-ASCII byte; `end` when there is none.
+    /// Reads nothing at or past `end`: 16-byte loads only while 16 bytes remain.
+    template <ScanPath P = ScanPath::vector>
+    static const char* skip_plain(const char* p, const char* end) noexcept {
+#if defined(__SSE2__)
+        if constexpr (P == ScanPath::vector) {
+            while (end - p >= 16) {
+                const unsigned hits = special16(p);
+                if (hits != 0) return p + std::countr_zero(hits);
+                p += 16;
+            }
+        }
+#endif
+        while (end - p >= 8 && plain8(p)) p += 8;
+        while (p != end && plain_byte(*p)) ++p;
+        return p;
+    }
+
+private:
     // True when none of the 8 bytes at `q` is a quote or a backslash (text already validated:
     // only those end a string's plain run).
     static bool unquoted8(const char* q) noexcept {
@@ -362,6 +533,7 @@ private:
     }
 
     bool parse_escape() noexcept {
+        escaped_ = true;
         ++p_;  // '\\'
         if (p_ == end_) return bad("unexpected end of line");
         const char c = *p_++;
@@ -415,10 +587,11 @@ private:
         return bad("invalid UTF-8");
     }
 
+    template <ScanPath P>
     bool parse_string() noexcept {
         ++p_;  // '"'
         for (;;) {
-            while (end_ - p_ >= 8 && plain8(p_)) p_ += 8;
+            p_ = skip_plain<P>(p_, end_);  // stops only at a byte that needs a look
             if (p_ == end_) return bad("unterminated string");
             const auto c = static_cast<unsigned char>(*p_);
             if (c == '"') {
@@ -429,36 +602,41 @@ private:
                 if (!parse_escape()) return false;
             } else if (c < 0x20) {
                 return bad("control character in string");
-            } else if (c >= 0x80) {
-                if (!parse_utf8()) return false;
-            } else {
-                ++p_;
+            } else if (!parse_utf8()) {  // c >= 0x80
+                return false;
             }
         }
     }
 
 public:
     /// The closing quote of a string whose text starts at `p` (just after its opening quote), in
-    /// text already validated; `end` when there is none. Steps over plain bytes 8 at a time.
+    /// text already validated; `end` when there is none. Steps over plain bytes 16 at a time
+    /// (ScanPath::vector) or 8 at a time, reading nothing at or past `end`.
+    template <ScanPath P = ScanPath::vector>
     static const char* string_end(const char* p, const char* end) noexcept {
         for (;;) {
 #if defined(__SSE2__)
-            // 16 bytes a step, straight to the first quote or backslash.
-            const __m128i quote = _mm_set1_epi8('"');
-            const __m128i backslash = _mm_set1_epi8('\\');
-            while (end - p >= 16) {
-                const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-                const int hits = _mm_movemask_epi8(
-                    _mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)));
-                if (hits != 0) {
-                    p += __builtin_ctz(static_cast<unsigned>(hits));
-                    break;
+            if constexpr (P == ScanPath::vector) {
+                // 16 bytes a step, straight to the first quote or backslash.
+                for (;;) {
+                    if (end - p < 16) {
+                        while (end - p >= 8 && unquoted8(p)) p += 8;
+                        while (p != end && *p != '"' && *p != '\\') ++p;
+                        break;
+                    }
+                    const unsigned hits = quote16(p);
+                    if (hits != 0) {
+                        p += std::countr_zero(hits);
+                        break;
+                    }
+                    p += 16;
                 }
-                p += 16;
-            }
+            } else
 #endif
-            while (end - p >= 8 && unquoted8(p)) p += 8;
-            while (p != end && *p != '"' && *p != '\\') ++p;
+            {
+                while (end - p >= 8 && unquoted8(p)) p += 8;
+                while (p != end && *p != '"' && *p != '\\') ++p;
+            }
             if (p == end || *p == '"') return p;
             p += end - p >= 2 ? 2 : 1;  // an escape: its second byte is never the closing quote
         }
@@ -541,10 +719,55 @@ public:
         return true;
     }
 
+    /// The end of the value that starts at `p` in text already validated (`end` bounds the
+    /// text). With a memo, jumps over a value recorded there and records the containers and long
+    /// strings it walks (SkipMemo).
+    static const char* value_end(const char* p, const char* end, SkipMemo* memo) noexcept {
+        if (p == end) return p;
+        if (memo != nullptr && (*p == '"' || *p == '{' || *p == '['))
+            if (const char* known = memo->find(p); known != nullptr && known <= end) return known;
+        if (*p == '"') {
+            const char* q = string_end(p + 1, end);
+            if (q != end) ++q;
+            if (memo != nullptr && q - p >= SkipMemo::min_string) memo->add(p, q);
+            return q;
+        }
+        if (*p == '{' || *p == '[') {
+            constexpr int recorded_levels = 8;
+            std::array<std::size_t, recorded_levels> slots{};
+            int depth = 0;
+            do {
+                if (*p == '"') {
+                    const char* q = string_end(p + 1, end);
+                    if (q != end) ++q;
+                    if (memo != nullptr && q - p >= SkipMemo::min_string) memo->add(p, q);
+                    p = q;
+                    continue;
+                }
+                if (*p == '{' || *p == '[') {
+                    if (memo != nullptr && depth < recorded_levels)
+                        slots[static_cast<std::size_t>(depth)] = memo->open(p);
+                    ++depth;
+                } else if (*p == '}' || *p == ']') {
+                    --depth;
+                    if (memo != nullptr && depth < recorded_levels)
+                        memo->close(slots[static_cast<std::size_t>(depth)], p + 1);
+                }
+                ++p;
+            } while (p != end && depth > 0);
+            return p;
+        }
+        while (p != end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
+               *p != '\n' && *p != '\r')
+            ++p;
+        return p;
+    }
+
     /// Calls `visit(raw_key, raw_value)` for each member of a JSON object that is already
-    /// known to be valid (scanned before). Raw keys are the text between the quotes.
+    /// known to be valid (scanned before). Raw keys are the text between the quotes. `memo`, when
+    /// given, is shared by the walks of one text (SkipMemo).
     template <class Visit>
-    static void for_each_member(std::string_view object, Visit&& visit) {
+    static void for_each_member(std::string_view object, Visit&& visit, SkipMemo* memo = nullptr) {
         const char* p = object.data();
         const char* end = p + object.size();
         auto ws = [&] {
@@ -554,29 +777,7 @@ public:
             p = string_end(p + 1, end);
             if (p != end) ++p;
         };
-        auto skip_value = [&] {
-            if (p == end) return;
-            if (*p == '"') {
-                skip_string();
-                return;
-            }
-            if (*p == '{' || *p == '[') {
-                int depth = 0;
-                do {
-                    if (*p == '"') {
-                        skip_string();
-                        continue;
-                    }
-                    if (*p == '{' || *p == '[') ++depth;
-                    if (*p == '}' || *p == ']') --depth;
-                    ++p;
-                } while (p != end && depth > 0);
-                return;
-            }
-            while (p != end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
-                   *p != '\n' && *p != '\r')
-                ++p;
-        };
+        auto skip_value = [&] { p = value_end(p, end, memo); };
         ws();
         if (p == end || *p != '{') return;
         ++p;
@@ -614,6 +815,8 @@ private:
     const char* end_;
     Dialect dialect_;
     const char* reason_ = nullptr;
+    bool escaped_ = false;  // the last string parsed had an escape
+    SkipMemo* memo_ = nullptr;
     std::array<PathStep, static_cast<std::size_t>(max_json_depth) + 1>
         path_;  // [1, path_depth_] are set
     int path_depth_ = 0;
