@@ -164,8 +164,7 @@ TEST_CASE("a resumed open still refuses a damaged line after the index", "[jsonl
     }
 }
 
-TEST_CASE("an index that does not match its file is not used, and is rebuilt",
-          "[jsonl][resume]") {
+TEST_CASE("an index that does not match its file is not used, and is rebuilt", "[jsonl][resume]") {
     ScratchDir dir;
     const auto path = dir.file("s.jsonl");
     {

@@ -3,8 +3,8 @@
 
 #include <agentcore/error.hpp>
 
+#include <agentcore/detail/chrono.hpp>
 #include <array>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>

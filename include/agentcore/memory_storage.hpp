@@ -1,4 +1,4 @@
 #pragma once
-// 0.1's include path: the header is <agentcore/memory/memory_storage.hpp> now (a folder per storage).
+// 0.1's include path; the header is in its storage's folder now.
 
 #include <agentcore/memory/memory_storage.hpp>

@@ -69,7 +69,7 @@ inline std::uint64_t hash_bytes(std::string_view bytes) noexcept {
                              0xa4093822299f31d0ULL, 0x082efa98ec4e6c89ULL};
     std::size_t i = 0;
     for (; i + 32 <= bytes.size(); i += 32)
-        for (int l = 0; l < 4; ++l) {
+        for (std::size_t l = 0; l < 4; ++l) {
             std::uint64_t w = 0;
             std::memcpy(&w, bytes.data() + i + 8 * l, 8);
             lane[l] = mix(lane[l], w);

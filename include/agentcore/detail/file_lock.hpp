@@ -11,9 +11,9 @@
 #include <fcntl.h>
 #include <sys/file.h>
 
+#include <agentcore/detail/chrono.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <string>
 #include <string_view>
 

@@ -7,13 +7,14 @@
 // polling loops. The library is POSIX-only already (flock, mmap, fdatasync); these few lines
 // keep those headers out.
 
+#include <agentcore/detail/chrono.hpp>
+
 #include <pthread.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 #include <vector>
 
 namespace agentcore::detail {

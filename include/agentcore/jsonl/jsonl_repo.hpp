@@ -29,9 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <agentcore/detail/chrono.hpp>
 #include <algorithm>
 #include <cerrno>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <exception>

@@ -35,10 +35,10 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 
+#include <agentcore/detail/chrono.hpp>
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -156,7 +156,7 @@ public:
                 if (auto* leaf = std::get_if<LeafEntry>(&e); leaf && parents.count(leaf->id) == 0)
                     leaf->parent_id = leaf->target_id;
         }
-        TreeIndex check;
+        Dep<TreeIndex> check;
         Dep<std::vector<EntryHandle>> handles;
         handles.reserve(entries.size());
         for (auto& e : entries) {
@@ -449,7 +449,10 @@ private:
     std::string index_line(std::string_view text, std::uint64_t offset, std::size_t line_no) {
         detail::ScannedEntry scanned;
         std::string reason;
-        if (!detail::JsonScanner::scan_entry(text, dialect_, scanned, reason)) return reason;
+        // Where the line's long values end, found by the scan, so that the field check below
+        // reads none of them again.
+        detail::SkipMemo memo;
+        if (!detail::JsonScanner::scan_entry(text, dialect_, scanned, reason, &memo)) return reason;
         std::string type_scratch;
         std::string id_scratch;
         std::string parent_scratch;
@@ -469,7 +472,7 @@ private:
             // The codec's field rules on the raw text: a line that opens decodes when it is read.
             try {
                 const detail::CheckedEntry checked =
-                    detail::check_entry_fields(text, type, dialect_);
+                    detail::check_entry_fields(text, type, dialect_, &memo);
                 if (!checked.unknown_parent.empty()) parent_raw = checked.unknown_parent;
             } catch (const SessionError& e) {
                 return detail_of(e);
@@ -847,8 +850,8 @@ private:
             if (!fd) return false;
             const std::uint64_t size = detail::file_size(*ops_, fd.get(), index_path);
             if (size < sizeof index_magic + 8 || size > (std::uint64_t{1} << 32)) return false;
-            mapping = detail::FileMapping(*ops_, fd.get(), static_cast<std::size_t>(size),
-                                          index_path);
+            mapping =
+                detail::FileMapping(*ops_, fd.get(), static_cast<std::size_t>(size), index_path);
         } catch (...) {
             return false;  // not readable, not a regular file: rebuilt
         }
@@ -884,7 +887,7 @@ private:
             previous_end = offset + length;
             slots.push_back(Slot{offset, length, line, {}, {}, nullptr});
         }
-        auto index = TreeIndex::restore(in);
+        auto index = Dep<TreeIndex>::restore(in);
         if (!index || index->size() != count || in.left() != 0) return false;
         slots_ = std::move(slots);
         this->mutable_index() = std::move(*index);
