@@ -27,7 +27,7 @@ const std::string text_block =
     sse_event("content_block_start", R"("index":0,"content_block":{"type":"text","text":""})") +
     sse_event("content_block_delta", R"("index":0,"delta":{"type":"text_delta","text":"Hi"})") +
     sse_event("content_block_stop", R"("index":0)");
-const std::string end =
+const std::string stream_end =
     sse_event("message_delta",
               R"("delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":4})") +
     sse_event("message_stop", "");
@@ -201,7 +201,7 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
             stream_anthropic(start +
                              sse_event("content_block_delta",
                                        R"("index":5,"delta":{"type":"text_delta","text":"x"})") +
-                             text_block + end);
+                             text_block + stream_end);
         CHECK(m.stop_reason == "stop");
         CHECK(m.content.size() == 1);
         CHECK(has_diagnostic(m, "out_of_order_event"));
@@ -211,7 +211,7 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
             start + sse_event("future_event", R"("x":1)") +
             sse_event("content_block_start",
                       R"("index":0,"content_block":{"type":"server_tool_use","id":"s"})") +
-            sse_event("content_block_stop", R"("index":0)") + text_block + end);
+            sse_event("content_block_stop", R"("index":0)") + text_block + stream_end);
         CHECK(m.stop_reason == "stop");
         REQUIRE(m.content.size() == 1);
         CHECK(has_diagnostic(m, "unknown_block"));
@@ -226,7 +226,7 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         CHECK(stream_anthropic("").error_message == "the stream ended before message_start");
     }
     SECTION("cut mid-event") {
-        const std::string all = start + text_block + end;
+        const std::string all = start + text_block + stream_end;
         auto m = stream_anthropic(all.substr(0, start.size() + 40));
         CHECK(m.stop_reason == "error");
         CHECK(m.error_message->rfind("malformed JSON in a 'content_block_start' event", 0) == 0);
@@ -243,7 +243,7 @@ TEST_CASE("anthropic streams: bad input is an error or a documented recovery", "
         const auto m = s.finish();
         CHECK(m.stop_reason == "error");
         CHECK(m.error_message == "an SSE event exceeds 67108864 bytes");
-        CHECK(s.feed(end).empty());
+        CHECK(s.feed(stream_end).empty());
     }
     SECTION("an error event") {
         auto m = stream_anthropic(
