@@ -300,6 +300,143 @@ TEST_CASE("generated entries of every kind survive model to line to model in bot
     }
 }
 
+namespace {
+
+// The line as 0.1 wrote it: the JSON value built by entry_to_json's writer, dumped.
+std::string roundtrip_line_through_value(const SessionTreeEntry& entry, Dialect d) {
+    const std::string& id =
+        std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
+    agentcore::detail::ReadContext ctx;
+    ctx.subject = "entry";
+    ctx.entry_id = &id;
+    std::string out;
+    agentcore::detail::append_json(out, agentcore::detail::write_entry(entry, d), 0, ctx,
+                                   agentcore::detail::FieldPath{});
+    return out;
+}
+
+// What encoding `entry` gives: the line, or the error's code and message.
+template <class Encode>
+std::string roundtrip_outcome(Encode&& encode) {
+    try {
+        return encode();
+    } catch (const SessionError& e) {
+        return "error " + std::string(to_string(e.code())) + ": " + e.what();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("encode_entry writes the dump of entry_to_json's value, byte for byte", "[codec]") {
+    EntryGenerator gen(20261204);
+    for (std::size_t i = 0; i < 2400; ++i) {
+        SessionTreeEntry entry = gen.next(i);
+        // Opaque values whose tag the struct changed, or that are not objects, are written by
+        // write_opaque's rules: exercise them too.
+        if (i % 7 == 0) {
+            if (auto* m = std::get_if<MessageEntry>(&entry)) {
+                if (auto* o = std::get_if<OpaqueMessage>(&m->message))
+                    o->role = i % 2 == 0 ? "renamed_role" : "";
+            }
+            if (auto* u = std::get_if<UnknownEntry>(&entry)) {
+                if (i % 2 == 0) u->raw = Json::array({1, 2});
+                u->timestamp.clear();
+            }
+        }
+        for (const Dialect d : {Dialect::native, Dialect::pi}) {
+            const std::string line = encode_entry(entry, d);
+            INFO(line);
+            CHECK(line == roundtrip_line_through_value(entry, d));
+            CHECK(line == dump_json(entry_to_json(entry, d)));
+        }
+    }
+    OpaqueContent changed;
+    changed.type = "new_block";
+    changed.raw = Json::parse(R"({"type":"old_block","z":1,"a":[true]})");
+    OpaqueContent not_object;
+    not_object.type = "lonely";
+    not_object.raw = Json(5);
+    OpaqueContent untagged;
+    untagged.raw = Json::parse(R"({"k":"v"})");
+    const SessionTreeEntry blocks =
+        MessageEntry{{"b1", std::nullopt, "t", {}},
+                     UserMessage{std::vector<ContentBlock>{changed, not_object, untagged}, 3, {}}};
+    CHECK(
+        encode_entry(blocks, Dialect::native) ==
+        R"({"type":"message","id":"b1","parent_id":null,"timestamp":"t","message":{"role":"user","content":[{"type":"new_block","z":1,"a":[true]},{"type":"lonely"},{"k":"v"}],"timestamp":3}})");
+    CHECK(encode_entry(blocks, Dialect::pi) == roundtrip_line_through_value(blocks, Dialect::pi));
+}
+
+TEST_CASE("encode_entry refuses what the value's dump refuses, with the same message", "[codec]") {
+    const std::string bad = "ok \xfe";
+    std::vector<SessionTreeEntry> entries;
+    entries.push_back(MessageEntry{{"u1", std::nullopt, "t", {}}, user_text(bad, 1)});
+    entries.push_back(MessageEntry{{"u2", std::nullopt, "t", Json{{bad, 1}}}, user_text("x", 1)});
+    entries.push_back(MessageEntry{{"u3", std::nullopt, "t", Json{{"x", Json::array({1, bad})}}},
+                                   user_text("x", 1)});
+    AssistantMessage a;
+    a.content.push_back(TextContent{"fine", {}});
+    a.content.push_back(ToolCallContent{"c1", "bash", Json{{"cmd", bad}}, {}});
+    a.stop_reason = "tool_use";
+    entries.push_back(MessageEntry{{"a1", "u1", "t", {}}, a});
+    CompactionEntry c;
+    c.id = "c2";
+    c.timestamp = "t";
+    c.summary = "s";
+    c.retained_tail = std::vector<AgentMessage>{user_text("x", 1), user_text(bad, 2)};
+    entries.push_back(c);
+    LabelEntry l;
+    l.id = "l1";
+    l.timestamp = "t";
+    l.target_id = "u1";
+    l.label = bad;
+    entries.push_back(l);
+    LabelEntry not_an_object = l;
+    not_an_object.label = "fine";
+    not_an_object.extra = Json::array({1});
+    entries.push_back(not_an_object);
+    for (const auto& entry : entries) {
+        for (const Dialect d : {Dialect::native, Dialect::pi}) {
+            const std::string got = roundtrip_outcome([&] { return encode_entry(entry, d); });
+            INFO(got);
+            CHECK(got.rfind("error invalid_entry: ", 0) == 0);
+            CHECK(got == roundtrip_outcome([&] { return roundtrip_line_through_value(entry, d); }));
+        }
+    }
+    CHECK(roundtrip_outcome([&] { return encode_entry(entries[3], Dialect::pi); })
+              .find("entry 'a1': field 'message.content[1].arguments.cmd': a string is not valid "
+                    "UTF-8 (byte 3 of the string)") != std::string::npos);
+    CHECK(roundtrip_outcome([&] {
+              return encode_entry(entries[4], Dialect::native);
+          }).find("field 'retained_tail[1].content'") != std::string::npos);
+}
+
+TEST_CASE("encode_header writes the dump of header_to_json's value", "[codec]") {
+    SessionHeader h;
+    h.id = "s1";
+    h.timestamp = "2026-12-04T10:00:00.000Z";
+    h.cwd = "/work/\"quoted\"\n";
+    for (int variant = 0; variant < 8; ++variant) {
+        h.parent_session = (variant & 1) != 0 ? std::optional<std::string>("p/0") : std::nullopt;
+        h.metadata = (variant & 2) != 0 ? Json{{"k", Json::array({1, 2.5})}} : Json::object();
+        h.extra = (variant & 4) != 0 ? Json{{"id", "shadow"}, {"later", nullptr}} : Json();
+        for (const Dialect d : {Dialect::native, Dialect::pi}) {
+            INFO(variant);
+            CHECK(encode_header(h, d) == dump_json(header_to_json(h, d)));
+            CHECK(header_from_json(Json::parse(encode_header(h, d))).cwd == h.cwd);
+        }
+    }
+    h.cwd = "bad \xff";
+    try {
+        (void)encode_header(h, Dialect::native);
+        FAIL("no error");
+    } catch (const SessionError& e) {
+        CHECK(e.code() == ErrorCode::invalid_session);
+        CHECK(std::string(e.what()).find("session header: field 'cwd': a string is not valid "
+                                         "UTF-8") != std::string::npos);
+    }
+}
+
 TEST_CASE("converting native to pi and back gives identical lines", "[codec]") {
     EntryGenerator gen(7);
     for (std::size_t i = 0; i < 2400; ++i) {

@@ -134,20 +134,32 @@ SessionTreeEntry entry_from_json(const detail::dependent<Json, T>& json, Dialect
     return entry_from_json<T>(detail::dependent<Json, T>(json), dialect);
 }
 
-/// One compact JSON line for the entry, without the trailing newline.
+namespace detail {
+/// encode_entry for an entry that check_entry_nesting has passed (the indexed storages check
+/// every append before they persist it): the line, without checking the nesting again.
+template <class = void>
+std::string encode_checked_entry(const SessionTreeEntry& entry, Dialect dialect) {
+    ReadContext ctx;
+    ctx.subject = "entry";
+    ctx.entry_id = &std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
+    std::string out;
+    out.reserve(512);  // most lines fit: one allocation instead of a doubling series
+    const FieldPath root{};
+    TextObject o(TextPlace{out, ctx, root, 0});
+    put_entry(o, entry, dialect);
+    o.close();
+    return out;
+}
+}  // namespace detail
+
+/// One compact JSON line for the entry, without the trailing newline, written straight from
+/// the typed entry (no JSON value is built): the dump of entry_to_json's value, byte for byte.
 /// Throws SessionError(invalid_entry) naming the entry and the field: a string that is not
 /// valid UTF-8 (nor a lone surrogate, see json_scan.hpp), a value nested too deep.
 template <class = void>
 std::string encode_entry(const SessionTreeEntry& entry, Dialect dialect) {
-    detail::ReadContext ctx;
-    ctx.subject = "entry";
-    const std::string& id =
-        std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
-    ctx.entry_id = &id;
-    detail::NestingCheck(ctx).entry(entry);
-    std::string out;
-    detail::append_json(out, detail::write_entry(entry, dialect), 0, ctx, detail::FieldPath{});
-    return out;
+    detail::check_entry_nesting(entry);
+    return detail::encode_checked_entry(entry, dialect);
 }
 
 namespace detail {
@@ -182,30 +194,47 @@ Dialect detect_dialect(const Json& header) {
     return header.is_object() && header.contains("parent_session") ? Dialect::native : Dialect::pi;
 }
 
+namespace detail {
+template <class O, class T = void>
+void put_header(O& o, const dependent<SessionHeader, T>& header, Dialect dialect) {
+    o.add_string("type", SessionHeader::type);
+    o.add_int("version", header.version);
+    o.add_string("id", header.id);
+    o.add_string("timestamp", header.timestamp);
+    o.add_string("cwd", header.cwd);
+    const bool has_metadata = header.metadata.is_object() && !header.metadata.empty();
+    if (dialect == Dialect::native) {
+        if (header.parent_session)
+            o.add_string("parent_session", *header.parent_session);
+        else
+            o.add_null("parent_session");
+        if (has_metadata)
+            o.add_json("metadata", header.metadata);
+        else
+            o.add_object("metadata", [](auto&) {});
+    } else {
+        if (header.parent_session) o.add_string("parentSession", *header.parent_session);
+        if (has_metadata) o.add_json("metadata", header.metadata);
+    }
+    o.add_extra(header.extra);
+}
+
+inline ReadContext header_context() noexcept {
+    ReadContext ctx;
+    ctx.code = ErrorCode::invalid_session;
+    ctx.subject = "session header";
+    return ctx;
+}
+}  // namespace detail
+
 /// The header as a JSON object. Native: type, version, id, timestamp, cwd, parent_session
 /// (null when none), metadata ({} when empty), extras. pi: type, version, id, timestamp, cwd,
 /// parentSession when set, metadata when not empty, extras.
 template <class T = void>
 Json header_to_json(const detail::dependent<SessionHeader, T>& header, Dialect dialect) {
-    detail::ReadContext ctx;
-    ctx.code = ErrorCode::invalid_session;
-    ctx.subject = "session header";
-    detail::NestingCheck(ctx).header(header);
+    detail::NestingCheck(detail::header_context()).header(header);
     detail::dependent<detail::ObjectBuilder, T> o;
-    o.add("type", SessionHeader::type);
-    o.add("version", header.version);
-    o.add("id", header.id);
-    o.add("timestamp", header.timestamp);
-    o.add("cwd", header.cwd);
-    const bool has_metadata = header.metadata.is_object() && !header.metadata.empty();
-    if (dialect == Dialect::native) {
-        o.add("parent_session", header.parent_session ? Json(*header.parent_session) : Json());
-        o.add("metadata", has_metadata ? header.metadata : Json::object());
-    } else {
-        if (header.parent_session) o.add("parentSession", *header.parent_session);
-        if (has_metadata) o.add("metadata", header.metadata);
-    }
-    o.add_extra(header.extra);
+    detail::put_header(o, header, dialect);
     return o.take();
 }
 
@@ -260,7 +289,14 @@ SessionHeader header_from_json(const Json& json) {
 /// One compact JSON line for the header, without the trailing newline.
 template <class = void>
 std::string encode_header(const SessionHeader& header, Dialect dialect) {
-    return dump_json(header_to_json(header, dialect));
+    const detail::ReadContext ctx = detail::header_context();
+    detail::NestingCheck(ctx).header(header);
+    std::string out;
+    const detail::FieldPath root{};
+    detail::TextObject o(detail::TextPlace{out, ctx, root, 0});
+    detail::put_header(o, header, dialect);
+    o.close();
+    return out;
 }
 
 /// Parses a header line; stores the file's dialect in `*detected` when given.

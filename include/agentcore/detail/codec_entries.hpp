@@ -242,11 +242,14 @@ Entry read_entry(Json& j, Dialect d) {
 // ---------------------------------------------------------------------------------------------
 // Writing
 
-template <class T = void>
-void write_base(dependent<ObjectBuilder, T>& o, const EntryBase& base, Dialect d) {
-    o.add("id", base.id);
-    o.add(keys::parent_id(d), base.parent_id ? Json(*base.parent_id) : Json());
-    o.add("timestamp", base.timestamp);
+template <class O>
+void put_base(O& o, const EntryBase& base, Dialect d) {
+    o.add_string("id", base.id);
+    if (base.parent_id)
+        o.add_string(keys::parent_id(d), *base.parent_id);
+    else
+        o.add_null(keys::parent_id(d));
+    o.add_string("timestamp", base.timestamp);
 }
 
 /// An unknown entry as read, with its base fields following the struct (a fork may have made
@@ -255,8 +258,8 @@ template <class T = void>
 Json write_unknown_entry(const dependent<UnknownEntry, T>& e, Dialect d) {
     if (!e.raw.is_object()) {
         dependent<ObjectBuilder, T> o;
-        o.add("type", e.type);
-        write_base(o, e, d);
+        o.add_string("type", e.type);
+        put_base(o, e, d);
         o.add_extra(e.extra);
         return o.take();
     }
@@ -283,87 +286,98 @@ Json write_unknown_entry(const dependent<UnknownEntry, T>& e, Dialect d) {
     return out;
 }
 
-template <class T = void>
-Json write_entry(const dependent<SessionTreeEntry, T>& entry, Dialect d) {
-    return std::visit(
-        [d](const auto& e) -> dependent<Json, T> {
+template <class O, class T = void>
+void put_entry(O& o, const dependent<SessionTreeEntry, T>& entry, Dialect d) {
+    std::visit(
+        [&o, d](const auto& e) {
             using E = std::decay_t<decltype(e)>;
             if constexpr (std::is_same_v<E, UnknownEntry>) {
-                return write_unknown_entry(e, d);
+                o.add_fields(write_unknown_entry<T>(e, d));
+                return;
             } else {
-                dependent<ObjectBuilder, T> o;
-                o.add("type", E::type);
+                o.add_string("type", E::type);
                 if constexpr (std::is_same_v<E, CustomEntry>) {
                     // pi's appendCustomEntry puts the payload before the base fields.
-                    if (d == Dialect::native) write_base(o, e, d);
-                    o.add(keys::custom_type(d), e.custom_type);
-                    if (!e.data.is_null()) o.add("data", e.data);
-                    if (d == Dialect::pi) write_base(o, e, d);
+                    if (d == Dialect::native) put_base(o, e, d);
+                    o.add_string(keys::custom_type(d), e.custom_type);
+                    if (!e.data.is_null()) o.add_json("data", e.data);
+                    if (d == Dialect::pi) put_base(o, e, d);
                 } else if constexpr (std::is_same_v<E, CustomMessageEntry>) {
                     // pi's appendCustomMessageEntry: customType, content, display, details, base.
                     if (d == Dialect::native) {
-                        write_base(o, e, d);
-                        o.add("custom_type", e.custom_type);
-                        o.add("content", write_content(e.content, d));
-                        if (!e.details.is_null()) o.add("details", e.details);
-                        if (e.display || !e.display_omitted) o.add("display", e.display);
+                        put_base(o, e, d);
+                        o.add_string("custom_type", e.custom_type);
+                        put_content(o, "content", e.content, d);
+                        if (!e.details.is_null()) o.add_json("details", e.details);
+                        if (e.display || !e.display_omitted) o.add_bool("display", e.display);
                     } else {
-                        o.add("customType", e.custom_type);
-                        o.add("content", write_content(e.content, d));
-                        if (e.display || !e.display_omitted) o.add("display", e.display);
-                        if (!e.details.is_null()) o.add("details", e.details);
-                        write_base(o, e, d);
+                        o.add_string("customType", e.custom_type);
+                        put_content(o, "content", e.content, d);
+                        if (e.display || !e.display_omitted) o.add_bool("display", e.display);
+                        if (!e.details.is_null()) o.add_json("details", e.details);
+                        put_base(o, e, d);
                     }
                 } else {
-                    write_base(o, e, d);
+                    put_base(o, e, d);
                     if constexpr (std::is_same_v<E, MessageEntry>) {
-                        o.add("message", write_message(e.message, d));
+                        o.add_object("message", [&e, d](auto& m) { put_message(m, e.message, d); });
                     } else if constexpr (std::is_same_v<E, ThinkingLevelChangeEntry>) {
-                        o.add(keys::thinking_level(d), e.thinking_level);
+                        o.add_string(keys::thinking_level(d), e.thinking_level);
                     } else if constexpr (std::is_same_v<E, ModelChangeEntry>) {
-                        o.add("provider", e.provider);
-                        o.add(keys::model_id(d), e.model_id);
+                        o.add_string("provider", e.provider);
+                        o.add_string(keys::model_id(d), e.model_id);
                     } else if constexpr (std::is_same_v<E, ActiveToolsChangeEntry>) {
-                        Json names = Json::array();
-                        for (const auto& n : e.active_tool_names) names.push_back(n);
-                        o.add(keys::active_tool_names(d), std::move(names));
+                        o.add_array(keys::active_tool_names(d), [&e](auto& names) {
+                            for (const auto& n : e.active_tool_names) names.add_string(n);
+                        });
                     } else if constexpr (std::is_same_v<E, CompactionEntry>) {
-                        o.add("summary", e.summary);
+                        o.add_string("summary", e.summary);
                         if (e.first_kept_entry_id)
-                            o.add(keys::first_kept_entry_id(d), *e.first_kept_entry_id);
-                        o.add(keys::tokens_before(d), e.tokens_before);
+                            o.add_string(keys::first_kept_entry_id(d), *e.first_kept_entry_id);
+                        o.add_int(keys::tokens_before(d), e.tokens_before);
                         if (e.retained_tail) {
-                            Json tail = Json::array();
-                            for (const auto& m : *e.retained_tail)
-                                tail.push_back(write_message(m, d));
-                            o.add(keys::retained_tail(d), std::move(tail));
+                            o.add_array(keys::retained_tail(d), [&e, d](auto& tail) {
+                                for (const auto& m : *e.retained_tail)
+                                    tail.add_object([&m, d](auto& om) { put_message(om, m, d); });
+                            });
                         }
-                        if (!e.details.is_null()) o.add("details", e.details);
-                        if (e.usage) o.add("usage", write_usage(*e.usage, d));
+                        if (!e.details.is_null()) o.add_json("details", e.details);
+                        if (e.usage)
+                            o.add_object("usage", [&e, d](auto& u) { put_usage(u, *e.usage, d); });
                         if (e.from_hook || !e.from_hook_omitted)
-                            o.add(keys::from_hook(d), e.from_hook);
+                            o.add_bool(keys::from_hook(d), e.from_hook);
                     } else if constexpr (std::is_same_v<E, BranchSummaryEntry>) {
-                        o.add(keys::from_id(d), e.from_id);
-                        o.add("summary", e.summary);
-                        if (!e.details.is_null()) o.add("details", e.details);
-                        if (e.usage) o.add("usage", write_usage(*e.usage, d));
+                        o.add_string(keys::from_id(d), e.from_id);
+                        o.add_string("summary", e.summary);
+                        if (!e.details.is_null()) o.add_json("details", e.details);
+                        if (e.usage)
+                            o.add_object("usage", [&e, d](auto& u) { put_usage(u, *e.usage, d); });
                         if (e.from_hook || !e.from_hook_omitted)
-                            o.add(keys::from_hook(d), e.from_hook);
+                            o.add_bool(keys::from_hook(d), e.from_hook);
                     } else if constexpr (std::is_same_v<E, LabelEntry>) {
-                        o.add(keys::target_id(d), e.target_id);
-                        if (e.label) o.add("label", *e.label);
+                        o.add_string(keys::target_id(d), e.target_id);
+                        if (e.label) o.add_string("label", *e.label);
                     } else if constexpr (std::is_same_v<E, SessionInfoEntry>) {
-                        if (e.name) o.add("name", *e.name);
+                        if (e.name) o.add_string("name", *e.name);
                     } else {
                         static_assert(std::is_same_v<E, LeafEntry>);
-                        o.add(keys::target_id(d), e.target_id ? Json(*e.target_id) : Json());
+                        if (e.target_id)
+                            o.add_string(keys::target_id(d), *e.target_id);
+                        else
+                            o.add_null(keys::target_id(d));
                     }
                 }
                 o.add_extra(e.extra);
-                return o.take();
             }
         },
         entry);
+}
+
+template <class T = void>
+Json write_entry(const dependent<SessionTreeEntry, T>& entry, Dialect d) {
+    dependent<ObjectBuilder, T> o;
+    put_entry(o, entry, d);
+    return o.take();
 }
 
 }  // namespace agentcore::detail

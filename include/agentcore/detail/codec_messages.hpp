@@ -6,6 +6,7 @@
 // modelled fields in a fixed order per dialect, then the extras.
 
 #include <agentcore/detail/codec_read.hpp>
+#include <agentcore/detail/codec_sinks.hpp>
 #include <agentcore/detail/dependent.hpp>
 #include <agentcore/json.hpp>
 #include <agentcore/messages.hpp>
@@ -57,47 +58,6 @@ inline constexpr Key bash_execution{"bash_execution", "bashExecution"};
 inline constexpr Key branch_summary{"branch_summary", "branchSummary"};
 inline constexpr Key compaction_summary{"compaction_summary", "compactionSummary"};
 }  // namespace roles
-
-/// Builds a JSON object field by field, in order.
-class ObjectBuilder {
-public:
-    ObjectBuilder() : json_(Json::value_t::object) {}
-
-    /// Appends a modelled field (its key is not yet present).
-    template <class T = void>
-    void add(std::string_view key, dependent<Json, T> value) {
-        dependent<Json::object_t, T>& out = fields();
-        out.emplace_back(std::string(key), std::move(value));
-    }
-
-    /// Appends the fields of `extra` (an object or null); a key already written is skipped, so
-    /// that an extra can never shadow a modelled field.
-    template <class T = void>
-    void add_extra(const dependent<Json, T>& extra) {
-        if (extra.is_null()) return;
-        if (!extra.is_object())
-            throw SessionError(
-                ErrorCode::invalid_entry,
-                std::string("'extra' must be a JSON object or null, not ") + extra.type_name());
-        dependent<Json::object_t, T>& out = fields();
-        for (const auto& field : extra.template get_ref<const Json::object_t&>()) {
-            bool taken = false;
-            for (const auto& existing : out) {
-                if (existing.first == field.first) {
-                    taken = true;
-                    break;
-                }
-            }
-            if (!taken) out.emplace_back(field.first, field.second);
-        }
-    }
-
-    [[nodiscard]] Json take() { return std::move(json_); }
-
-private:
-    Json::object_t& fields() { return json_.get_ref<Json::object_t&>(); }
-    Json json_;
-};
 
 /// The stop reasons as the dialect spells them, for messages.
 template <class = void>
@@ -369,6 +329,10 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
 
 // ---------------------------------------------------------------------------------------------
 // Writing
+//
+// Each put_* writes the fields of one object into a sink (codec_sinks.hpp): an ObjectBuilder
+// for the *_to_json functions, a TextObject for encode_entry. The write_* functions build the
+// JSON value.
 
 /// An opaque value written back as read; `tag_key` (type/role) follows the struct when set.
 template <class T = void>
@@ -388,162 +352,198 @@ Json write_opaque(const dependent<Json, T>& raw, std::string_view tag_key, const
     return out;
 }
 
+/// True when the opaque value `raw` is written as it is (write_opaque would change nothing).
 template <class T = void>
-Json write_block(const dependent<ContentBlock, T>& block, Dialect d) {
-    return std::visit(
-        [d](const auto& b) -> dependent<Json, T> {
+bool opaque_as_read(const dependent<Json, T>& raw, std::string_view tag_key,
+                    const std::string& tag) {
+    if (!raw.is_object()) return false;
+    if (tag.empty()) return true;
+    auto it = raw.find(tag_key);
+    return it != raw.end() && it->is_string() && it->template get_ref<const std::string&>() == tag;
+}
+
+/// The fields of an opaque value, as write_opaque gives them.
+template <class O, class T = void>
+void put_opaque(O& o, const dependent<Json, T>& raw, std::string_view tag_key,
+                const std::string& tag) {
+    if (opaque_as_read<T>(raw, tag_key, tag))
+        o.add_fields(raw);
+    else
+        o.add_fields(write_opaque<T>(raw, tag_key, tag));
+}
+
+template <class O, class T = void>
+void put_block(O& o, const dependent<ContentBlock, T>& block, Dialect d) {
+    std::visit(
+        [&o, d](const auto& b) {
             using E = std::decay_t<decltype(b)>;
             if constexpr (std::is_same_v<E, OpaqueContent>) {
-                return write_opaque(b.raw, "type", b.type);
+                put_opaque<O, T>(o, b.raw, "type", b.type);
+                return;
+            } else if constexpr (std::is_same_v<E, TextContent>) {
+                o.add_string("type", "text");
+                o.add_string("text", b.text);
+            } else if constexpr (std::is_same_v<E, ImageContent>) {
+                o.add_string("type", "image");
+                o.add_string("data", b.data);
+                o.add_string(keys::mime_type(d), b.mime_type);
+            } else if constexpr (std::is_same_v<E, ThinkingContent>) {
+                o.add_string("type", "thinking");
+                o.add_string("thinking", b.thinking);
             } else {
-                dependent<ObjectBuilder, T> o;
-                if constexpr (std::is_same_v<E, TextContent>) {
-                    o.add("type", "text");
-                    o.add("text", b.text);
-                } else if constexpr (std::is_same_v<E, ImageContent>) {
-                    o.add("type", "image");
-                    o.add("data", b.data);
-                    o.add(keys::mime_type(d), b.mime_type);
-                } else if constexpr (std::is_same_v<E, ThinkingContent>) {
-                    o.add("type", "thinking");
-                    o.add("thinking", b.thinking);
-                } else {
-                    static_assert(std::is_same_v<E, ToolCallContent>);
-                    o.add("type", block_types::tool_call(d));
-                    o.add("id", b.id);
-                    o.add("name", b.name);
-                    o.add("arguments", b.arguments.is_null() ? Json::object() : b.arguments);
-                }
-                o.add_extra(b.extra);
-                return o.take();
+                static_assert(std::is_same_v<E, ToolCallContent>);
+                o.add_string("type", block_types::tool_call(d));
+                o.add_string("id", b.id);
+                o.add_string("name", b.name);
+                if (b.arguments.is_null())
+                    o.add_object("arguments", [](auto&) {});
+                else
+                    o.add_json("arguments", b.arguments);
             }
+            if constexpr (!std::is_same_v<E, OpaqueContent>) o.add_extra(b.extra);
         },
         block);
 }
 
-template <class T = void>
-Json write_blocks(const dependent<std::vector<ContentBlock>, T>& blocks, Dialect d) {
-    dependent<Json, T> out = Json::array();
-    auto& items = out.template get_ref<typename dependent<Json, T>::array_t&>();
-    items.reserve(blocks.size());
-    for (const auto& b : blocks) items.push_back(write_block(b, d));
-    return out;
+template <class O, class T = void>
+void put_blocks(O& o, std::string_view key, const dependent<std::vector<ContentBlock>, T>& blocks,
+                Dialect d) {
+    o.add_array(key, [&blocks, d](auto& a) {
+        for (const auto& b : blocks) a.add_object([&b, d](auto& ob) { put_block(ob, b, d); });
+    });
 }
 
-template <class T = void>
-Json write_content(const dependent<Content, T>& content, Dialect d) {
-    if (const auto* text = std::get_if<std::string>(&content)) return *text;
-    return write_blocks(std::get<std::vector<ContentBlock>>(content), d);
+template <class O, class T = void>
+void put_content(O& o, std::string_view key, const dependent<Content, T>& content, Dialect d) {
+    if (const auto* text = std::get_if<std::string>(&content))
+        o.add_string(key, *text);
+    else
+        put_blocks(o, key, std::get<std::vector<ContentBlock>>(content), d);
 }
 
-template <class T = void>
-Json write_cost(const dependent<Cost, T>& c, Dialect d) {
-    dependent<ObjectBuilder, T> o;
-    o.add("input", c.input);
-    o.add("output", c.output);
-    o.add(keys::cache_read(d), c.cache_read);
-    o.add(keys::cache_write(d), c.cache_write);
-    o.add("total", c.total);
+template <class O, class T = void>
+void put_cost(O& o, const dependent<Cost, T>& c, Dialect d) {
+    o.add_number("input", c.input);
+    o.add_number("output", c.output);
+    o.add_number(keys::cache_read(d), c.cache_read);
+    o.add_number(keys::cache_write(d), c.cache_write);
+    o.add_number("total", c.total);
     o.add_extra(c.extra);
+}
+
+template <class O, class T = void>
+void put_usage(O& o, const dependent<Usage, T>& u, Dialect d) {
+    o.add_int("input", u.input);
+    o.add_int("output", u.output);
+    o.add_int(keys::cache_read(d), u.cache_read);
+    o.add_int(keys::cache_write(d), u.cache_write);
+    o.add_int(keys::total_tokens(d), u.total_tokens);
+    o.add_object("cost", [&u, d](auto& c) { put_cost(c, u.cost, d); });
+    o.add_extra(u.extra);
+}
+
+template <class O, class T = void>
+void put_message(O& o, const dependent<AgentMessage, T>& message, Dialect d) {
+    std::visit(
+        [&o, d](const auto& m) {
+            using E = std::decay_t<decltype(m)>;
+            if constexpr (std::is_same_v<E, OpaqueMessage>) {
+                put_opaque<O, T>(o, m.raw, "role", m.role);
+                return;
+            } else if constexpr (std::is_same_v<E, UserMessage>) {
+                o.add_string("role", "user");
+                put_content(o, "content", m.content, d);
+                o.add_int("timestamp", m.timestamp);
+            } else if constexpr (std::is_same_v<E, AssistantMessage>) {
+                o.add_string("role", "assistant");
+                put_blocks(o, "content", m.content, d);
+                if (!m.api.empty()) o.add_string("api", m.api);
+                o.add_string("provider", m.provider);
+                o.add_string("model", m.model);
+                o.add_object("usage", [&m, d](auto& u) { put_usage(u, m.usage, d); });
+                o.add_string(keys::stop_reason(d), stop_reason_to_wire(m.stop_reason, d));
+                if (d == Dialect::native) {
+                    if (m.error_message) o.add_string("error_message", *m.error_message);
+                    o.add_int("timestamp", m.timestamp);
+                } else {
+                    // pi's providers build the message with the timestamp and assign responseId
+                    // and then errorMessage while streaming: errorMessage is the last key of
+                    // the lines pi writes.
+                    o.add_int("timestamp", m.timestamp);
+                    o.add_extra(m.extra);
+                    if (m.error_message) o.add_string("errorMessage", *m.error_message);
+                    return;
+                }
+            } else if constexpr (std::is_same_v<E, ToolResultMessage>) {
+                o.add_string("role", roles::tool_result(d));
+                o.add_string(keys::tool_call_id(d), m.tool_call_id);
+                o.add_string(keys::tool_name(d), m.tool_name);
+                put_blocks(o, "content", m.content, d);
+                if (!m.details.is_null()) o.add_json("details", m.details);
+                if (m.is_error || !m.is_error_omitted) o.add_bool(keys::is_error(d), m.is_error);
+                o.add_int("timestamp", m.timestamp);
+            } else if constexpr (std::is_same_v<E, BashExecutionMessage>) {
+                o.add_string("role", roles::bash_execution(d));
+                o.add_string("command", m.command);
+                o.add_string("output", m.output);
+                if (m.exit_code) o.add_int(keys::exit_code(d), *m.exit_code);
+                o.add_bool("cancelled", m.cancelled);
+                o.add_bool("truncated", m.truncated);
+                if (m.full_output_path)
+                    o.add_string(keys::full_output_path(d), *m.full_output_path);
+                if (d == Dialect::native) {
+                    if (m.exclude_from_context)
+                        o.add_bool("exclude_from_context", *m.exclude_from_context);
+                    o.add_int("timestamp", m.timestamp);
+                } else {
+                    // pi's bash message literal puts excludeFromContext after the timestamp.
+                    o.add_int("timestamp", m.timestamp);
+                    if (m.exclude_from_context)
+                        o.add_bool("excludeFromContext", *m.exclude_from_context);
+                }
+            } else if constexpr (std::is_same_v<E, CustomMessage>) {
+                o.add_string("role", "custom");
+                o.add_string(keys::custom_type(d), m.custom_type);
+                put_content(o, "content", m.content, d);
+                if (m.display || !m.display_omitted) o.add_bool("display", m.display);
+                if (!m.details.is_null()) o.add_json("details", m.details);
+                o.add_int("timestamp", m.timestamp);
+            } else if constexpr (std::is_same_v<E, BranchSummaryMessage>) {
+                o.add_string("role", roles::branch_summary(d));
+                o.add_string("summary", m.summary);
+                o.add_string(keys::from_id(d), m.from_id);
+                o.add_int("timestamp", m.timestamp);
+            } else {
+                static_assert(std::is_same_v<E, CompactionSummaryMessage>);
+                o.add_string("role", roles::compaction_summary(d));
+                o.add_string("summary", m.summary);
+                o.add_int(keys::tokens_before(d), m.tokens_before);
+                o.add_int("timestamp", m.timestamp);
+            }
+            if constexpr (!std::is_same_v<E, OpaqueMessage>) o.add_extra(m.extra);
+        },
+        message);
+}
+
+template <class T = void>
+Json write_block(const dependent<ContentBlock, T>& block, Dialect d) {
+    dependent<ObjectBuilder, T> o;
+    put_block(o, block, d);
     return o.take();
 }
 
 template <class T = void>
 Json write_usage(const dependent<Usage, T>& u, Dialect d) {
     dependent<ObjectBuilder, T> o;
-    o.add("input", u.input);
-    o.add("output", u.output);
-    o.add(keys::cache_read(d), u.cache_read);
-    o.add(keys::cache_write(d), u.cache_write);
-    o.add(keys::total_tokens(d), u.total_tokens);
-    o.add("cost", write_cost(u.cost, d));
-    o.add_extra(u.extra);
+    put_usage(o, u, d);
     return o.take();
 }
 
 template <class T = void>
 Json write_message(const dependent<AgentMessage, T>& message, Dialect d) {
-    return std::visit(
-        [d](const auto& m) -> dependent<Json, T> {
-            using E = std::decay_t<decltype(m)>;
-            if constexpr (std::is_same_v<E, OpaqueMessage>) {
-                return write_opaque(m.raw, "role", m.role);
-            } else {
-                dependent<ObjectBuilder, T> o;
-                if constexpr (std::is_same_v<E, UserMessage>) {
-                    o.add("role", "user");
-                    o.add("content", write_content(m.content, d));
-                    o.add("timestamp", m.timestamp);
-                } else if constexpr (std::is_same_v<E, AssistantMessage>) {
-                    o.add("role", "assistant");
-                    o.add("content", write_blocks(m.content, d));
-                    if (!m.api.empty()) o.add("api", m.api);
-                    o.add("provider", m.provider);
-                    o.add("model", m.model);
-                    o.add("usage", write_usage(m.usage, d));
-                    o.add(keys::stop_reason(d), stop_reason_to_wire(m.stop_reason, d));
-                    if (d == Dialect::native) {
-                        if (m.error_message) o.add("error_message", *m.error_message);
-                        o.add("timestamp", m.timestamp);
-                    } else {
-                        // pi's providers build the message with the timestamp and assign
-                        // responseId and then errorMessage while streaming: errorMessage is the
-                        // last key of the lines pi writes.
-                        o.add("timestamp", m.timestamp);
-                        o.add_extra(m.extra);
-                        if (m.error_message) o.add("errorMessage", *m.error_message);
-                        return o.take();
-                    }
-                } else if constexpr (std::is_same_v<E, ToolResultMessage>) {
-                    o.add("role", roles::tool_result(d));
-                    o.add(keys::tool_call_id(d), m.tool_call_id);
-                    o.add(keys::tool_name(d), m.tool_name);
-                    o.add("content", write_blocks(m.content, d));
-                    if (!m.details.is_null()) o.add("details", m.details);
-                    if (m.is_error || !m.is_error_omitted) o.add(keys::is_error(d), m.is_error);
-                    o.add("timestamp", m.timestamp);
-                } else if constexpr (std::is_same_v<E, BashExecutionMessage>) {
-                    o.add("role", roles::bash_execution(d));
-                    o.add("command", m.command);
-                    o.add("output", m.output);
-                    if (m.exit_code) o.add(keys::exit_code(d), *m.exit_code);
-                    o.add("cancelled", m.cancelled);
-                    o.add("truncated", m.truncated);
-                    if (m.full_output_path) o.add(keys::full_output_path(d), *m.full_output_path);
-                    if (d == Dialect::native) {
-                        if (m.exclude_from_context)
-                            o.add("exclude_from_context", *m.exclude_from_context);
-                        o.add("timestamp", m.timestamp);
-                    } else {
-                        // pi's bash message literal puts excludeFromContext after the timestamp.
-                        o.add("timestamp", m.timestamp);
-                        if (m.exclude_from_context)
-                            o.add("excludeFromContext", *m.exclude_from_context);
-                    }
-                } else if constexpr (std::is_same_v<E, CustomMessage>) {
-                    o.add("role", "custom");
-                    o.add(keys::custom_type(d), m.custom_type);
-                    o.add("content", write_content(m.content, d));
-                    if (m.display || !m.display_omitted) o.add("display", m.display);
-                    if (!m.details.is_null()) o.add("details", m.details);
-                    o.add("timestamp", m.timestamp);
-                } else if constexpr (std::is_same_v<E, BranchSummaryMessage>) {
-                    o.add("role", roles::branch_summary(d));
-                    o.add("summary", m.summary);
-                    o.add(keys::from_id(d), m.from_id);
-                    o.add("timestamp", m.timestamp);
-                } else {
-                    static_assert(std::is_same_v<E, CompactionSummaryMessage>);
-                    o.add("role", roles::compaction_summary(d));
-                    o.add("summary", m.summary);
-                    o.add(keys::tokens_before(d), m.tokens_before);
-                    o.add("timestamp", m.timestamp);
-                }
-                o.add_extra(m.extra);
-                return o.take();
-            }
-        },
-        message);
+    dependent<ObjectBuilder, T> o;
+    put_message(o, message, d);
+    return o.take();
 }
 
 }  // namespace agentcore::detail

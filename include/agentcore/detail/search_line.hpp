@@ -277,38 +277,12 @@ private:
             ws();
             if (p == end || *p == ']') return;
             const char* begin = p;
-            p = value_end(p, end);
+            p = JsonScanner::value_end(p, end, nullptr);
             visit(std::string_view(begin, static_cast<std::size_t>(p - begin)));
             ws();
             if (p == end || *p != ',') return;
             ++p;
         }
-    }
-
-    // Just past the valid JSON value that starts at `p`.
-    static const char* value_end(const char* p, const char* end) {
-        if (*p == '"') {
-            p = JsonScanner::string_end(p + 1, end);
-            return p == end ? p : p + 1;
-        }
-        if (*p == '{' || *p == '[') {
-            int depth = 0;
-            do {
-                if (*p == '"') {
-                    p = JsonScanner::string_end(p + 1, end);
-                    if (p != end) ++p;
-                    continue;
-                }
-                if (*p == '{' || *p == '[') ++depth;
-                if (*p == '}' || *p == ']') --depth;
-                ++p;
-            } while (p != end && depth > 0);
-            return p;
-        }
-        while (p != end && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' &&
-               *p != '\n' && *p != '\r')
-            ++p;
-        return p;
     }
 
     static constexpr std::size_t no_cap = static_cast<std::size_t>(-1);

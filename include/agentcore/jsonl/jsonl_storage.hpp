@@ -359,8 +359,9 @@ private:
     }
 
     // Writes the entry's line (synced when durable); memory changes only once it is written.
+    // IndexedStorage::append_entry has checked the entry's nesting.
     void persist(const EntryHandle& entry) {
-        std::string line = encode_entry(*entry, dialect_);
+        std::string line = detail::encode_checked_entry(*entry, dialect_);
         line.push_back('\n');
         make_room();
         if (const int err = detail::pwrite_all(*ops_, fd_.get(), line, file_size_)) {
