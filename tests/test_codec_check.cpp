@@ -174,6 +174,77 @@ TEST_CASE(
     CHECK(refused > 500);
 }
 
+namespace {
+
+// A line's entry read through a parsed DOM (entry_from_json) or straight from its text
+// (decode_entry): the entry's value in both dialects, or the error.
+std::string check_outcome_via_dom(const std::string& line, Dialect d) {
+    try {
+        Json parsed;
+        std::string error;
+        if (!detail::parse_json(line, parsed, error)) return "invalid JSON: " + error;
+        const SessionTreeEntry e = entry_from_json(std::move(parsed), d);
+        return entry_to_json(e, Dialect::native).dump() + entry_to_json(e, Dialect::pi).dump();
+    } catch (const SessionError& e) {
+        return e.what();
+    }
+}
+
+std::string check_outcome_via_text(const std::string& line, Dialect d) {
+    try {
+        std::string error;
+        if (!detail::JsonScanner::validate(line, error)) return "invalid JSON: " + error;
+        const SessionTreeEntry e = decode_entry(line, d);
+        return entry_to_json(e, Dialect::native).dump() + entry_to_json(e, Dialect::pi).dump();
+    } catch (const SessionError& e) {
+        return e.what();
+    }
+}
+
+}  // namespace
+
+TEST_CASE("decoding a line's text gives what reading its parsed value gives, errors included",
+          "[codec][check]") {
+    std::size_t compared = 0;
+    for (const Dialect d : {Dialect::native, Dialect::pi}) {
+        for (const auto& entry : sample_entries()) {
+            const std::string good = encode_entry(entry, d);
+            CHECK(check_outcome_via_text(good, d) == check_outcome_via_dom(good, d));
+            for (const auto& line : damaged_variants(good)) {
+                INFO(line);
+                CHECK(check_outcome_via_text(line, d) == check_outcome_via_dom(line, d));
+                ++compared;
+            }
+        }
+    }
+    CHECK(compared > 2000);
+    // Repeated keys (the last value wins, an extra keeps its first place), keys written with
+    // escapes, blanks around the value and inside it, numbers in every form, unknown types,
+    // roles and blocks kept whole.
+    const std::vector<std::string> lines = {
+        R"({"type":"message","id":"a","x":1,"parent_id":null,"x":2,"timestamp":"t","message":{"role":"user","content":"one","content":"two","timestamp":1}})",
+        R"({"t\u0079pe":"message","\u0069d":"a\u00e9\ud83c\udf89","parent_id":null,"timestamp":"t","message":{"role":"user","content":[{"type":"text","text":"a\nb\u0000"}],"timestamp":1e3}})",
+        " \t{ \"type\" : \"label\" , \"id\" : \"l\" , \"parent_id\" : null , \"timestamp\" : \"t\" "
+        ", \"target_id\" : \"a\" , \"label\" : null }\r\n",
+        R"({"type":"message","id":"a","parent_id":"p","timestamp":"t","message":{"role":"assistant","content":[{"type":"toolCall","id":"c","name":"n","arguments":{"k":[1,2.5,-0,1e400,true,null,{"z":"\ud800"}]}},{"type":"future","k":{}}],"provider":"p","model":"m","usage":{"input":1,"output":2.0,"cacheRead":0,"cacheWrite":0,"totalTokens":3,"cost":{"input":1e-7,"output":18446744073709551615,"cacheRead":-1,"cacheWrite":0.5,"total":2}},"stopReason":"toolUse","timestamp":-5,"responseId":"r"}})",
+        R"({"type":"message","id":"a","parent_id":null,"timestamp":"t","message":{"role":"future_role","body":[1,{"a":null}]}})",
+        R"({"type":"future_entry","id":"a","parentId":"p","payload":{"k":"v"},"timestamp":"t"})",
+        R"({"type":"future_entry","id":"a","timestamp":5})",
+        R"({"type":"compaction","id":"c","parent_id":"a","timestamp":"t","summary":"s","tokens_before":9.0,"retained_tail":[{"role":"user","content":"x","timestamp":1},{"role":"bash_execution","command":"ls","output":"","exit_code":null,"cancelled":false,"truncated":true,"timestamp":2}],"details":{"d":[]},"from_hook":true})",
+        R"({"type":"active_tools_change","id":"a","parent_id":null,"timestamp":"t","active_tool_names":["a","b\"c",5]})",
+        R"({"type":"message","id":"a","parent_id":null,"timestamp":"t","message":{"role":"user","content":"x","timestamp":9223372036854775808}})",
+        R"([1,2])",
+        R"({"id":"a"})",
+    };
+    for (const auto& line : lines) {
+        for (const Dialect d : {Dialect::native, Dialect::pi}) {
+            INFO(line);
+            CHECK(check_outcome_via_text(line, d) == check_outcome_via_dom(line, d));
+        }
+    }
+    CHECK(check_outcome_via_text(lines[0], Dialect::native).find(R"("x":2)") != std::string::npos);
+}
+
 TEST_CASE(
     "a field of the wrong type is found at open: strict names the line, lenient skips it, repair "
     "removes it",

@@ -66,7 +66,7 @@ Json usage_to_json(const Usage& usage, Dialect dialect) {
 /// Reads a usage object. Throws SessionError(invalid_entry) naming the field.
 template <class = void>
 Usage usage_from_json(Json&& json, Dialect dialect) {
-    return detail::read_usage(json, dialect, detail::ReadContext{}, detail::FieldPath{});
+    return detail::read_usage(&json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
 template <class = void>
 Usage usage_from_json(const Json& json, Dialect dialect) {
@@ -84,7 +84,7 @@ Json content_block_to_json(const ContentBlock& block, Dialect dialect) {
 /// Reads a content block; a type the library does not know becomes an OpaqueContent.
 template <class = void>
 ContentBlock content_block_from_json(Json&& json, Dialect dialect) {
-    return detail::read_block(json, dialect, detail::ReadContext{}, detail::FieldPath{});
+    return detail::read_block(&json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
 template <class = void>
 ContentBlock content_block_from_json(const Json& json, Dialect dialect) {
@@ -102,7 +102,7 @@ Json message_to_json(const AgentMessage& message, Dialect dialect) {
 /// Reads a message; a role the library does not know becomes an OpaqueMessage.
 template <class = void>
 AgentMessage message_from_json(Json&& json, Dialect dialect) {
-    return detail::read_message(json, dialect, detail::ReadContext{}, detail::FieldPath{});
+    return detail::read_message(&json, dialect, detail::ReadContext{}, detail::FieldPath{});
 }
 template <class = void>
 AgentMessage message_from_json(const Json& json, Dialect dialect) {
@@ -127,7 +127,7 @@ Json entry_to_json(const SessionTreeEntry& entry, Dialect dialect) {
 /// Throws SessionError(invalid_entry) naming the entry id and the field path.
 template <class T = void>
 SessionTreeEntry entry_from_json(detail::dependent<Json, T>&& json, Dialect dialect) {
-    return detail::read_entry(json, dialect);
+    return detail::read_entry(&json, dialect);
 }
 template <class T = void>
 SessionTreeEntry entry_from_json(const detail::dependent<Json, T>& json, Dialect dialect) {
@@ -175,13 +175,34 @@ Json parse_line(std::string_view line, ErrorCode code, std::string_view subject)
 }
 }  // namespace detail
 
+namespace detail {
+/// Reads the entry in a line the scanner has validated, straight from its text: strings and
+/// numbers into the typed struct, a JSON value built only for the free-form fields (extras,
+/// details, tool arguments, custom data, values of unknown types). Gives what entry_from_json
+/// gives for the parsed line, and the same errors.
+template <class = void>
+SessionTreeEntry decode_validated_entry(std::string_view line, Dialect dialect) {
+    constexpr std::string_view blanks = " \t\n\r";
+    const std::size_t first = line.find_first_not_of(blanks);
+    line = first == std::string_view::npos
+               ? std::string_view()
+               : line.substr(first, line.find_last_not_of(blanks) + 1 - first);
+    SkipMemo memo;
+    memo.reset(line);
+    return read_entry(RawJson{line, &memo}, dialect);
+}
+}  // namespace detail
+
 /// Parses one line (with or without its newline) and reads the entry in it.
 /// Throws SessionError(invalid_entry): unparseable JSON (naming the column and the reason, e.g.
 /// nesting deeper than max_json_depth or text after the object), or an entry that breaks the
 /// format (naming the field).
 template <class = void>
 SessionTreeEntry decode_entry(std::string_view line, Dialect dialect) {
-    return entry_from_json(detail::parse_line(line, ErrorCode::invalid_entry, "entry"), dialect);
+    std::string error;
+    if (!detail::JsonScanner::validate(line, error))
+        throw SessionError(ErrorCode::invalid_entry, "entry: invalid JSON: " + error);
+    return detail::decode_validated_entry(line, dialect);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -96,6 +96,27 @@ void check_line(std::string_view line) {
             }
             if (checked != decoded) std::abort();
         }
+        // Decoding the text and reading the parsed value agree: the same entry or the same error.
+        if (scanner_accepts) {
+            std::string from_text;
+            std::string from_value;
+            try {
+                const SessionTreeEntry e = decode_entry(line, dialect);
+                from_text = encode_entry(e, Dialect::native) + encode_entry(e, Dialect::pi);
+            } catch (const SessionError& e) {
+                from_text = e.what();
+            }
+            try {
+                Json parsed;
+                std::string error;
+                if (!detail::parse_json(line, parsed, error)) std::abort();
+                const SessionTreeEntry e = entry_from_json(std::move(parsed), dialect);
+                from_value = encode_entry(e, Dialect::native) + encode_entry(e, Dialect::pi);
+            } catch (const SessionError& e) {
+                from_value = e.what();
+            }
+            if (from_text != from_value) std::abort();
+        }
         try {
             const SessionTreeEntry entry = decode_entry(line, dialect);
             const std::string once = encode_entry(entry, dialect);

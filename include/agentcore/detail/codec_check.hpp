@@ -15,6 +15,7 @@
 
 #include <agentcore/detail/codec_entries.hpp>
 #include <agentcore/detail/codec_messages.hpp>
+#include <agentcore/detail/codec_raw.hpp>
 #include <agentcore/detail/codec_read.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/entries.hpp>
@@ -25,50 +26,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace agentcore::detail {
 
 /// The raw text of one member of an object; empty when the member is absent.
 using RawValue = std::string_view;
-
-/// The JSON type name of a raw value, as nlohmann's type_name() spells it.
-inline const char* raw_type_name(RawValue v) noexcept {
-    switch (v.front()) {
-        case '{': return "object";
-        case '[': return "array";
-        case '"': return "string";
-        case 't':
-        case 'f': return "boolean";
-        case 'n': return "null";
-        default: return "number";
-    }
-}
-
-/// Fills `values` with the raw values of `keys` in `object` (a valid JSON object): the last
-/// member of each name wins, as in the DOM parser; a key with escapes is decoded first. `memo`,
-/// when given, is shared by the walks of one line (SkipMemo).
-template <std::size_t N>
-void collect_members(RawValue object, const std::array<std::string_view, N>& keys,
-                     std::array<RawValue, N>& values, SkipMemo* memo = nullptr) {
-    values.fill({});
-    std::string decoded;
-    JsonScanner::for_each_member(
-        object,
-        [&](std::string_view raw_key, std::string_view value) {
-            std::string_view key = raw_key;
-            if (raw_key.find('\\') != std::string_view::npos) {
-                JsonScanner::unescape(raw_key, decoded);
-                key = decoded;
-            }
-            for (std::size_t i = 0; i < N; ++i) {
-                if (keys[i] == key) {
-                    values[i] = value;
-                    return;
-                }
-            }
-        },
-        memo);
-}
 
 /// The field rules of the codec's readers on raw values (see the top of this header).
 class FieldCheck {
@@ -324,22 +287,7 @@ public:
     /// Calls `visit(raw_element)` for each element of a valid JSON array.
     template <class Visit>
     static void for_each_element(RawValue array, Visit&& visit, SkipMemo* memo = nullptr) {
-        // An array's elements are the values of an object's members without the keys: walk it
-        // as `{"":e0,"":e1,...}` would be walked, by hand.
-        const char* p = array.data() + 1;
-        const char* end = array.data() + array.size() - 1;  // the closing ']'
-        auto ws = [&] {
-            while (p != end && (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')) ++p;
-        };
-        ws();
-        while (p != end) {
-            const char* begin = p;
-            p = JsonScanner::value_end(p, end, memo);
-            visit(RawValue(begin, static_cast<std::size_t>(p - begin)));
-            ws();
-            if (p != end) ++p;  // ','
-            ws();
-        }
+        for_each_raw_element(array, std::forward<Visit>(visit), memo);
     }
 
 private:

@@ -41,8 +41,8 @@ std::array<std::string_view, N + 4> entry_keys(Dialect d,
 
 /// Reads the base fields from the first four slots (type, id, parent, timestamp). Sets the
 /// context's entry id as soon as it is known, so that later errors name the entry.
-template <std::size_t M>
-void read_base(EntryBase& base, std::array<Json*, M>& s, Json&& extra, Dialect d, ReadContext& ctx,
+template <class V, std::size_t M>
+void read_base(EntryBase& base, std::array<V, M>& s, Json&& extra, Dialect d, ReadContext& ctx,
                const FieldPath& root) {
     base.id = take_string(s[1], ctx, root / "id");
     ctx.entry_id = &base.id;
@@ -52,90 +52,88 @@ void read_base(EntryBase& base, std::array<Json*, M>& s, Json&& extra, Dialect d
 }
 
 /// Splits `j` by the keys of an entry type and reads its base; returns the payload slots.
-template <std::size_t N>
-std::array<Json*, N + 4> open_entry(EntryBase& base, Json& j, Dialect d,
-                                    const std::array<std::string_view, N>& payload,
-                                    ReadContext& ctx, const FieldPath& root) {
-    std::array<Json*, N + 4> s{};
+template <class V, std::size_t N>
+std::array<V, N + 4> open_entry(EntryBase& base, V j, Dialect d,
+                                const std::array<std::string_view, N>& payload, ReadContext& ctx,
+                                const FieldPath& root) {
+    std::array<V, N + 4> s{};
     Json extra = split_fields(j, entry_keys(d, payload), s);
     read_base(base, s, std::move(extra), d, ctx, root);
     return s;
 }
 
-template <class = void>
-std::optional<Usage> read_optional_usage(Json* v, Dialect d, const ReadContext& ctx,
+template <class V>
+std::optional<Usage> read_optional_usage(V v, Dialect d, const ReadContext& ctx,
                                          const FieldPath& path) {
     if (absent(v)) return std::nullopt;
-    return read_usage(*v, d, ctx, path);
+    return read_usage(v, d, ctx, path);
 }
 
-template <class = void>
-std::vector<std::string> read_string_list(Json* v, const ReadContext& ctx, const FieldPath& path) {
-    if (v == nullptr) ctx.missing(path);
-    if (!v->is_array()) ctx.expected(path, "an array of strings", *v);
-    auto& items = v->get_ref<Json::array_t&>();
+template <class V>
+std::vector<std::string> read_string_list(V v, const ReadContext& ctx, const FieldPath& path) {
+    if (is_missing(v)) ctx.missing(path);
+    if (!is_array(v)) expected(ctx, path, "an array of strings", v);
     std::vector<std::string> out;
-    out.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i)
-        out.push_back(take_string(&items[i], ctx, path[i]));
+    for_each_item(v,
+                  [&](V item, std::size_t i) { out.push_back(take_string(item, ctx, path[i])); });
     return out;
 }
 
-template <class Message = AgentMessage>
-std::optional<std::vector<Message>> read_optional_messages(dependent<Json, Message>* v, Dialect d,
-                                                           const ReadContext& ctx,
-                                                           const FieldPath& path) {
+template <class V>
+std::optional<std::vector<AgentMessage>> read_optional_messages(V v, Dialect d,
+                                                                const ReadContext& ctx,
+                                                                const FieldPath& path) {
     if (absent(v)) return std::nullopt;
-    if (!v->is_array()) ctx.expected(path, "an array of messages or null", *v);
-    auto& items = v->template get_ref<Json::array_t&>();
-    std::vector<Message> out;
-    out.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i)
-        out.push_back(read_message(items[i], d, ctx, path[i]));
+    if (!is_array(v)) expected(ctx, path, "an array of messages or null", v);
+    std::vector<AgentMessage> out;
+    for_each_item(
+        v, [&](V item, std::size_t i) { out.push_back(read_message(item, d, ctx, path[i])); });
     return out;
 }
 
-/// Reads an entry from a JSON object, moving values out of it.
-template <class Entry = SessionTreeEntry>
-Entry read_entry(Json& j, Dialect d) {
+/// Reads an entry from a JSON object (a Json* into a DOM, whose values it moves out, or a RawJson
+/// of a validated line).
+template <class V>
+SessionTreeEntry read_entry(V j, Dialect d) {
     ReadContext ctx;
     ctx.subject = "entry";
     const FieldPath root{};
-    if (!j.is_object()) ctx.expected(root, "a JSON object", j);
-    auto type_it = j.find("type");
-    if (type_it == j.end()) ctx.missing(root / "type");
-    if (!type_it->is_string()) ctx.expected(root / "type", "a string", *type_it);
-    const auto& type = type_it->get_ref<const std::string&>();
+    if (!is_object(j)) expected(ctx, root, "a JSON object", j);
+    const V type_value = find_field(j, "type");
+    if (is_missing(type_value)) ctx.missing(root / "type");
+    if (!is_string(type_value)) expected(ctx, root / "type", "a string", type_value);
+    std::string type_scratch;
+    const std::string_view type = string_view_of(type_value, type_scratch);
     using P = std::string_view;
 
     if (type == MessageEntry::type) {
-        dependent<MessageEntry, Entry> e;
+        MessageEntry e;
         auto s = open_entry(e, j, d, std::array<P, 1>{"message"}, ctx, root);
-        if (s[4] == nullptr) ctx.missing(root / "message");
-        e.message = read_message(*s[4], d, ctx, root / "message");
+        if (is_missing(s[4])) ctx.missing(root / "message");
+        e.message = read_message(s[4], d, ctx, root / "message");
         return e;
     }
     if (type == ThinkingLevelChangeEntry::type) {
-        dependent<ThinkingLevelChangeEntry, Entry> e;
+        ThinkingLevelChangeEntry e;
         auto s = open_entry(e, j, d, std::array<P, 1>{keys::thinking_level(d)}, ctx, root);
         e.thinking_level = take_string(s[4], ctx, root / keys::thinking_level(d));
         return e;
     }
     if (type == ModelChangeEntry::type) {
-        dependent<ModelChangeEntry, Entry> e;
+        ModelChangeEntry e;
         auto s = open_entry(e, j, d, std::array<P, 2>{"provider", keys::model_id(d)}, ctx, root);
         e.provider = take_string(s[4], ctx, root / "provider");
         e.model_id = take_string(s[5], ctx, root / keys::model_id(d));
         return e;
     }
     if (type == ActiveToolsChangeEntry::type) {
-        dependent<ActiveToolsChangeEntry, Entry> e;
+        ActiveToolsChangeEntry e;
         auto s = open_entry(e, j, d, std::array<P, 1>{keys::active_tool_names(d)}, ctx, root);
         e.active_tool_names = read_string_list(s[4], ctx, root / keys::active_tool_names(d));
         return e;
     }
     if (type == CompactionEntry::type) {
-        dependent<CompactionEntry, Entry> e;
+        CompactionEntry e;
         auto s = open_entry(
             e, j, d,
             std::array<P, 7>{"summary", keys::first_kept_entry_id(d), keys::tokens_before(d),
@@ -153,7 +151,7 @@ Entry read_entry(Json& j, Dialect d) {
         return e;
     }
     if (type == BranchSummaryEntry::type) {
-        dependent<BranchSummaryEntry, Entry> e;
+        BranchSummaryEntry e;
         auto s = open_entry(
             e, j, d,
             std::array<P, 5>{keys::from_id(d), "summary", "details", "usage", keys::from_hook(d)},
@@ -167,14 +165,14 @@ Entry read_entry(Json& j, Dialect d) {
         return e;
     }
     if (type == CustomEntry::type) {
-        dependent<CustomEntry, Entry> e;
+        CustomEntry e;
         auto s = open_entry(e, j, d, std::array<P, 2>{keys::custom_type(d), "data"}, ctx, root);
         e.custom_type = take_string(s[4], ctx, root / keys::custom_type(d));
         e.data = take_json(s[5]);
         return e;
     }
     if (type == CustomMessageEntry::type) {
-        dependent<CustomMessageEntry, Entry> e;
+        CustomMessageEntry e;
         auto s = open_entry(e, j, d,
                             std::array<P, 4>{keys::custom_type(d), "content", "details", "display"},
                             ctx, root);
@@ -186,56 +184,54 @@ Entry read_entry(Json& j, Dialect d) {
         return e;
     }
     if (type == LabelEntry::type) {
-        dependent<LabelEntry, Entry> e;
+        LabelEntry e;
         auto s = open_entry(e, j, d, std::array<P, 2>{keys::target_id(d), "label"}, ctx, root);
         e.target_id = take_string(s[4], ctx, root / keys::target_id(d));
         e.label = take_optional_string(s[5], ctx, root / "label");
         return e;
     }
     if (type == SessionInfoEntry::type) {
-        dependent<SessionInfoEntry, Entry> e;
+        SessionInfoEntry e;
         auto s = open_entry(e, j, d, std::array<P, 1>{"name"}, ctx, root);
         e.name = take_optional_string(s[4], ctx, root / "name");
         return e;
     }
     if (type == LeafEntry::type) {
-        dependent<LeafEntry, Entry> e;
+        LeafEntry e;
         auto s = open_entry(e, j, d, std::array<P, 1>{keys::target_id(d)}, ctx, root);
         e.target_id = take_optional_string(s[4], ctx, root / keys::target_id(d));
         return e;
     }
 
     // A type of a newer writer: extract the base (copies), keep the whole object as read.
-    dependent<UnknownEntry, Entry> e;
+    UnknownEntry e;
     e.type = type;
-    auto field = [&](std::string_view key) -> Json* {
-        auto it = j.find(key);
-        return it == j.end() ? nullptr : &*it;
-    };
-    Json* id = field("id");
-    if (id == nullptr) ctx.missing(root / "id");
-    if (!id->is_string()) ctx.expected(root / "id", "a string", *id);
-    e.id = id->get_ref<const std::string&>();
+    auto field = [&j](std::string_view key) { return find_field(j, key); };
+    std::string scratch;
+    const V id = field("id");
+    if (is_missing(id)) ctx.missing(root / "id");
+    if (!is_string(id)) expected(ctx, root / "id", "a string", id);
+    e.id = string_view_of(id, scratch);
     ctx.entry_id = &e.id;
     // The other dialect's spelling too: an unknown entry is written back as read, so a file
     // converted to the other dialect still carries its original parent key.
     const std::string_view other_parent_key =
         keys::parent_id(d == Dialect::pi ? Dialect::native : Dialect::pi);
-    Json* parent = field(keys::parent_id(d));
+    V parent = field(keys::parent_id(d));
     std::string_view parent_key = keys::parent_id(d);
-    if (parent == nullptr) {
+    if (is_missing(parent)) {
         parent = field(other_parent_key);
         parent_key = other_parent_key;
     }
     if (!absent(parent)) {
-        if (!parent->is_string()) ctx.expected(root / parent_key, "a string or null", *parent);
-        e.parent_id = parent->get_ref<const std::string&>();
+        if (!is_string(parent)) expected(ctx, root / parent_key, "a string or null", parent);
+        e.parent_id = std::string(string_view_of(parent, scratch));
     }
-    if (Json* ts = field("timestamp"); !absent(ts)) {
-        if (!ts->is_string()) ctx.expected(root / "timestamp", "a string", *ts);
-        e.timestamp = ts->get_ref<const std::string&>();
+    if (const V ts = field("timestamp"); !absent(ts)) {
+        if (!is_string(ts)) expected(ctx, root / "timestamp", "a string", ts);
+        e.timestamp = string_view_of(ts, scratch);
     }
-    e.raw = std::move(j);
+    e.raw = whole_json(j);
     return e;
 }
 

@@ -5,6 +5,7 @@
 // fields the model does not know go into `extra` in their original order. Writers emit the
 // modelled fields in a fixed order per dialect, then the extras.
 
+#include <agentcore/detail/codec_raw.hpp>
 #include <agentcore/detail/codec_read.hpp>
 #include <agentcore/detail/codec_sinks.hpp>
 #include <agentcore/detail/dependent.hpp>
@@ -89,27 +90,29 @@ std::string_view stop_reason_to_wire(std::string_view value, Dialect d) {
 // ---------------------------------------------------------------------------------------------
 // Reading
 
-template <class = void>
-void require_object(const Json& j, const ReadContext& ctx, const FieldPath& path) {
-    if (!j.is_object()) ctx.expected(path, "an object", j);
+// Every reader takes its value as V: a Json* into a DOM or a RawJson (codec_raw.hpp).
+
+template <class V>
+void require_object(V j, const ReadContext& ctx, const FieldPath& path) {
+    if (!is_object(j)) expected(ctx, path, "an object", j);
 }
 
-template <class T = void>
-ContentBlock read_block(dependent<Json, T>& j, Dialect d, const ReadContext& ctx,
-                        const FieldPath& path) {
+template <class V>
+ContentBlock read_block(V j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
-    auto type_it = j.find("type");
-    if (type_it == j.end()) ctx.missing(path / "type");
-    if (!type_it->is_string()) ctx.expected(path / "type", "a string", *type_it);
-    const auto& type = type_it->template get_ref<const std::string&>();
+    const V type_value = find_field(j, "type");
+    if (is_missing(type_value)) ctx.missing(path / "type");
+    if (!is_string(type_value)) expected(ctx, path / "type", "a string", type_value);
+    std::string scratch;
+    const std::string_view type = string_view_of(type_value, scratch);
 
     if (type == "text") {
-        std::array<Json*, 2> s{};
+        std::array<V, 2> s{};
         Json extra = split_fields(j, std::array<std::string_view, 2>{"type", "text"}, s);
         return TextContent{take_string(s[1], ctx, path / "text"), std::move(extra)};
     }
     if (type == "image") {
-        std::array<Json*, 3> s{};
+        std::array<V, 3> s{};
         Json extra =
             split_fields(j, std::array<std::string_view, 3>{"type", "data", keys::mime_type(d)}, s);
         ImageContent b;
@@ -119,12 +122,12 @@ ContentBlock read_block(dependent<Json, T>& j, Dialect d, const ReadContext& ctx
         return b;
     }
     if (type == "thinking") {
-        std::array<Json*, 2> s{};
+        std::array<V, 2> s{};
         Json extra = split_fields(j, std::array<std::string_view, 2>{"type", "thinking"}, s);
         return ThinkingContent{take_string(s[1], ctx, path / "thinking"), std::move(extra)};
     }
     if (type == block_types::tool_call(d)) {
-        std::array<Json*, 4> s{};
+        std::array<V, 4> s{};
         Json extra =
             split_fields(j, std::array<std::string_view, 4>{"type", "id", "name", "arguments"}, s);
         ToolCallContent b;
@@ -134,36 +137,34 @@ ContentBlock read_block(dependent<Json, T>& j, Dialect d, const ReadContext& ctx
         b.extra = std::move(extra);
         return b;
     }
-    std::string opaque_type = type;
-    return OpaqueContent{std::move(opaque_type), std::move(j)};
+    std::string opaque_type(type);
+    return OpaqueContent{std::move(opaque_type), whole_json(j)};
 }
 
-template <class T = void>
-std::vector<ContentBlock> read_blocks(dependent<Json, T>* v, Dialect d, const ReadContext& ctx,
+template <class V>
+std::vector<ContentBlock> read_blocks(V v, Dialect d, const ReadContext& ctx,
                                       const FieldPath& path) {
-    if (v == nullptr) ctx.missing(path);
-    if (!v->is_array()) ctx.expected(path, "an array of content blocks", *v);
-    auto& items = v->template get_ref<typename dependent<Json, T>::array_t&>();
-    std::vector<dependent<ContentBlock, T>> blocks;
-    blocks.reserve(items.size());
-    for (std::size_t i = 0; i < items.size(); ++i)
-        blocks.push_back(read_block(items[i], d, ctx, path[i]));
+    if (is_missing(v)) ctx.missing(path);
+    if (!is_array(v)) expected(ctx, path, "an array of content blocks", v);
+    std::vector<ContentBlock> blocks;
+    for_each_item(
+        v, [&](V item, std::size_t i) { blocks.push_back(read_block(item, d, ctx, path[i])); });
     return blocks;
 }
 
 /// Content that is a string or a list of blocks; which one is kept.
-template <class = void>
-Content read_content(Json* v, Dialect d, const ReadContext& ctx, const FieldPath& path) {
-    if (v == nullptr) ctx.missing(path);
-    if (v->is_string()) return std::move(v->get_ref<std::string&>());
-    if (!v->is_array()) ctx.expected(path, "a string or an array of content blocks", *v);
+template <class V>
+Content read_content(V v, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+    if (is_missing(v)) ctx.missing(path);
+    if (is_string(v)) return take_string(v, ctx, path);
+    if (!is_array(v)) expected(ctx, path, "a string or an array of content blocks", v);
     return read_blocks(v, d, ctx, path);
 }
 
-template <class = void>
-Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class V>
+Cost read_cost(V j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
-    std::array<Json*, 5> s{};
+    std::array<V, 5> s{};
     Json extra =
         split_fields(j,
                      std::array<std::string_view, 5>{"input", "output", keys::cache_read(d),
@@ -179,10 +180,10 @@ Cost read_cost(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path
     return c;
 }
 
-template <class = void>
-Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class V>
+Usage read_usage(V j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
-    std::array<Json*, 6> s{};
+    std::array<V, 6> s{};
     Json extra = split_fields(
         j,
         std::array<std::string_view, 6>{"input", "output", keys::cache_read(d),
@@ -194,44 +195,45 @@ Usage read_usage(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& pa
     u.cache_read = read_int(s[2], ctx, path / keys::cache_read(d));
     u.cache_write = read_int(s[3], ctx, path / keys::cache_write(d));
     u.total_tokens = read_int(s[4], ctx, path / keys::total_tokens(d));
-    if (s[5] == nullptr) ctx.missing(path / "cost");
-    u.cost = read_cost(*s[5], d, ctx, path / "cost");
+    if (is_missing(s[5])) ctx.missing(path / "cost");
+    u.cost = read_cost(s[5], d, ctx, path / "cost");
     u.extra = std::move(extra);
     return u;
 }
 
-template <class Message = AgentMessage>
-Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
+template <class V>
+AgentMessage read_message(V j, Dialect d, const ReadContext& ctx, const FieldPath& path) {
     require_object(j, ctx, path);
-    auto role_it = j.find("role");
-    if (role_it == j.end()) ctx.missing(path / "role");
-    if (!role_it->is_string()) ctx.expected(path / "role", "a string", *role_it);
-    const auto& role = role_it->get_ref<const std::string&>();
+    const V role_value = find_field(j, "role");
+    if (is_missing(role_value)) ctx.missing(path / "role");
+    if (!is_string(role_value)) expected(ctx, path / "role", "a string", role_value);
+    std::string scratch;
+    const std::string_view role = string_view_of(role_value, scratch);
 
     if (role == "user") {
-        std::array<Json*, 3> s{};
+        std::array<V, 3> s{};
         Json extra =
             split_fields(j, std::array<std::string_view, 3>{"role", "content", "timestamp"}, s);
-        dependent<UserMessage, Message> m;
+        UserMessage m;
         m.content = read_content(s[1], d, ctx, path / "content");
         m.timestamp = read_int(s[2], ctx, path / "timestamp");
         m.extra = std::move(extra);
         return m;
     }
     if (role == "assistant") {
-        std::array<Json*, 9> s{};
+        std::array<V, 9> s{};
         Json extra = split_fields(j,
                                   std::array<std::string_view, 9>{
                                       "role", "content", "api", "provider", "model", "usage",
                                       keys::stop_reason(d), keys::error_message(d), "timestamp"},
                                   s);
-        dependent<AssistantMessage, Message> m;
+        AssistantMessage m;
         m.content = read_blocks(s[1], d, ctx, path / "content");
         m.api = take_optional_string(s[2], ctx, path / "api").value_or(std::string());
         m.provider = take_string(s[3], ctx, path / "provider");
         m.model = take_string(s[4], ctx, path / "model");
-        if (s[5] == nullptr) ctx.missing(path / "usage");
-        m.usage = read_usage(*s[5], d, ctx, path / "usage");
+        if (is_missing(s[5])) ctx.missing(path / "usage");
+        m.usage = read_usage(s[5], d, ctx, path / "usage");
         m.stop_reason =
             stop_reason_from_wire(take_string(s[6], ctx, path / keys::stop_reason(d)), d);
         if (m.stop_reason.empty())
@@ -243,13 +245,13 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
         return m;
     }
     if (role == roles::tool_result(d)) {
-        std::array<Json*, 7> s{};
+        std::array<V, 7> s{};
         Json extra = split_fields(
             j,
             std::array<std::string_view, 7>{"role", keys::tool_call_id(d), keys::tool_name(d),
                                             "content", "details", keys::is_error(d), "timestamp"},
             s);
-        dependent<ToolResultMessage, Message> m;
+        ToolResultMessage m;
         m.tool_call_id = take_string(s[1], ctx, path / keys::tool_call_id(d));
         m.tool_name = take_string(s[2], ctx, path / keys::tool_name(d));
         m.content = read_blocks(s[3], d, ctx, path / "content");
@@ -261,14 +263,14 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
         return m;
     }
     if (role == roles::bash_execution(d)) {
-        std::array<Json*, 9> s{};
+        std::array<V, 9> s{};
         Json extra = split_fields(
             j,
             std::array<std::string_view, 9>{"role", "command", "output", keys::exit_code(d),
                                             "cancelled", "truncated", keys::full_output_path(d),
                                             keys::exclude_from_context(d), "timestamp"},
             s);
-        dependent<BashExecutionMessage, Message> m;
+        BashExecutionMessage m;
         m.command = take_string(s[1], ctx, path / "command");
         m.output = take_string(s[2], ctx, path / "output");
         m.exit_code = read_optional_int(s[3], ctx, path / keys::exit_code(d));
@@ -282,13 +284,13 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
         return m;
     }
     if (role == "custom") {
-        std::array<Json*, 6> s{};
+        std::array<V, 6> s{};
         Json extra =
             split_fields(j,
                          std::array<std::string_view, 6>{"role", keys::custom_type(d), "content",
                                                          "display", "details", "timestamp"},
                          s);
-        dependent<CustomMessage, Message> m;
+        CustomMessage m;
         m.custom_type = take_string(s[1], ctx, path / keys::custom_type(d));
         m.content = read_content(s[2], d, ctx, path / "content");
         m.display_omitted = absent(s[3]);
@@ -299,11 +301,11 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
         return m;
     }
     if (role == roles::branch_summary(d)) {
-        std::array<Json*, 4> s{};
+        std::array<V, 4> s{};
         Json extra = split_fields(
             j, std::array<std::string_view, 4>{"role", "summary", keys::from_id(d), "timestamp"},
             s);
-        dependent<BranchSummaryMessage, Message> m;
+        BranchSummaryMessage m;
         m.summary = take_string(s[1], ctx, path / "summary");
         m.from_id = take_string(s[2], ctx, path / keys::from_id(d));
         m.timestamp = read_int(s[3], ctx, path / "timestamp");
@@ -311,20 +313,20 @@ Message read_message(Json& j, Dialect d, const ReadContext& ctx, const FieldPath
         return m;
     }
     if (role == roles::compaction_summary(d)) {
-        std::array<Json*, 4> s{};
+        std::array<V, 4> s{};
         Json extra = split_fields(
             j,
             std::array<std::string_view, 4>{"role", "summary", keys::tokens_before(d), "timestamp"},
             s);
-        dependent<CompactionSummaryMessage, Message> m;
+        CompactionSummaryMessage m;
         m.summary = take_string(s[1], ctx, path / "summary");
         m.tokens_before = read_int(s[2], ctx, path / keys::tokens_before(d));
         m.timestamp = read_int(s[3], ctx, path / "timestamp");
         m.extra = std::move(extra);
         return m;
     }
-    std::string opaque_role = role;
-    return OpaqueMessage{std::move(opaque_role), std::move(j)};
+    std::string opaque_role(role);
+    return OpaqueMessage{std::move(opaque_role), whole_json(j)};
 }
 
 // ---------------------------------------------------------------------------------------------

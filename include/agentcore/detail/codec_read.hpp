@@ -88,10 +88,16 @@ struct ReadContext {
 
     [[noreturn]] void expected(const FieldPath& path, std::string_view what,
                                const Json& got) const {
+        expected(path, what, got.type_name());
+    }
+
+    /// `got_type`: the JSON type name of the value found, as Json::type_name() spells it.
+    [[noreturn]] void expected(const FieldPath& path, std::string_view what,
+                               const char* got_type) const {
         std::string problem = "expected ";
         problem += what;
         problem += ", got ";
-        problem += got.type_name();
+        problem += got_type;
         fail(path, problem);
     }
 

@@ -847,14 +847,12 @@ Json json_number(std::string_view text) {
     return Json(d);
 }
 
-/// Parses one JSON value with the scanner's rules (see the top of this header): the text is
-/// validated first, so that no reader of the library accepts what another refuses, and then
-/// built into a DOM. On failure returns false and sets `error` to a reason naming a column.
+/// Builds the DOM of one JSON value whose text the scanner has validated (JsonScanner::validate,
+/// or a value inside a line it scanned), as nlohmann's parser would build it.
 ///
 /// Complexity: linear in the text; recursion is bounded by max_json_depth.
 template <class = void>
-bool parse_json(std::string_view text, Json& out, std::string& error) {
-    if (!JsonScanner::validate(text, error)) return false;
+void build_json(std::string_view text, Json& out) {
     struct Builder {
         const char* p;
         const char* end;
@@ -946,6 +944,17 @@ bool parse_json(std::string_view text, Json& out, std::string& error) {
     b.ws();
     out = Json();
     b.value(out);
+}
+
+/// Parses one JSON value with the scanner's rules (see the top of this header): the text is
+/// validated first, so that no reader of the library accepts what another refuses, and then
+/// built into a DOM. On failure returns false and sets `error` to a reason naming a column.
+///
+/// Complexity: linear in the text; recursion is bounded by max_json_depth.
+template <class = void>
+bool parse_json(std::string_view text, Json& out, std::string& error) {
+    if (!JsonScanner::validate(text, error)) return false;
+    build_json(text, out);
     return true;
 }
 
