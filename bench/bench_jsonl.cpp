@@ -139,6 +139,14 @@ std::size_t mmap_split_floor(const std::string& path) {
     return lines;
 }
 
+// Removes the summary file of each cwd folder under `root` (a listing with summaries then reads
+// every session again).
+void remove_summary_files(const std::string& root) {
+    std::error_code ec;
+    for (const auto& folder : fs::directory_iterator(root, ec))
+        fs::remove(folder.path() / std::string(agentcore::detail::SummaryCache::file_name), ec);
+}
+
 // The least a listing can do: walk the folders, and open, read the first 4 KiB, find the first
 // line end and close each session file.
 std::size_t list_floor(const std::string& root) {
@@ -495,6 +503,26 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
                                  std::to_string(messages) + " messages",
                              extra);
         }
+        // The first context of the tip right after an open (the open not timed): the path's
+        // entries are decoded from their lines then.
+        {
+            Samples cpu, wall;
+            for (int i = 0; i < 3; ++i) {
+                FileSession fresh(JsonlSessionStorage::open_read_only(file_of(big)));
+                const double c0 = process_cpu_seconds();
+                const auto w0 = Clock::now();
+                do_not_optimize(build_context_at(fresh, tip.id).messages.data());
+                wall.add(std::chrono::duration<double, std::micro>(Clock::now() - w0).count());
+                cpu.add((process_cpu_seconds() - c0) * 1e6);
+            }
+            report.add_keyed("context_deep_tip_cold",
+                             "first context of the ~1,000-deep tip after an open",
+                             cpu.median() / 1000, "ms", "the open not timed",
+                             Json{{"clock", "cpu"},
+                                  {"wall", wall.median() / 1000},
+                                  {"runs", 3},
+                                  {"tip", tip.id}});
+        }
         const auto up = ancestors(s, *get_leaf_id(s), 1001);
         back = std::min<std::size_t>(1000, up.size() - 1);
         target_a = up[back];
@@ -536,6 +564,26 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
             "move 1,000 back with a branch summary + rebuild, durable", with_summary.wall_us, "us",
             "wall",
             Json{{"clock", "wall"}, {"cpu", with_summary.cpu_us}, {"runs", with_summary.runs}});
+    }
+    // Resume: the unchanged copy opened from its resume index, and the leaf's context.
+    {
+        JsonlStorageOptions o;
+        o.resume_index = true;
+        { const auto writer = JsonlSessionStorage::open(copy, o); }  // writes the index
+        std::size_t resumed = 0;
+        const Each t = time_runs(7, 1, [&](std::size_t) {
+            FileSession s(JsonlSessionStorage::open_read_only(copy, o));
+            resumed = s.storage().resumed_lines();
+            do_not_optimize(build_context(s).messages.data());
+        });
+        Json extra = cpu_extra(t, 1e-3);
+        extra["resumed_lines"] = resumed;
+        report.add_keyed("resume_context_" + std::to_string(big),
+                         "resume (open from the resume index) + context of the leaf, " +
+                             std::to_string(big) + " entries",
+                         t.cpu_us / 1000, "ms",
+                         std::to_string(resumed) + " lines taken from the index", extra);
+        fs::remove(JsonlSessionStorage::resume_index_path(copy));
     }
     fs::remove(copy);
 
@@ -622,19 +670,48 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
                          bare_sync.percentile(99), "us", "", wall);
     }
 
-    // Listing every session of every working directory.
+    // Listing every session of every working directory with what pi's listAll gives (message
+    // count, name, last activity): from the summary files (warm), with the summary files
+    // removed before each run (cold: every session read), and the headers alone.
     {
         const std::string root = data + "/agent/sessions";
         const JsonlSessionRepo repo(root);
-        std::size_t listed = 0;
-        const Each t = time_runs(5, 1, [&](std::size_t) { listed = list(repo).sessions.size(); });
+        ListOptions with_summaries;
+        with_summaries.summaries = true;
+        std::size_t listed = 0, summarised = 0;
+        auto list_all = [&](const ListOptions& o) {
+            const SessionList l = list(repo, o);
+            listed = l.sessions.size();
+            summarised = 0;
+            for (const auto& one : l.sessions) summarised += one.summary ? 1U : 0U;
+        };
+        const Each cold = time_runs(5, 0, [&](std::size_t) {
+            remove_summary_files(root);
+            list_all(with_summaries);
+        });
+        const Each warm = time_runs(5, 1, [&](std::size_t) { list_all(with_summaries); });
+        const std::size_t warm_summarised = summarised;
+        const Each headers = time_runs(5, 1, [&](std::size_t) { list_all(ListOptions{}); });
         const Each floor = time_runs(5, 1, [&](std::size_t) { do_not_optimize(list_floor(root)); });
-        Json extra = cpu_extra(t, 1e-3);
+        remove_summary_files(root);
+        const std::string floor_label = "readdir + open/pread 4K/close";
+        Json extra = cpu_extra(warm, 1e-3);
         extra["listed"] = listed;
-        report.add_keyed("list_sessions", "list every session", t.cpu_us / 1000, "ms",
-                         ratio_note(t.cpu_us, floor.cpu_us, "readdir + open/pread 4K/close") +
-                             "; " + std::to_string(listed) + " listed",
-                         extra);
+        extra["summarised"] = warm_summarised;
+        report.add_keyed(
+            "list_sessions", "list every session with its summary (warm)", warm.cpu_us / 1000, "ms",
+            ratio_note(warm.cpu_us, floor.cpu_us, floor_label) + "; " + std::to_string(listed) +
+                " listed, " + std::to_string(warm_summarised) + " summarised",
+            extra);
+        Json cold_extra = cpu_extra(cold, 1e-3);
+        cold_extra["listed"] = listed;
+        report.add_keyed("list_sessions_cold",
+                         "list every session with its summary (cold: no summary files)",
+                         cold.cpu_us / 1000, "ms",
+                         ratio_note(cold.cpu_us, floor.cpu_us, floor_label), cold_extra);
+        report.add_keyed(
+            "list_sessions_headers", "list every session, headers only", headers.cpu_us / 1000,
+            "ms", ratio_note(headers.cpu_us, floor.cpu_us, floor_label), cpu_extra(headers, 1e-3));
         report.add_keyed("floor_list", "floor: readdir + open/pread 4K/close each",
                          floor.cpu_us / 1000, "ms", "", cpu_extra(floor, 1e-3));
     }
@@ -789,6 +866,14 @@ int main(int argc, char** argv) try {
     std::size_t listed = 0;
     const Timing list_time = time_each(7, [&] { listed = list(repo).sessions.size(); });
     const Timing list_floor_time = time_each(7, [&] { do_not_optimize(list_floor(repo_root)); });
+    ListOptions with_summaries;
+    with_summaries.summaries = true;
+    const Timing list_cold_time = time_each(7, [&] {
+        remove_summary_files(repo_root);
+        do_not_optimize(list(repo, with_summaries).sessions.data());
+    });
+    const Timing list_warm_time =
+        time_each(7, [&] { do_not_optimize(list(repo, with_summaries).sessions.data()); });
 
     // --- The table.
     const std::string file_note = human_bytes(static_cast<double>(file_bytes));
@@ -847,6 +932,16 @@ int main(int argc, char** argv) try {
                           "readdir + open/pread 4K/close") +
                    "; " + std::to_string(listed) + " listed, wall " +
                    fixed1(list_time.wall_us.median() / 1000) + " ms");
+    report.add("list " + std::to_string(sessions) + " sessions with summaries, warm",
+               list_warm_time.cpu_us.median() / 1000, "ms",
+               ratio_note(list_warm_time.cpu_us.median() / 1000,
+                          list_floor_time.cpu_us.median() / 1000, "readdir + open/pread 4K/close") +
+                   "; from the summary files");
+    report.add("list " + std::to_string(sessions) + " sessions with summaries, cold",
+               list_cold_time.cpu_us.median() / 1000, "ms",
+               ratio_note(list_cold_time.cpu_us.median() / 1000,
+                          list_floor_time.cpu_us.median() / 1000, "readdir + open/pread 4K/close") +
+                   "; every session opened read-only, summary files written");
     report.print(json);
 
     if (!keep) fs::remove_all(dir);

@@ -1,12 +1,10 @@
-// `agentcore ls [ROOT]`: the sessions of a repository, newest first. A folder's session files are
-// each opened (read-only) for their name and message count, and the ones that cannot be read are
-// reported; any other repository (a URL) is listed by its own `list` and each session opened
-// read-only through open_repository.
+// `agentcore ls [ROOT]`: the sessions of a repository, newest first, with their summaries (name,
+// message count, entries, last activity) from the library's list. A folder's session files that
+// it cannot summarise are opened leniently here and the ones that cannot be read are reported.
 
 #include "cli_common.hpp"
 #include "commands.hpp"
 #include "preview.hpp"
-#include "progress.hpp"
 #include "repository.hpp"
 #include "session_file.hpp"
 
@@ -22,9 +20,8 @@ namespace {
 
 struct Listed {
     SessionListing listing;
-    std::optional<std::string> name;
-    std::optional<std::size_t>
-        message_count;  ///< none when the file could not be read past its header
+    std::optional<SessionSummary>
+        summary;        ///< none when the file could not be read past its header
     bool sized = true;  ///< false: kept in a database, not a file of its own
 };
 
@@ -52,66 +49,71 @@ bool listed_from_header(SessionListing& listing) {
     }
 }
 
-// The sessions of a folder of session files, each read from its file.
+// What the storage could not summarise, from a lenient open of its file (which drops the lines
+// it cannot read and counts the rest), or from its header alone; false when even the header
+// cannot be read.
+bool listed_leniently(Listed& listed, int& exit_code) {
+    try {
+        with_session(listed.listing.path, /*lenient=*/true,
+                     [&](const auto& session, const FileInfo& file) {
+                         const auto& storage = session.storage();
+                         listed.listing.header = storage.metadata();
+                         listed.listing.dialect = file.dialect;
+                         listed.listing.file_size = file.file_size;
+                         listed.summary = summarize(storage);
+                         return exit_ok;
+                     });
+        return true;
+    } catch (const ToolError& e) {
+        // Removed since its folder was read (another process's remove): gone, not a problem.
+        if (e.library_code() == ErrorCode::not_found) return false;
+        exit_code = exit_problems;
+        // A valid header with an unreadable body is listed without its count.
+        if (!listed_from_header(listed.listing)) {
+            std::cerr << "agentcore: skipped " << escaped(e.what()) << "\n";
+            return false;
+        }
+        std::cerr << "agentcore: " << escaped(e.what()) << "\n";
+        return true;
+    }
+}
+
+// The sessions of a folder of session files, with the summaries the library keeps beside them
+// (see list); a file it cannot summarise is opened leniently here.
 int list_folder(const std::string& root, const LsOptions& options, std::vector<Listed>& sessions) {
     std::error_code ec;
     if (!std::filesystem::is_directory(root, ec))
         throw ToolError(root + ": not a sessions folder (" +
                         (ec ? ec.message() : "not a directory") + ")");
-
-    // Every session file is opened (read-only, without decoding its messages) for its header,
-    // name and message count. Only regular files are sessions: a FIFO or a device with a
-    // session's name is skipped and reported, never read.
     JsonlSessionRepo repo(root);
-    std::vector<std::string> paths;
-    const std::string folder =
-        options.cwd ? JsonlSessionRepo::folder_name(*options.cwd) : std::string();
-    repo.for_each_session_file(
-        [&](const std::string& path, std::string_view) { paths.push_back(path); },
-        options.cwd ? &folder : nullptr);
+    ListOptions list_options;
+    list_options.cwd = options.cwd;
+    list_options.summaries = true;
+    const SessionList listed = library_call([&] { return list(repo, list_options); });
     int exit_code = exit_ok;
-    sessions.reserve(paths.size());
-    Progress progress("reading " + root, paths.size());
-    for (std::size_t i = 0; i < paths.size(); ++i) {
-        progress.update(i);
-        Listed listed{{}, std::nullopt, std::nullopt, true};
-        listed.listing.path = paths[i];
-        try {
-            with_session(paths[i], /*lenient=*/true,
-                         [&](const auto& session, const FileInfo& file) {
-                             const auto& storage = session.storage();
-                             listed.listing.header = storage.metadata();
-                             listed.listing.dialect = file.dialect;
-                             listed.listing.file_size = file.file_size;
-                             listed.name = storage.get_session_name();
-                             listed.message_count = storage.get_session_stats().message_count;
-                             return exit_ok;
-                         });
-        } catch (const ToolError& e) {
-            // Removed since its folder was read (another process's remove): gone, not a problem.
-            if (e.library_code() == ErrorCode::not_found) continue;
-            progress.finish();
-            exit_code = exit_problems;
-            // A valid header with an unreadable body is listed without its count.
-            if (!listed_from_header(listed.listing)) {
-                std::cerr << "agentcore: skipped " << escaped(e.what()) << "\n";
-                continue;
-            }
-            std::cerr << "agentcore: " << escaped(e.what()) << "\n";
-        }
-        if (options.cwd && listed.listing.header.cwd != *options.cwd) continue;
-        sessions.push_back(std::move(listed));
+    // A file whose header cannot be read: what a lenient open says of it.
+    for (const auto& problem : listed.problems) {
+        Listed one{};
+        one.listing.path = problem.path;
+        if (listed_leniently(one, exit_code) &&
+            (!options.cwd || one.listing.header.cwd == *options.cwd))
+            sessions.push_back(std::move(one));
+    }
+    for (const auto& listing : listed.sessions) {
+        Listed one{listing, listing.summary, true};
+        if (!one.summary && !listed_leniently(one, exit_code)) continue;
+        sessions.push_back(std::move(one));
     }
     return exit_code;
 }
 
-// The sessions of any other repository: its listing, and each session opened read-only for its
-// name and message count.
+// The sessions of any other repository, with their summaries.
 int list_repository(const std::string& url, const LsOptions& options,
                     std::vector<Listed>& sessions) {
     const AnyRepository repo = open_source_repository(url);
     ListOptions list_options;
     list_options.cwd = options.cwd;
+    list_options.summaries = true;
     const SessionList listed = library_call([&] { return list(repo, list_options); });
     int exit_code = exit_ok;
     for (const auto& problem : listed.problems) {
@@ -119,20 +121,12 @@ int list_repository(const std::string& url, const LsOptions& options,
                   << escaped(problem.reason) << "\n";
         exit_code = exit_problems;
     }
-    Progress progress("reading " + url, listed.sessions.size());
-    for (std::size_t i = 0; i < listed.sessions.size(); ++i) {
-        progress.update(i);
-        Listed one{listed.sessions[i], std::nullopt, std::nullopt,
-                   listed.sessions[i].file_size != 0};
-        try {
-            const auto session = open_read_only(repo, one.listing.header.id);
-            one.name = session.storage().get_session_name();
-            one.message_count = session.storage().get_session_stats().message_count;
-        } catch (const SessionError& e) {
-            if (e.code() == ErrorCode::not_found) continue;  // removed since it was listed
-            progress.finish();
+    for (const auto& listing : listed.sessions) {
+        Listed one{listing, listing.summary, listing.file_size != 0};
+        if (!one.summary) {
             exit_code = exit_problems;
-            std::cerr << "agentcore: " << escaped(e.what()) << "\n";
+            std::cerr << "agentcore: session '" << escaped(listing.header.id)
+                      << "': its newest entry cannot be read\n";
         }
         sessions.push_back(std::move(one));
     }
@@ -157,14 +151,17 @@ int run_ls(const LsOptions& options) {
     if (options.json) {
         Json out = Json::array();
         for (const auto& s : sessions)
-            out.push_back({{"id", s.listing.header.id},
-                           {"created", s.listing.header.timestamp},
-                           {"cwd", s.listing.header.cwd},
-                           {"name", s.name ? Json(*s.name) : Json()},
-                           {"message_count", s.message_count ? Json(*s.message_count) : Json()},
-                           {"size", s.sized ? Json(s.listing.file_size) : Json()},
-                           {"dialect", dialect_name(s.listing.dialect)},
-                           {"path", s.listing.path}});
+            out.push_back(
+                {{"id", s.listing.header.id},
+                 {"created", s.listing.header.timestamp},
+                 {"cwd", s.listing.header.cwd},
+                 {"name", s.summary && s.summary->name ? Json(*s.summary->name) : Json()},
+                 {"message_count", s.summary ? Json(s.summary->stats.message_count) : Json()},
+                 {"entry_count", s.summary ? Json(s.summary->entry_count) : Json()},
+                 {"last_activity", s.summary ? Json(s.summary->last_activity) : Json()},
+                 {"size", s.sized ? Json(s.listing.file_size) : Json()},
+                 {"dialect", dialect_name(s.listing.dialect)},
+                 {"path", s.listing.path}});
         std::cout << pretty_json(out);
         return exit_code;
     }
@@ -174,12 +171,12 @@ int run_ls(const LsOptions& options) {
     std::cout << pad("ID", id_width) << "  " << pad("CREATED", 24) << "  " << pad_left("MSGS", 5)
               << "  " << pad_left("SIZE", 10) << "  NAME\n";
     for (const auto& s : sessions) {
-        const std::string count = s.message_count ? std::to_string(*s.message_count) : "?";
+        const std::string count = s.summary ? std::to_string(s.summary->stats.message_count) : "?";
         std::string line = pad(escaped(s.listing.header.id, 128), id_width) + "  " +
                            pad(escaped(s.listing.header.timestamp, 24), 24) + "  " +
                            pad_left(count, 5) + "  " +
                            pad_left(s.sized ? format_size(s.listing.file_size) : "-", 10) + "  " +
-                           escaped(s.name.value_or(""), 60);
+                           escaped(s.summary && s.summary->name ? *s.summary->name : "", 60);
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << "\n";
     }

@@ -241,6 +241,23 @@ async function run(folder, data, sizes, appendsWanted) {
             messages: (manager.branch(tip.id), manager.buildSessionContext().messages.length),
         });
     }
+    // The first context of the tip right after an open of the big session (the open not timed).
+    {
+        const cpu = [];
+        const wall = [];
+        for (let i = 0; i < 3; ++i) {
+            const fresh = SessionManager.open(bigFile);
+            const c0 = cpuMs();
+            const w0 = wallMs();
+            fresh.branch(tip.id);
+            fresh.buildSessionContext();
+            wall.push(wallMs() - w0);
+            cpu.push(cpuMs() - c0);
+        }
+        add("context_deep_tip_cold", "first context of the ~1,000-deep tip after an open", median(cpu), "ms", {
+            clock: "cpu", wall: median(wall), runs: cpu.length, tip: tip.id,
+        });
+    }
     const leaf = entries[entries.length - 1].id;
     manager.branch(leaf);
     const targets = moveTargets(manager);

@@ -44,6 +44,20 @@ struct ListOptions {
     std::size_t limit = std::numeric_limits<std::size_t>::max();  ///< at most this many
     std::optional<ListCursor> after = std::nullopt;  ///< keyset paging: start after this session
     bool newest_first = true;                        ///< false: oldest first
+    /// Also give each listed session its SessionSummary (SessionListing::summary). Databases
+    /// read it from the session's row; a JSONL repository from a summary file kept in each cwd
+    /// folder, reading again only the sessions that changed since (see jsonl_repo.hpp).
+    bool summaries = false;
+};
+
+/// What a listing can tell about a session without opening it: what users look for when they
+/// pick a conversation to resume.
+struct SessionSummary {
+    std::size_t entry_count = 0;        ///< entries, the header not counted
+    SessionStats stats{};               ///< message count, tokens and cost (get_session_stats)
+    std::optional<std::string> name{};  ///< the session's name (get_session_name)
+    /// The timestamp of the newest entry in append order (the header's when there is none).
+    std::string last_activity{};
 };
 
 /// A session found by list.
@@ -52,6 +66,9 @@ struct SessionListing {
     std::string path;  ///< where it is stored: a file path, or empty when the repository has none
     Dialect dialect = Dialect::native;  ///< the JSONL dialect it is written in
     std::uint64_t file_size = 0;        ///< bytes of its file (databases: 0)
+    /// With ListOptions::summaries: what the session holds. Empty without that option, and for
+    /// a JSONL session whose lines cannot be read (opening it says why).
+    std::optional<SessionSummary> summary = std::nullopt;
 };
 
 /// A stored session list skipped (it stays where it is).
@@ -136,6 +153,22 @@ typename To::session_type copy_session(const From& from, To& to, std::string_vie
         if (progress) progress(entries.size(), count);
     }
     return import_session(to, storage.metadata(), std::move(entries), dialect_of(storage));
+}
+
+/// The summary of a stored session (SessionListing::summary), from the storage's O(1)
+/// bookkeeping and its newest entry.
+template <SessionStorage S>
+SessionSummary summarize(const S& storage) {
+    SessionSummary out;
+    out.entry_count = storage.entry_count();
+    out.stats = storage.get_session_stats();
+    out.name = storage.get_session_name();
+    out.last_activity = storage.metadata().timestamp;
+    if (out.entry_count > 0) {
+        const auto newest = storage.get_entries(EntriesQuery{out.entry_count - 1, 1});
+        if (!newest.empty()) out.last_activity = base_of(*newest.front()).timestamp;
+    }
+    return out;
 }
 
 namespace detail {

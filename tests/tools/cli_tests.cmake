@@ -279,7 +279,7 @@ agentcore_cli_test(ls_unknown_scheme EXIT 2 ARGS ls nosuch:x STDERR_REGEX "unkno
 
 # copy between two folders: every session, then nothing more; the files are the same bytes.
 agentcore_cli_test(copy_folder_to_folder EXIT 0
-                   WRAP sh -c "\"$0\" \"$@\" && diff -r <FIXTURES>/repository copied >&2 && \"$0\" \"$@\""
+                   WRAP sh -c "\"$0\" \"$@\" && diff -r -x .agentcore-summaries <FIXTURES>/repository copied >&2 && \"$0\" \"$@\""
                    ARGS copy <FIXTURES>/repository copied
                    STDOUT_REGEX "tour-0001: copied \\(64 entries\\)\n.*4 sessions copied, 0 skipped\n.*tour-0001: skipped \\(already there, identical\\)\n.*0 sessions copied, 4 skipped\n")
 agentcore_cli_test(copy_onto_itself EXIT 2 ARGS copy <FIXTURES>/repository <FIXTURES>/./repository
@@ -294,7 +294,7 @@ agentcore_cli_test(copy_unknown_session EXIT 2
 # A session DST holds with other content stops the copy before anything is written: exit 1, DST
 # as it was (extras-0003 unchanged, new-0005 not added).
 agentcore_cli_test(copy_clash_folder EXIT 1 COPY repository
-                   WRAP sh -c "\"$0\" \"$@\" && rc=0 || rc=$? && diff -r <FIXTURES>/repository repository >&2 && exit $rc || exit 99"
+                   WRAP sh -c "\"$0\" \"$@\" && rc=0 || rc=$? && diff -r -x .agentcore-summaries <FIXTURES>/repository repository >&2 && exit $rc || exit 99"
                    ARGS copy <FIXTURES>/repository-clash repository
                    STDERR_REGEX "session 'extras-0003' is already in 'repository' and differs from the one in '[^']*repository-clash' \\(entry 1 \\('[0-9a-f]+'\\) differs\\); nothing copied")
 
@@ -337,7 +337,7 @@ if(TARGET agentcore::sqlite)
     # compaction and leaf moves, entry types and fields the library does not model); again, it
     # skips them all.
     agentcore_cli_test(copy_sqlite_round_trip EXIT 0
-                       WRAP sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db && \"$0\" \"$@\" && diff -r <FIXTURES>/repository back >&2"
+                       WRAP sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db && \"$0\" \"$@\" && diff -r -x .agentcore-summaries <FIXTURES>/repository back >&2"
                        ARGS copy sqlite:s.db back
                        STDOUT_REGEX "^tour-0001: copied \\(64 entries\\)\n.*4 sessions copied, 0 skipped\n.*4 sessions copied, 0 skipped\n$")
     agentcore_cli_test(copy_sqlite_again_skips EXIT 0 WRAP ${into_db} ARGS copy <FIXTURES>/repository sqlite:s.db
@@ -349,7 +349,7 @@ if(TARGET agentcore::sqlite)
                        NO_STDOUT_REGEX "tour-0001|extras-pi-0004")
     # A clash with a database: exit 1, the database as it was (a copy back is the first folder).
     agentcore_cli_test(copy_sqlite_clash EXIT 1
-                       WRAP sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db >/dev/null || exit 98 && \"$0\" \"$@\" && rc=0 || rc=$? && \"$0\" copy sqlite:s.db back >/dev/null && diff -r <FIXTURES>/repository back >&2 && exit $rc || exit 99"
+                       WRAP sh -c "\"$0\" copy <FIXTURES>/repository sqlite:s.db >/dev/null || exit 98 && \"$0\" \"$@\" && rc=0 || rc=$? && \"$0\" copy sqlite:s.db back >/dev/null && diff -r -x .agentcore-summaries <FIXTURES>/repository back >&2 && exit $rc || exit 99"
                        ARGS copy <FIXTURES>/repository-clash sqlite:s.db
                        STDERR_REGEX "session 'extras-0003' is already in 'sqlite:s.db' and differs from the one in '[^']*repository-clash' \\(entry 1 \\('[0-9a-f]+'\\) differs\\); nothing copied")
     agentcore_cli_test(copy_sqlite_onto_itself EXIT 2 WRAP ${into_db} ARGS copy sqlite:s.db sqlite:./s.db

@@ -19,6 +19,7 @@
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
 #include <agentcore/ids.hpp>
+#include <agentcore/jsonl/detail/summary_cache.hpp>
 #include <agentcore/jsonl/jsonl_storage.hpp>
 #include <agentcore/repo.hpp>
 #include <agentcore/search.hpp>
@@ -35,6 +36,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -157,10 +159,11 @@ JsonlSessionRepo::session_type make_session(JsonlSessionStorage storage) {
         std::make_shared<JsonlSessionStorage>(std::move(storage)));
 }
 
-/// Reads only the first line of a file, at most `limit` bytes.
+/// Reads only the first line of a file, at most `limit` bytes; with `identity`, also what ties
+/// a summary to the file (see jsonl/detail/summary_cache.hpp).
 template <class = void>
 std::string read_first_line(const FileOps& ops, const std::string& path, std::size_t limit,
-                            std::uint64_t& file_size_out) {
+                            std::uint64_t& file_size_out, ListedFile* identity = nullptr) {
     FileHandle fd = open_regular_file(ops, path, O_RDONLY, "session file");
     if (!fd) {
         if (errno == ENOENT)
@@ -170,7 +173,12 @@ std::string read_first_line(const FileOps& ops, const std::string& path, std::si
                                "session file '" + path + "' is a symbolic link; refused");
         throw io_error("opening", path, errno);
     }
-    file_size_out = file_size(ops, fd.get(), path);
+    if (identity != nullptr) {
+        *identity = listed_file(ops, fd.get(), path);
+        file_size_out = identity->size;
+    } else {
+        file_size_out = file_size(ops, fd.get(), path);
+    }
     std::string out;
     char buf[4096];
     while (out.size() < limit) {
@@ -293,18 +301,73 @@ JsonlSessionRepo::session_type open_read_only(const JsonlSessionRepo& repo, std:
         JsonlSessionStorage::open_read_only(std::move(*path), repo.options()));
 }
 
+namespace detail {
+
+/// Gives each listed session of `list` its summary: from its folder's summary file while the
+/// file is unchanged (`identities`: path → what was seen when listing), otherwise from a
+/// read-only open (recorded for the next listing). Each folder's summary file then keeps the
+/// records of `names` (its session files now) and is written when it changed.
+template <class = void>
+void fill_summaries(const JsonlSessionRepo& repo, const FileOps& ops, SessionList& list,
+                    const std::map<std::string, ListedFile>& identities,
+                    std::map<std::string, std::vector<std::string>>& names) {
+    std::map<std::string, SummaryCache> caches;
+    for (auto& listing : list.sessions) {
+        const std::string folder = parent_folder(listing.path);
+        const std::string name(file_name(listing.path));
+        auto cache = caches.find(folder);
+        if (cache == caches.end())
+            cache = caches.emplace(folder, SummaryCache::load(ops, folder)).first;
+        const ListedFile& file = identities.at(listing.path);
+        if (const SessionSummary* known = cache->second.find(name, file)) {
+            listing.summary = *known;
+            continue;
+        }
+        try {
+            const auto storage = JsonlSessionStorage::open_read_only(listing.path, repo.options());
+            listing.summary = summarize(storage);
+            cache->second.put(name, file, *listing.summary);
+        } catch (const SessionError&) {
+            // Lines that cannot be read (or a file removed meanwhile): no summary; opening the
+            // session says why.
+        }
+    }
+    for (auto& [folder, cache] : caches) {
+        cache.keep_only(names[folder]);
+        cache.save(ops, folder);
+    }
+}
+
+}  // namespace detail
+
 /// The sessions, newest first (by creation time) unless the options say otherwise, optionally
-/// of one working directory, paged by the options' limit and cursor. Reads
-/// only each file's first line (at most 1 MiB); a file whose header is invalid is skipped and
-/// reported in `problems`, never changed.
+/// of one working directory, paged by the options' limit and cursor. Reads only each file's
+/// first line (at most 1 MiB); a file whose header is invalid is skipped and reported in
+/// `problems`, never changed.
+///
+/// With options.summaries, each listed session also gets its SessionSummary. A cwd folder keeps
+/// them in its summary file (`.agentcore-summaries`, 0600, see jsonl/detail/summary_cache.hpp),
+/// trusted for a session file while it has the device, inode, size, modification time and last
+/// 4 KiB it had when its summary was made. A file that changed (pi or another writer appended,
+/// a repair rewrote it) is opened read-only again (with the resume index, when the repository
+/// keeps one, only its new lines are read) and its record replaced; the summary file is then
+/// written anew. A session whose lines cannot be read gets no summary.
+///
+/// Complexity: per session file, an open and two reads of at most 4 KiB (its header, its end);
+/// with summaries, one read of each listed folder's summary file, and an open of each listed
+/// session that changed since the last listing.
 template <class T = void>
 SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) {
     const auto& ops = detail::ops_or_real(repo.options().file_ops);
     detail::dependent<SessionList, T> out;
+    std::map<std::string, detail::ListedFile> identities;
+    std::map<std::string, std::vector<std::string>> names;
     auto visit = [&](const std::string& path, std::string_view) {
         try {
             std::uint64_t size = 0;
-            const std::string line = detail::read_first_line(ops, path, std::size_t{1} << 20, size);
+            detail::ListedFile identity;
+            const std::string line = detail::read_first_line(
+                ops, path, std::size_t{1} << 20, size, options.summaries ? &identity : nullptr);
             detail::dependent<SessionListing, T> listing;
             try {
                 listing.header = decode_header(line, &listing.dialect);
@@ -312,6 +375,10 @@ SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) 
                 throw SessionError(ErrorCode::invalid_session,
                                    "'" + path + "' line 1: " + std::string(e.detail()),
                                    e.location().merged(ErrorLocation{.file = path, .line = 1}));
+            }
+            if (options.summaries) {
+                names[detail::parent_folder(path)].emplace_back(detail::file_name(path));
+                identities.emplace(path, identity);
             }
             if (options.cwd && listing.header.cwd != *options.cwd) return;
             listing.path = path;
@@ -330,6 +397,7 @@ SessionList list(const JsonlSessionRepo& repo, const ListOptions& options = {}) 
         repo.for_each_session_file(visit);
     }
     detail::page_listing(out, options);
+    if (options.summaries) detail::fill_summaries(repo, ops, out, identities, names);
     return out;
 }
 

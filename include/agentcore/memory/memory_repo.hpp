@@ -111,13 +111,18 @@ InMemorySessionRepo::session_type open_read_only(const InMemorySessionRepo& repo
 }
 
 /// The sessions, newest first (by creation time, then id) unless the options say otherwise,
-/// optionally of one working directory, paged by the options' limit and cursor.
+/// optionally of one working directory, paged by the options' limit and cursor; with
+/// options.summaries, each with its summary (O(1) per session).
 template <class>
 SessionList list(const InMemorySessionRepo& repo, const ListOptions& options) {
     SessionList out;
-    for (const auto& [id, storage] : repo.sessions_)
-        if (!options.cwd || storage->metadata().cwd == *options.cwd)
-            out.sessions.push_back(SessionListing{storage->metadata(), {}, Dialect::native, 0});
+    for (const auto& [id, storage] : repo.sessions_) {
+        if (options.cwd && storage->metadata().cwd != *options.cwd) continue;
+        SessionListing listing;
+        listing.header = storage->metadata();
+        if (options.summaries) listing.summary = summarize(*storage);
+        out.sessions.push_back(std::move(listing));
+    }
     detail::page_listing(out, options);
     return out;
 }

@@ -22,6 +22,7 @@
 #include <agentcore/search.hpp>
 #include <agentcore/session_ops.hpp>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -99,6 +100,33 @@ inline PostgresSessionRepo::session_type open_read_only(const PostgresSessionRep
         PostgresSessionStorage::open_read_only(repo.read_pool(), id, repo.options()));
 }
 
+namespace detail::pg {
+
+/// The summary of a listed session from list's row (columns 2 to 9: the session's counters and
+/// its newest entry's line); empty when that line cannot be decoded.
+inline std::optional<SessionSummary> listed_summary(const Result& r, int i,
+                                                    const SessionListing& listing) {
+    SessionSummary out;
+    out.entry_count = static_cast<std::size_t>(std::max<std::int64_t>(r.int64(i, 2) - 1, 0));
+    out.name = r.optional_text(i, 3);
+    out.stats.message_count = static_cast<std::size_t>(r.int64(i, 4));
+    out.stats.cached_tokens = r.int64(i, 5);
+    out.stats.uncached_tokens = r.int64(i, 6);
+    out.stats.total_tokens = r.int64(i, 7);
+    out.stats.cost_total = r.real(i, 8);
+    out.last_activity = listing.header.timestamp;
+    if (out.entry_count == 0) return out;
+    if (r.is_null(i, 9)) return std::nullopt;
+    try {
+        out.last_activity = base_of(decode_entry(r.text(i, 9), listing.dialect)).timestamp;
+    } catch (const SessionError&) {
+        return std::nullopt;
+    }
+    return out;
+}
+
+}  // namespace detail::pg
+
 /// The sessions, newest first (by creation time, then id) unless the options say otherwise,
 /// optionally of one working directory. Complexity: O(the page), keyset paging over the
 /// indexes (cwd, created, id) and (created, id).
@@ -109,7 +137,13 @@ inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& opti
                                         detail::pg::has_nul(options.after->id)));
     if (nul) return out;  // no stored text holds a NUL byte
     const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
-    std::string sql = "SELECT header, dialect FROM sessions";
+    std::string sql = "SELECT header, dialect";
+    if (options.summaries)
+        sql +=
+            ", next_seq, name, message_count, cached_tokens, uncached_tokens, total_tokens, "
+            "cost_total, (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND "
+            "e.seq = sessions.next_seq - 1)";
+    sql += " FROM sessions";
     detail::pg::Params p;
     int n = 0;
     const char* joiner = " WHERE ";
@@ -148,6 +182,7 @@ inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& opti
         }
         listing.dialect =
             r.int64(i, 1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
+        if (options.summaries) listing.summary = detail::pg::listed_summary(r, i, listing);
         out.sessions.push_back(std::move(listing));
     }
     return out;

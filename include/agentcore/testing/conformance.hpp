@@ -724,6 +724,82 @@ ConformanceReport run_conformance(
             ErrorCode::invalid_session, [&] { remove(repo, "bad/id"); }, "remove of an invalid id");
     });
 
+    run("list with summaries: what each session holds, kept up to date", [&](Checker& c, R& repo) {
+        auto summary_text = [](const std::optional<SessionSummary>& sum) {
+            if (!sum) return std::string("none");
+            return std::to_string(sum->entry_count) + " entries, " +
+                   std::to_string(sum->stats.message_count) + " messages, " +
+                   std::to_string(sum->stats.total_tokens) + " tokens, cost " +
+                   std::to_string(sum->stats.cost_total) + ", name '" +
+                   sum->name.value_or("(none)") + "', last " + sum->last_activity;
+        };
+        auto same = [](const SessionSummary& a, const SessionSummary& b) {
+            return a.entry_count == b.entry_count &&
+                   a.stats.message_count == b.stats.message_count &&
+                   a.stats.cached_tokens == b.stats.cached_tokens &&
+                   a.stats.uncached_tokens == b.stats.uncached_tokens &&
+                   a.stats.total_tokens == b.stats.total_tokens &&
+                   std::abs(a.stats.cost_total - b.stats.cost_total) < 1e-9 && a.name == b.name &&
+                   a.last_activity == b.last_activity;
+        };
+        ListOptions with;
+        with.summaries = true;
+        auto check_all = [&](const std::string& when) {
+            const SessionList listed = list(repo, with);
+            c.check(listed.sessions.size() == 2,
+                    when + ": two sessions listed, got " + std::to_string(listed.sessions.size()));
+            for (const auto& l : listed.sessions) {
+                const SessionSummary want = summarize(open_read_only(repo, l.header.id).storage());
+                c.check(l.summary && same(*l.summary, want),
+                        when + ": session '" + l.header.id + "' summary " +
+                            summary_text(l.summary) + ", an open gives " + summary_text(want));
+            }
+        };
+        {
+            SessionT empty = create(repo, named("conf-sum-empty", "/s"));
+            SessionT s = create(repo, named("conf-sum", "/s"));
+            append_message(s, user_text("q"));
+            append_message(s, assistant_text("a", usage_of(10, 20, 30, 40, 1)));
+            append_session_name(s, "First name");
+            check_all("after three appends");
+            const SessionList listed = list(repo, with);
+            for (const auto& l : listed.sessions) {
+                if (l.header.id == "conf-sum-empty")
+                    c.check(l.summary && l.summary->entry_count == 0 &&
+                                l.summary->last_activity == l.header.timestamp,
+                            "an empty session: no entries, last activity its creation, got " +
+                                summary_text(l.summary));
+                else
+                    c.check(l.summary && l.summary->entry_count == 3 &&
+                                l.summary->stats.message_count == 2 &&
+                                l.summary->name == std::optional<std::string>("First name"),
+                            "3 entries, 2 messages, named: got " + summary_text(l.summary));
+            }
+            const SessionList plain = list(repo, ListOptions{});
+            c.check(!plain.sessions.empty() && !plain.sessions.front().summary,
+                    "no summary unless asked for");
+            // Listed again after more appends: the summary follows.
+            append_message(s, user_text("q2"));
+            append_session_name(s, "Second name");
+            check_all("after two more appends");
+        }
+        ListOptions page = with;
+        page.cwd = "/s";
+        page.limit = 1;
+        const SessionList first = list(repo, page);
+        c.check(first.sessions.size() == 1 && first.sessions[0].summary.has_value(),
+                "a page of one cwd with its summary");
+        if (target.reopen) {
+            R again = target.reopen(repo);
+            const SessionList listed = list(again, with);
+            for (const auto& l : listed.sessions)
+                c.check(
+                    l.summary &&
+                        same(*l.summary, summarize(open_read_only(again, l.header.id).storage())),
+                    "reopened: session '" + l.header.id + "' summary " + summary_text(l.summary));
+        }
+    });
+
     run("a read-only open refuses appends and changes nothing [SPEC 5]", [&](Checker& c, R& repo) {
         {
             SessionT s = create(repo, named("conf-ro"));
