@@ -565,6 +565,27 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
             "wall",
             Json{{"clock", "wall"}, {"cpu", with_summary.cpu_us}, {"runs", with_summary.runs}});
     }
+    // Appends onto the big session (os_buffered): messages taken from its first entries.
+    {
+        JsonlStorageOptions o;
+        o.durability = Durability::os_buffered;
+        FileSession s(JsonlSessionStorage::open(copy, o));
+        std::vector<AgentMessage> messages;
+        for (const auto& e : s.storage().get_entries(EntriesQuery{0, 600}))
+            if (const auto* m = std::get_if<MessageEntry>(&*e)) messages.push_back(m->message);
+        Samples us;
+        for (const auto& m : messages) {
+            AgentMessage copy_of = m;
+            const auto t0 = Clock::now();
+            append_message(s, std::move(copy_of));
+            us.add(std::chrono::duration<double, std::micro>(Clock::now() - t0).count());
+        }
+        report.add_keyed(
+            "append_onto_big_mean",
+            "append onto the " + std::to_string(big) + "-entry session, os_buffered", us.mean(),
+            "us", std::to_string(messages.size()) + " messages; median " + fixed1(us.median()),
+            Json{{"clock", "wall"}, {"count", messages.size()}});
+    }
     // Resume: the unchanged copy opened from its resume index, and the leaf's context.
     {
         JsonlStorageOptions o;

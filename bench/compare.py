@@ -4,6 +4,8 @@
     bench/compare.py            sizes 1,000 / 10,000 / 100,000, 1,000 sessions listed, 5 rounds
     bench/compare.py --smoke    1,000 entries, 50 sessions, 1 round: checks that both sides run
                                 and report every figure (no timing is checked); well under a minute
+    bench/compare.py --scale    1,000 to 1,000,000 entries, each size on its own: every figure per
+                                size and its growth per 10x (pi up to --pi-max, 100,000)
 
 Builds bench_jsonl and bench_gen_session (Release), installs the pinned pi (bench/pi/package.json)
 with npm into a scratch folder (reused when already there), generates the files once with
@@ -44,7 +46,7 @@ def agentcore_only_keys(sizes):
     return [k for n in sizes for k in (f"floor_read_{n}", f"floor_read_split_{n}")] + [
         "move_rebuild_durable", "move_summary_rebuild_durable", "append_durable_mean", "append_durable_p99",
         "floor_write_mean", "floor_write_p99", "floor_write_sync_mean", "floor_write_sync_p99", "floor_list",
-        "list_sessions_cold", "list_sessions_headers", f"resume_context_{sizes[-1]}",
+        "list_sessions_cold", "list_sessions_headers", f"resume_context_{sizes[-1]}", "append_onto_big_mean",
     ]
 
 
@@ -127,6 +129,70 @@ def ratio(v):
     return "—" if v is None else (f"{v:,.0f}×" if v >= 100 else f"{v:.1f}×" if v >= 1 else f"{v:.2f}×")
 
 
+# The figures whose cost depends on the session's size, for --scale (key, label, unit; keys
+# with {n} are per size).
+SCALE_KEYS = [
+    ("open_context_{n}", "open + context of the leaf", "ms"),
+    ("peak_rss_open", "peak RSS of open + context", "MB"),
+    ("context_deep_tip_cold", "first context of the ~1,000-deep tip after an open", "ms"),
+    ("context_deep_tip", "context of the ~1,000-deep tip, again", "µs"),
+    ("move_rebuild", "move 1,000 back + rebuild", "µs"),
+    ("move_summary_rebuild", "move with a branch summary + rebuild", "µs"),
+    ("append_onto_big_mean", "append onto the session, os_buffered (mean)", "µs"),
+    ("resume_context_{n}", "resume from the index + context", "ms"),
+    ("floor_read_split_{n}", "floor: read() + memchr", "ms"),
+]
+
+
+def run_scale(a, bin_dir, pi_script, pi_dir, data, out):
+    """Each size on its own (`--sizes N`: every figure at that size), one fresh process per side
+    and size; pi only up to --pi-max. Prints each figure per size and its growth per 10x."""
+    sizes = [int(x) for x in a.sizes.split(",")]
+    generate(bin_dir / "bench_gen_session", data, sizes, a.sessions, a.seed)
+    results = {"agentcore": {}, "pi": {}}
+    for n in sizes:
+        common = ["--data", data, "--sizes", n, "--appends", a.appends, "--json"]
+        sides = {"agentcore": [bin_dir / "bench_jsonl"] + common}
+        if n <= a.pi_max:
+            sides["pi"] = ["node", pi_script, "--pi", pi_dir] + common
+        for side, cmd in sides.items():
+            t0 = time.time()
+            report = json.loads(run(cmd, capture_output=True, text=True).stdout)
+            (out / f"scale-{n}-{side}.json").write_text(json.dumps(report, indent=2) + "\n")
+            results[side][n] = by_key(report)
+            log(f"{n:,} entries: {side} took {time.time() - t0:.1f} s")
+    m = machine()
+    lines = [f"Machine: {m['cpu']}, {m['nproc']} CPUs, kernel {m['kernel']}; load {loadavg()} at the end. "
+             f"{m['gxx']} -O3 (Release); node {m['node']}; pi-coding-agent {m['pi']}. One run per side and size; "
+             f"pi up to {a.pi_max:,} entries.", ""]
+    lines.append("| operation | side | " + " | ".join(f"{n:,}" for n in sizes) + " | growth per 10× |")
+    lines.append("|---|---|" + "---:|" * len(sizes) + "---|")
+    worst = {}
+    for key, label, unit in SCALE_KEYS:
+        for side in ("agentcore", "pi"):
+            vals = [results[side].get(n, {}).get(key.format(n=n), {}).get("value") for n in sizes]
+            if all(v is None for v in vals):
+                continue
+            growth = [b / c for c, b in zip(vals, vals[1:]) if c and b]
+            if side == "agentcore" and growth and not key.startswith("floor"):
+                worst[label] = max(growth)
+            lines.append(f"| {label} | {side} | " + " | ".join(fmt(v, unit) for v in vals) + " | " +
+                         (", ".join(ratio(g) for g in growth) or "—") + " |")
+    big = sizes[-1]
+    rss = results["agentcore"].get(big, {}).get("peak_rss_open", {})
+    rss_ratio = rss.get("value", 0) * 1e6 / rss["file_bytes"] if rss.get("file_bytes") else None
+    lines += ["", "| target | measured | goal | |", "|---|---:|---|---|"]
+    lines.append(f"| peak RSS of open ÷ file, {big:,} entries | {ratio(rss_ratio)} | ≤ 0.2× | "
+                 f"{'met' if rss_ratio is not None and rss_ratio <= 0.2 else 'missed'} |")
+    for label, g in worst.items():
+        lines.append(f"| {label}: largest growth per 10× | {ratio(g)} | linear or better (≤ 10×, 12.5× "
+                     f"with noise) | {'met' if g <= 12.5 else 'missed'} |")
+    table = "\n".join(lines)
+    print(table)
+    (out / "scale.md").write_text(table + "\n")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--smoke", action="store_true", help="1,000 entries, 50 sessions, 1 round; checks every key")
@@ -140,12 +206,21 @@ def main():
     p.add_argument("--data", type=Path, default=None, help="generated files (default BUILD/compare-data[-smoke])")
     p.add_argument("--out", type=Path, default=None, help="raw JSON and the table (default BUILD/compare[-smoke])")
     p.add_argument("--no-build", action="store_true", help="use the programs already built in BUILD")
+    p.add_argument("--scale", action="store_true",
+                   help="each size on its own, 1,000 to 1,000,000 entries by default: every figure per size and "
+                        "its growth per 10x")
+    p.add_argument("--pi-max", type=int, default=100000, help="with --scale: the largest size pi runs (default "
+                   "100,000: pi holds ~4x the file in memory)")
     a = p.parse_args()
+    if a.scale and a.sizes == "1000,10000,100000":
+        a.sizes = "1000,10000,100000,1000000"
     if a.smoke:
         a.rounds, a.sizes, a.sessions, a.appends = 1, "1000", 50, 200
     sizes = [int(s) for s in a.sizes.split(",")]
     suffix = "-smoke" if a.smoke else ""
     pi_dir = (a.pi or a.build / "pi").resolve()
+    if a.scale:
+        suffix += "-scale"
     data = (a.data or a.build / f"compare-data{suffix}").resolve()
     out = (a.out or a.build / f"compare{suffix}").resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -158,6 +233,8 @@ def main():
         run(["cmake", "--build", a.build, f"-j{os.cpu_count() or 2}", "--target", "bench_jsonl", "bench_gen_session"],
             stdout=sys.stderr)
     run(["node", pi_script, "--pi", pi_dir, "--install-only"], stdout=sys.stderr)
+    if a.scale:
+        return run_scale(a, bin_dir, pi_script, pi_dir, data, out)
     generate(bin_dir / "bench_gen_session", data, sizes, a.sessions, a.seed)
 
     common = ["--data", data, "--sizes", ",".join(map(str, sizes)), "--appends", a.appends, "--json"]
@@ -254,8 +331,8 @@ def main():
     tip = ac0.get("context_deep_tip", {})
     row(f"context of the ~1,000-deep tip ({tip.get('tip')}, depth {tip.get('depth')}; agentcore's path "
         f"{tip.get('path')} entries)", "context_deep_tip", "µs")
-    row(f"move {ac0.get('move_rebuild', {}).get('back', 1000):,} back + rebuild (os_buffered)", "move_rebuild", "µs")
     row("first context of that tip right after an open (the open not timed)", "context_deep_tip_cold", "ms")
+    row(f"move {ac0.get('move_rebuild', {}).get('back', 1000):,} back + rebuild (os_buffered)", "move_rebuild", "µs")
     row("move with a branch summary + rebuild (os_buffered)", "move_summary_rebuild", "µs")
     row("move + rebuild, durable (wall)", "move_rebuild_durable", "µs", "floor_write_sync_mean", "write()+fdatasync()")
     row("move with a branch summary + rebuild, durable (wall)", "move_summary_rebuild_durable", "µs",

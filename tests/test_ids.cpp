@@ -12,6 +12,26 @@ TEST_CASE("timestamps format as ISO 8601 UTC with milliseconds [SPEC 2.3]", "[id
     CHECK(format_timestamp(0) == "1970-01-01T00:00:00.000Z");
     CHECK(format_timestamp(1796197403123) == "2026-12-02T07:43:23.123Z");
     CHECK(format_timestamp(-1) == "1969-12-31T23:59:59.999Z");
+    // The ends of the four-digit years, and the years past them (written in full).
+    CHECK(format_timestamp(-62167219200000) == "0000-01-01T00:00:00.000Z");
+    CHECK(format_timestamp(253402300799999) == "9999-12-31T23:59:59.999Z");
+    CHECK(format_timestamp(253402300800000) == "10000-01-01T00:00:00.000Z");
+    CHECK(format_timestamp(-62167219200001) == "-001-12-31T23:59:59.999Z");
+}
+
+TEST_CASE("timestamps of years 0-9999 format as 24 characters that parse back to the same ms",
+          "[ids]") {
+    std::mt19937_64 rng(20261205);
+    std::uniform_int_distribution<std::int64_t> when(-62167219200000, 253402300799999);
+    for (int i = 0; i < 20000; ++i) {
+        const std::int64_t ms = i < 4 ? std::int64_t{i} * 999 : when(rng);
+        const std::string got = format_timestamp(ms);
+        std::int64_t back = 0;
+        INFO(ms << " -> " << got);
+        REQUIRE(got.size() == 24);
+        REQUIRE(parse_timestamp(got, back));
+        CHECK(back == ms);
+    }
 }
 
 TEST_CASE("timestamps parse back to Unix ms, with or without offset", "[ids]") {

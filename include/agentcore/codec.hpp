@@ -136,18 +136,25 @@ SessionTreeEntry entry_from_json(const detail::dependent<Json, T>& json, Dialect
 
 namespace detail {
 /// encode_entry for an entry that check_entry_nesting has passed (the indexed storages check
-/// every append before they persist it): the line, without checking the nesting again.
+/// every append before they persist it): appends the line to `out` without checking the
+/// nesting again. On an error `out` may hold part of the line.
 template <class = void>
-std::string encode_checked_entry(const SessionTreeEntry& entry, Dialect dialect) {
+void encode_checked_entry_to(std::string& out, const SessionTreeEntry& entry, Dialect dialect) {
     ReadContext ctx;
     ctx.subject = "entry";
     ctx.entry_id = &std::visit([](const auto& e) -> const std::string& { return e.id; }, entry);
-    std::string out;
-    out.reserve(512);  // most lines fit: one allocation instead of a doubling series
     const FieldPath root{};
     TextObject o(TextPlace{out, ctx, root, 0});
     put_entry(o, entry, dialect);
     o.close();
+}
+
+/// The same, as a new string.
+template <class = void>
+std::string encode_checked_entry(const SessionTreeEntry& entry, Dialect dialect) {
+    std::string out;
+    out.reserve(512);  // most lines fit: one allocation instead of a doubling series
+    encode_checked_entry_to(out, entry, dialect);
     return out;
 }
 }  // namespace detail

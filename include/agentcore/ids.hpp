@@ -148,6 +148,23 @@ std::string format_timestamp(std::int64_t unix_ms) {
     std::int64_t y = 0;
     unsigned m = 0, d = 0;
     detail::civil_from_days(days, y, m, d);
+    if (y >= 0 && y <= 9999) {
+        // The common case, digit by digit ("YYYY-MM-DDTHH:MM:SS.fffZ": 24 characters).
+        std::string out = "0000-00-00T00:00:00.000Z";
+        auto put = [&out](std::size_t at, std::size_t width, std::uint64_t value) {
+            for (std::size_t i = width; i-- > 0; value /= 10)
+                out[at + i] = static_cast<char>('0' + value % 10);
+        };
+        const auto ms = static_cast<std::uint64_t>(ms_of_day);
+        put(0, 4, static_cast<std::uint64_t>(y));
+        put(5, 2, m);
+        put(8, 2, d);
+        put(11, 2, ms / 3600000);
+        put(14, 2, ms / 60000 % 60);
+        put(17, 2, ms / 1000 % 60);
+        put(20, 3, ms % 1000);
+        return out;
+    }
     char buf[96];  // room for any int64 year: no truncation is possible
     std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lld.%03lldZ",
                   static_cast<long long>(y), m, d, static_cast<long long>(ms_of_day / 3600000),

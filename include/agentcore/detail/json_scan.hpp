@@ -647,11 +647,15 @@ public:
         out.clear();
         out.reserve(raw.size());
         for (std::size_t i = 0; i < raw.size(); ++i) {
-            const char c = raw[i];
-            if (c != '\\') {
-                out.push_back(c);
-                continue;
-            }
+            // The run up to the next backslash is copied as it is, in one piece.
+            const void* found = std::memchr(raw.data() + i, '\\', raw.size() - i);
+            const std::size_t backslash =
+                found == nullptr
+                    ? raw.size()
+                    : static_cast<std::size_t>(static_cast<const char*>(found) - raw.data());
+            out.append(raw.data() + i, backslash - i);
+            if (backslash == raw.size()) break;
+            i = backslash;
             if (++i >= raw.size()) return false;
             switch (raw[i]) {
                 case '"': out.push_back('"'); break;

@@ -361,7 +361,17 @@ private:
     // Writes the entry's line (synced when durable); memory changes only once it is written.
     // IndexedStorage::append_entry has checked the entry's nesting.
     void persist(const EntryHandle& entry) {
-        std::string line = detail::encode_checked_entry(*entry, dialect_);
+        // Encoded into a buffer kept from one append to the next (one that grew past 1 MiB for a
+        // large entry is given back afterwards).
+        struct Release {
+            std::string& buffer;
+            ~Release() {
+                if (buffer.capacity() > (std::size_t{1} << 20)) std::string().swap(buffer);
+            }
+        } release{line_buffer_};
+        std::string& line = line_buffer_;
+        line.clear();
+        detail::encode_checked_entry_to(line, *entry, dialect_);
         line.push_back('\n');
         make_room();
         if (const int err = detail::pwrite_all(*ops_, fd_.get(), line, file_size_)) {
@@ -949,6 +959,7 @@ private:
     std::size_t lines_ = 0;            ///< lines in the file, the header included
     std::size_t last_line_bytes_ = 0;  ///< the newest appended line (see unpersist_last)
     std::size_t resumed_lines_ = 0;    ///< lines taken from the resume index
+    std::string line_buffer_;          ///< the line an append encodes, reused
     std::vector<Slot> slots_;
     mutable Dep<std::deque<std::size_t>>
         held_order_;  // decoded entries the cache holds, oldest first
