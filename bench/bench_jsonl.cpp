@@ -565,6 +565,26 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
             "wall",
             Json{{"clock", "wall"}, {"cpu", with_summary.cpu_us}, {"runs", with_summary.runs}});
     }
+    // Resume: the unchanged copy opened from its resume index, and the leaf's context.
+    {
+        JsonlStorageOptions o;
+        o.resume_index = true;
+        { const auto writer = JsonlSessionStorage::open(copy, o); }  // writes the index
+        std::size_t resumed = 0;
+        const Each t = time_runs(7, 1, [&](std::size_t) {
+            FileSession s(JsonlSessionStorage::open_read_only(copy, o));
+            resumed = s.storage().resumed_lines();
+            do_not_optimize(build_context(s).messages.data());
+        });
+        Json extra = cpu_extra(t, 1e-3);
+        extra["resumed_lines"] = resumed;
+        report.add_keyed("resume_context_" + std::to_string(big),
+                         "resume (open from the resume index) + context of the leaf, " +
+                             std::to_string(big) + " entries",
+                         t.cpu_us / 1000, "ms",
+                         std::to_string(resumed) + " lines taken from the index", extra);
+        fs::remove(JsonlSessionStorage::resume_index_path(copy));
+    }
     // Appends onto the big session (os_buffered): messages taken from its first entries.
     {
         JsonlStorageOptions o;
@@ -585,26 +605,6 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
             "append onto the " + std::to_string(big) + "-entry session, os_buffered", us.mean(),
             "us", std::to_string(messages.size()) + " messages; median " + fixed1(us.median()),
             Json{{"clock", "wall"}, {"count", messages.size()}});
-    }
-    // Resume: the unchanged copy opened from its resume index, and the leaf's context.
-    {
-        JsonlStorageOptions o;
-        o.resume_index = true;
-        { const auto writer = JsonlSessionStorage::open(copy, o); }  // writes the index
-        std::size_t resumed = 0;
-        const Each t = time_runs(7, 1, [&](std::size_t) {
-            FileSession s(JsonlSessionStorage::open_read_only(copy, o));
-            resumed = s.storage().resumed_lines();
-            do_not_optimize(build_context(s).messages.data());
-        });
-        Json extra = cpu_extra(t, 1e-3);
-        extra["resumed_lines"] = resumed;
-        report.add_keyed("resume_context_" + std::to_string(big),
-                         "resume (open from the resume index) + context of the leaf, " +
-                             std::to_string(big) + " entries",
-                         t.cpu_us / 1000, "ms",
-                         std::to_string(resumed) + " lines taken from the index", extra);
-        fs::remove(JsonlSessionStorage::resume_index_path(copy));
     }
     fs::remove(copy);
 
