@@ -19,10 +19,8 @@ namespace agentcore::tool {
 namespace {
 
 struct Listed {
-    SessionListing listing;
-    std::optional<SessionSummary>
-        summary;        ///< none when the file could not be read past its header
-    bool sized = true;  ///< false: kept in a database, not a file of its own
+    SessionListing listing;  ///< its summary: none when the file could not be read past its header
+    bool sized = true;       ///< false: kept in a database, not a file of its own
 };
 
 std::string pad(std::string text, std::size_t width) {
@@ -60,7 +58,7 @@ bool listed_leniently(Listed& listed, int& exit_code) {
                          listed.listing.header = storage.metadata();
                          listed.listing.dialect = file.dialect;
                          listed.listing.file_size = file.file_size;
-                         listed.summary = summarize(storage);
+                         listed.listing.summary = summarize(storage);
                          return exit_ok;
                      });
         return true;
@@ -100,8 +98,8 @@ int list_folder(const std::string& root, const LsOptions& options, std::vector<L
             sessions.push_back(std::move(one));
     }
     for (const auto& listing : listed.sessions) {
-        Listed one{listing, listing.summary, true};
-        if (!one.summary && !listed_leniently(one, exit_code)) continue;
+        Listed one{listing, true};
+        if (!one.listing.summary && !listed_leniently(one, exit_code)) continue;
         sessions.push_back(std::move(one));
     }
     return exit_code;
@@ -122,8 +120,8 @@ int list_repository(const std::string& url, const LsOptions& options,
         exit_code = exit_problems;
     }
     for (const auto& listing : listed.sessions) {
-        Listed one{listing, listing.summary, listing.file_size != 0};
-        if (!one.summary) {
+        Listed one{listing, listing.file_size != 0};
+        if (!one.listing.summary) {
             exit_code = exit_problems;
             std::cerr << "agentcore: session '" << escaped(listing.header.id)
                       << "': its newest entry cannot be read\n";
@@ -150,18 +148,19 @@ int run_ls(const LsOptions& options) {
 
     if (options.json) {
         Json out = Json::array();
-        for (const auto& s : sessions)
-            out.push_back(
-                {{"id", s.listing.header.id},
-                 {"created", s.listing.header.timestamp},
-                 {"cwd", s.listing.header.cwd},
-                 {"name", s.summary && s.summary->name ? Json(*s.summary->name) : Json()},
-                 {"message_count", s.summary ? Json(s.summary->stats.message_count) : Json()},
-                 {"entry_count", s.summary ? Json(s.summary->entry_count) : Json()},
-                 {"last_activity", s.summary ? Json(s.summary->last_activity) : Json()},
-                 {"size", s.sized ? Json(s.listing.file_size) : Json()},
-                 {"dialect", dialect_name(s.listing.dialect)},
-                 {"path", s.listing.path}});
+        for (const auto& s : sessions) {
+            const auto& sum = s.listing.summary;
+            out.push_back({{"id", s.listing.header.id},
+                           {"created", s.listing.header.timestamp},
+                           {"cwd", s.listing.header.cwd},
+                           {"name", sum && sum->name ? Json(*sum->name) : Json()},
+                           {"message_count", sum ? Json(sum->stats.message_count) : Json()},
+                           {"entry_count", sum ? Json(sum->entry_count) : Json()},
+                           {"last_activity", sum ? Json(sum->last_activity) : Json()},
+                           {"size", s.sized ? Json(s.listing.file_size) : Json()},
+                           {"dialect", dialect_name(s.listing.dialect)},
+                           {"path", s.listing.path}});
+        }
         std::cout << pretty_json(out);
         return exit_code;
     }
@@ -171,12 +170,13 @@ int run_ls(const LsOptions& options) {
     std::cout << pad("ID", id_width) << "  " << pad("CREATED", 24) << "  " << pad_left("MSGS", 5)
               << "  " << pad_left("SIZE", 10) << "  NAME\n";
     for (const auto& s : sessions) {
-        const std::string count = s.summary ? std::to_string(s.summary->stats.message_count) : "?";
+        const auto& sum = s.listing.summary;
+        const std::string count = sum ? std::to_string(sum->stats.message_count) : "?";
         std::string line = pad(escaped(s.listing.header.id, 128), id_width) + "  " +
                            pad(escaped(s.listing.header.timestamp, 24), 24) + "  " +
                            pad_left(count, 5) + "  " +
                            pad_left(s.sized ? format_size(s.listing.file_size) : "-", 10) + "  " +
-                           escaped(s.summary && s.summary->name ? *s.summary->name : "", 60);
+                           escaped(sum && sum->name ? *sum->name : "", 60);
         while (!line.empty() && line.back() == ' ') line.pop_back();
         std::cout << line << "\n";
     }

@@ -67,7 +67,7 @@ struct SessionListing {
     Dialect dialect = Dialect::native;  ///< the JSONL dialect it is written in
     std::uint64_t file_size = 0;        ///< bytes of its file (databases: 0)
     /// With ListOptions::summaries: what the session holds. Empty without that option, and for
-    /// a JSONL session whose lines cannot be read (opening it says why).
+    /// a session whose entries cannot be read (a damaged line: opening the session says why).
     std::optional<SessionSummary> summary = std::nullopt;
 };
 

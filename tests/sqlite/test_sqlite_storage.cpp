@@ -454,6 +454,13 @@ TEST_CASE(
     CHECK(message.find("entry 2") != std::string::npos);
     CHECK(message.find("SECRET") == std::string::npos);
     CHECK(get_entry(s, a) != nullptr);  // the intact entries still read
+    // A listing with summaries still lists it (its row is intact), without a summary: its
+    // newest entry, the damaged one, gives the last activity.
+    ListOptions with_summaries;
+    with_summaries.summaries = true;
+    const SessionList listed = list(repo, with_summaries);
+    REQUIRE(listed.sessions.size() == 1);
+    CHECK_FALSE(listed.sessions[0].summary);
 }
 
 TEST_CASE(

@@ -102,23 +102,20 @@ inline PostgresSessionRepo::session_type open_read_only(const PostgresSessionRep
 
 namespace detail::pg {
 
-/// The summary of a listed session from list's row (columns 2 to 9: the session's counters and
-/// its newest entry's line); empty when that line cannot be decoded.
+/// The summary of a listed session from list's row (from column 2: the session's state columns,
+/// then its newest entry's line); empty when that line cannot be decoded.
 inline std::optional<SessionSummary> listed_summary(const Result& r, int i,
                                                     const SessionListing& listing) {
+    const SessionState state = state_of(r, i, 2);
     SessionSummary out;
-    out.entry_count = static_cast<std::size_t>(std::max<std::int64_t>(r.int64(i, 2) - 1, 0));
-    out.name = r.optional_text(i, 3);
-    out.stats.message_count = static_cast<std::size_t>(r.int64(i, 4));
-    out.stats.cached_tokens = r.int64(i, 5);
-    out.stats.uncached_tokens = r.int64(i, 6);
-    out.stats.total_tokens = r.int64(i, 7);
-    out.stats.cost_total = r.real(i, 8);
+    out.entry_count = static_cast<std::size_t>(std::max<std::int64_t>(state.next_seq - 1, 0));
+    out.name = state.name;
+    out.stats = state.stats;
     out.last_activity = listing.header.timestamp;
     if (out.entry_count == 0) return out;
-    if (r.is_null(i, 9)) return std::nullopt;
+    if (r.is_null(i, 10)) return std::nullopt;
     try {
-        out.last_activity = base_of(decode_entry(r.text(i, 9), listing.dialect)).timestamp;
+        out.last_activity = base_of(decode_entry(r.text(i, 10), listing.dialect)).timestamp;
     } catch (const SessionError&) {
         return std::nullopt;
     }
@@ -139,10 +136,9 @@ inline SessionList list(const PostgresSessionRepo& repo, const ListOptions& opti
     const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
     std::string sql = "SELECT header, dialect";
     if (options.summaries)
-        sql +=
-            ", next_seq, name, message_count, cached_tokens, uncached_tokens, total_tokens, "
-            "cost_total, (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND "
-            "e.seq = sessions.next_seq - 1)";
+        sql += std::string(", ") + detail::pg::state_columns +
+               ", (SELECT e.line FROM entries e WHERE e.session_id = sessions.id AND e.seq = "
+               "sessions.next_seq - 1)";
     sql += " FROM sessions";
     detail::pg::Params p;
     int n = 0;

@@ -63,8 +63,7 @@ inline SqliteSessionRepo::session_type make_session(SqliteSessionStorage storage
 inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
     // Built once; the statement cache is keyed by these strings' addresses.
     static const std::string columns =
-        "SELECT header, dialect, next_seq, name, message_count, cached_tokens, uncached_tokens, "
-        "total_tokens, cost_total FROM sessions";
+        std::string("SELECT header, dialect, ") + state_columns + " FROM sessions";
     static const std::string sql[8] = {
         columns + " ORDER BY created DESC, id DESC LIMIT ?4",
         columns + " WHERE (created, id) < (?2, ?3) ORDER BY created DESC, id DESC LIMIT ?4",
@@ -80,23 +79,20 @@ inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
     return sql[(cwd ? 4 : 0) + (oldest_first ? 2 : 0) + (after ? 1 : 0)].c_str();
 }
 
-/// The summary of a listed session from list_sql's row (columns 2 to 8) and its newest entry's
-/// line; empty when that line cannot be decoded.
+/// The summary of a listed session from list_sql's row (its state columns from column 2 on) and
+/// its newest entry's line; empty when that line cannot be decoded.
 inline std::optional<SessionSummary> listed_summary(Database& db, const Statement& row,
                                                     const SessionHeader& header, Dialect dialect) {
+    const SessionState state = state_of(row, 2);
     SessionSummary out;
-    out.entry_count = static_cast<std::size_t>(std::max<std::int64_t>(row.int64(2) - 1, 0));
-    out.name = row.optional_text(3);
-    out.stats.message_count = static_cast<std::size_t>(row.int64(4));
-    out.stats.cached_tokens = row.int64(5);
-    out.stats.uncached_tokens = row.int64(6);
-    out.stats.total_tokens = row.int64(7);
-    out.stats.cost_total = row.real(8);
+    out.entry_count = static_cast<std::size_t>(std::max<std::int64_t>(state.next_seq - 1, 0));
+    out.name = state.name;
+    out.stats = state.stats;
     out.last_activity = header.timestamp;
     if (out.entry_count == 0) return out;
     auto& q = db.statement("SELECT line FROM entries WHERE session_id = ?1 AND seq = ?2");
     Reset reset(q);
-    q.bind(1, header.id).bind(2, row.int64(2) - 1);
+    q.bind(1, header.id).bind(2, state.next_seq - 1);
     if (!q.step()) return std::nullopt;
     try {
         out.last_activity = base_of(decode_entry(q.text(0), dialect)).timestamp;

@@ -152,6 +152,26 @@ struct SessionState {
     SessionStats stats;
 };
 
+/// The state columns of sessions, in this order: next_seq, leaf_id, name, message_count,
+/// cached_tokens, uncached_tokens, total_tokens, cost_total.
+inline constexpr const char* state_columns =
+    "next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens, total_tokens, "
+    "cost_total";
+
+/// The state read from the state columns of a row, from column `first` on.
+inline SessionState state_of(const Statement& row, int first) {
+    SessionState s;
+    s.next_seq = row.int64(first);
+    s.leaf = row.optional_text(first + 1);
+    s.name = row.optional_text(first + 2);
+    s.stats.message_count = static_cast<std::size_t>(row.int64(first + 3));
+    s.stats.cached_tokens = row.int64(first + 4);
+    s.stats.uncached_tokens = row.int64(first + 5);
+    s.stats.total_tokens = row.int64(first + 6);
+    s.stats.cost_total = row.real(first + 7);
+    return s;
+}
+
 /// Writes the session's row as `s` says, if its next position is still `expected_next`; returns
 /// false (nothing written) when it is not, or the session is gone.
 inline bool write_state(Database& db, const std::string& id, const SessionState& s,
@@ -597,14 +617,7 @@ private:
                                                                "' in database '" + db_->path() +
                                                                "' has an unknown dialect");
         dialect_ = static_cast<Dialect>(dialect);
-        state_.next_seq = q.int64(2);
-        state_.leaf = q.optional_text(3);
-        state_.name = q.optional_text(4);
-        state_.stats.message_count = static_cast<std::size_t>(q.int64(5));
-        state_.stats.cached_tokens = q.int64(6);
-        state_.stats.uncached_tokens = q.int64(7);
-        state_.stats.total_tokens = q.int64(8);
-        state_.stats.cost_total = q.real(9);
+        state_ = detail::sqlite::state_of(q, 2);
     }
 
     [[nodiscard]] std::optional<std::int64_t> find_seq(std::string_view id) const {
