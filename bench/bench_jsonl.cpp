@@ -445,6 +445,13 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
             FileSession session(JsonlSessionStorage::open(file));
             messages = build_context(session).messages.size();
         });
+        // The same with the lines scanned by the opening thread alone.
+        JsonlStorageOptions one_thread;
+        one_thread.open_threads = 1;
+        const Each open_one = time_runs(runs, warmup, [&](std::size_t) {
+            FileSession session(JsonlSessionStorage::open(file, one_thread));
+            do_not_optimize(build_context(session).messages.size());
+        });
         const std::string sn = std::to_string(n);
         report.add_keyed("floor_read_" + sn, "floor: read() whole file, " + sn + " entries",
                          read.cpu_us / 1000, "ms", human_bytes(bytes), cpu_extra(read, 1e-3));
@@ -460,6 +467,12 @@ int run_compare(const std::string& data, const std::vector<std::size_t>& sizes,
                              fixed1(open.wall_us / 1000) + " ms; " + std::to_string(messages) +
                              " messages",
                          extra);
+        report.add_keyed(
+            "open_context_one_thread_" + sn,
+            "open + context, one thread scanning, " + sn + " entries", open_one.cpu_us / 1000, "ms",
+            "wall " + fixed1(open_one.wall_us / 1000) + " ms; all threads: wall " +
+                fixed1(open.wall_us / 1000) + " ms, CPU " + fixed1(open.cpu_us / 1000) + " ms",
+            cpu_extra(open_one, 1e-3));
     }
 
     // Peak RSS of open + build_context of the big session, in a fresh process.

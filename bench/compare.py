@@ -47,7 +47,7 @@ def agentcore_only_keys(sizes):
         "move_rebuild_durable", "move_summary_rebuild_durable", "append_durable_mean", "append_durable_p99",
         "floor_write_mean", "floor_write_p99", "floor_write_sync_mean", "floor_write_sync_p99", "floor_list",
         "list_sessions_cold", "list_sessions_headers", f"resume_context_{sizes[-1]}", "append_onto_big_mean",
-    ]
+    ] + [f"open_context_one_thread_{n}" for n in sizes]
 
 
 def log(*args):
@@ -281,13 +281,14 @@ def main():
     def values(side, key, field="value"):
         return [by_key(t[side]).get(key, {}).get(field) for t in rounds]
 
-    def agg(key):
-        ac, pi = values("agentcore", key), values("pi", key)
+    def agg(key, field="value"):
+        ac, pi = values("agentcore", key, field), values("pi", key, field)
         ratios = [p / c for c, p in zip(ac, pi) if c and p]
         return med(ac), med(pi), med(ratios)
 
-    def floor_ratio(key, floor_key):
-        return med([c / f for c, f in zip(values("agentcore", key), values("agentcore", floor_key)) if c and f])
+    def floor_ratio(key, floor_key, field="value"):
+        return med([c / f for c, f in zip(values("agentcore", key, field), values("agentcore", floor_key))
+                    if c and f])
 
     m = machine()
     big = sizes[-1]
@@ -300,16 +301,16 @@ def main():
                  f"{loads[0]} at the start, {loadavg()} at the end. {m['gxx']} -O3 (Release); node {m['node']}; "
                  f"pi-coding-agent {m['pi']}.")
     lines.append(f"{a.rounds} round(s), agentcore then pi, each a fresh process; seed {a.seed}; "
-                 f"{elapsed / 60:.1f} min in all. CPU figures are process CPU time (user + system), appends and "
+                 f"{elapsed / 60:.1f} min in all. CPU figures are process CPU time (user + system, of every thread), appends and "
                  f"durable moves wall time.")
     lines.append("")
     lines.append("| operation | agentcore | pi 0.73.1 | pi ÷ agentcore | floor (same run) | agentcore ÷ floor |")
     lines.append("|---|---:|---:|---:|---|---:|")
 
-    def row(label, key, unit, floor_key=None, floor_label="", scale=1.0):
-        c, p, r = agg(key)
+    def row(label, key, unit, floor_key=None, floor_label="", scale=1.0, field="value"):
+        c, p, r = agg(key, field)
         f = med(values("agentcore", floor_key)) if floor_key else None
-        fr = floor_ratio(key, floor_key) if floor_key else None
+        fr = floor_ratio(key, floor_key, field) if floor_key else None
         lines.append(f"| {label} | {fmt(c * scale if c is not None else None, unit)} | "
                      f"{fmt(p * scale if p is not None else None, unit)} | {ratio(r)} | "
                      f"{(floor_label + ' ' + fmt(f * scale, unit)) if f is not None else '—'} | {ratio(fr)} |")
@@ -317,6 +318,9 @@ def main():
     for n in sizes:
         row(f"open + context of the leaf, {n:,} entries", f"open_context_{n}", "ms", f"floor_read_split_{n}",
             "read()+memchr")
+    for n in sizes:
+        row(f"open + context of the leaf, {n:,} entries, wall time (agentcore scans lines on {m['nproc']} "
+            f"threads)", f"open_context_{n}", "ms", f"floor_read_split_{n}", "read()+memchr", field="wall")
     for n in sizes:
         c = med(values("agentcore", f"floor_read_{n}"))
         lines.append(f"| floor: read() of the whole file, {n:,} entries "
@@ -361,6 +365,10 @@ def main():
             "list_sessions_cold", "ms", "floor_list", "readdir+open/pread 4K", pi_key="list_sessions")
     only_ac(f"list {listed:,} sessions, headers only", "list_sessions_headers", "ms", "floor_list",
             "readdir+open/pread 4K")
+    for n in sizes:
+        only_ac(f"open + context of the leaf, {n:,} entries, the lines scanned by one thread (CPU = wall)",
+                f"open_context_one_thread_{n}", "ms", f"floor_read_split_{n}", "read()+memchr",
+                pi_key=f"open_context_{n}")
     only_ac(f"resume an unchanged {big:,}-entry session from its index + context", f"resume_context_{big}", "ms",
             f"floor_read_split_{big}", "read()+memchr")
 
@@ -372,14 +380,18 @@ def main():
     lines.append("")
     lines.append("| target | measured | goal | |")
     lines.append("|---|---:|---|---|")
-    def speedup(key, goal):
-        r = agg(key)[2]
-        target(f"{key}: pi ÷ agentcore", ratio(r), f"≥ {goal}×", lambda _: r is not None and r >= goal)
-    speedup(f"open_context_{big}", 30)
-    fr = floor_ratio(f"open_context_{big}", f"floor_read_split_{big}")
-    target(f"open_context_{big}: agentcore ÷ read()+memchr", ratio(fr), "≤ 3×", lambda _: fr is not None and fr <= 3)
-    if sizes[0] <= 1000:
-        speedup(f"open_context_{sizes[0]}", 15)
+    def speedup(key, goal, field="value"):
+        r = agg(key, field)[2]
+        clock = " (wall)" if field == "wall" else ""
+        target(f"{key}{clock}: pi ÷ agentcore", ratio(r), f"≥ {goal}×", lambda _: r is not None and r >= goal)
+    for field in ("value", "wall"):
+        clock = " (wall)" if field == "wall" else ""
+        speedup(f"open_context_{big}", 30, field)
+        fr = floor_ratio(f"open_context_{big}", f"floor_read_split_{big}", field)
+        target(f"open_context_{big}{clock}: agentcore ÷ read()+memchr", ratio(fr), "≤ 3×",
+               lambda _, v=fr: v is not None and v <= 3)
+        if sizes[0] <= 1000:
+            speedup(f"open_context_{sizes[0]}", 15, field)
     target("peak RSS of open ÷ file size", ratio(rss_ratio), "≤ 0.2×",
            lambda _: rss_ratio is not None and rss_ratio <= 0.2)
     speedup("context_deep_tip_cold", 20)

@@ -106,7 +106,7 @@ std::vector<std::string> damaged_variants(const std::string& line) {
     return out;
 }
 
-/// What the open path says of a line (as index_line does): nullopt when it is accepted.
+/// What the open path says of a line (as the open does): nullopt when it is accepted.
 std::optional<std::string> open_verdict(const std::string& line, Dialect d) {
     detail::ScannedEntry scanned;
     std::string error;

@@ -96,4 +96,37 @@ void run_on_threads(std::size_t threads, Work& work) {
     for (pthread_t id : started) ::pthread_join(id, nullptr);
 }
 
+/// Threads that run `work()` in the background until join(), which the destructor also calls,
+/// so that no thread outlives what its work refers to (an exception unwinding past the owner
+/// waits for them). `work` must not throw. A thread that cannot be started is left out: whoever
+/// shares the work with them (the owner, typically) must be able to do all of it.
+template <class Work>
+class BackgroundThreads {
+public:
+    BackgroundThreads(std::size_t threads, Work& work) {
+        started_.reserve(threads);
+        const auto start = [](void* w) -> void* {
+            (*static_cast<Work*>(w))();
+            return nullptr;
+        };
+        for (std::size_t t = 0; t < threads; ++t) {
+            pthread_t id{};
+            void* arg = const_cast<void*>(static_cast<const void*>(&work));
+            if (::pthread_create(&id, nullptr, start, arg) == 0) started_.push_back(id);
+        }
+    }
+    BackgroundThreads(const BackgroundThreads&) = delete;
+    BackgroundThreads& operator=(const BackgroundThreads&) = delete;
+    ~BackgroundThreads() { join(); }
+
+    /// Waits for every thread to return.
+    void join() noexcept {
+        for (pthread_t id : started_) ::pthread_join(id, nullptr);
+        started_.clear();
+    }
+
+private:
+    std::vector<pthread_t> started_;
+};
+
 }  // namespace agentcore::detail

@@ -24,6 +24,7 @@
 #include <agentcore/detail/file_ops.hpp>
 #include <agentcore/detail/json_scan.hpp>
 #include <agentcore/detail/line_index.hpp>
+#include <agentcore/detail/threads.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -42,6 +43,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <exception>
 #include <memory>
 #include <new>
 #include <optional>
@@ -86,6 +88,11 @@ struct JsonlStorageOptions {
     /// it does not match. Writing opens write it (atomically: a temporary file renamed); read-only
     /// opens use it without writing. Lenient opens and repairs ignore it.
     bool resume_index = false;
+    /// How many threads an open scans the file's lines with (their syntax and the codec's field
+    /// rules; the lines are still indexed in file order, and a bad line is reported as by one
+    /// thread). Zero: as many as the machine runs at once, at most 8; one: the opening thread
+    /// alone. Files under about 100 KiB are scanned by the opening thread alone.
+    std::size_t open_threads = 0;
 };
 
 /// A line a lenient open (or a repair) skipped.
@@ -455,31 +462,62 @@ private:
         return handle;
     }
 
-    // What one line adds to the index; returns an empty string when it was recorded, else the
-    // reason it was not (and the index is unchanged).
-    std::string index_line(std::string_view text, std::uint64_t offset, std::size_t line_no) {
+    // What the open reads of one line before it touches the index: everything that depends on
+    // the line alone (its syntax, the codec's field rules, its id, parent, type and usage; the
+    // decoded entry of a bookkeeping line). It reads nothing but the line and the dialect, so
+    // several threads scan the lines of a batch at once (BatchScan); record_line then adds
+    // them to the index in file order.
+    struct LineScan {
+        bool blank = false;
+        std::string reason;  ///< not empty: the line is not an entry, and why
+        // Reasons the single-line open finds later than the ones before (after the parent's
+        // check; the decode's after the duplicate id's), kept apart so that a line with two
+        // faults is reported as it always was.
+        std::string usage_reason, decode_reason;
+        std::string_view type, id;
+        std::optional<std::string_view> parent;
+        std::string type_scratch, id_scratch, parent_scratch;  ///< unescaped values, if any
+        bool bookkeeping = false;
+        bool assistant = false;
+        bool out_of_memory = false;  ///< decoding the bookkeeping entry ran out of memory
+        Dep<std::optional<Usage>> usage;
+        EntryHandle handle;        ///< a bookkeeping line's entry
+        std::exception_ptr error;  ///< what scanning threw (rethrown when the line is recorded)
+    };
+
+    // Fills `out` (a fresh LineScan) for the line `text`. Never throws: what a scan on another
+    // thread throws is kept in out.error.
+    void scan_line(std::string_view text, LineScan& out) const noexcept {
+        try {
+            if (detail::blank_line(text)) {
+                out.blank = true;
+                return;
+            }
+            out.reason = scan_fields(text, out);
+        } catch (...) {
+            out.error = std::current_exception();
+        }
+    }
+
+    // scan_line's work: returns the reason the line is not an entry, or an empty string.
+    std::string scan_fields(std::string_view text, LineScan& out) const {
         detail::ScannedEntry scanned;
         std::string reason;
         // Where the line's long values end, found by the scan, so that the field check below
         // reads none of them again.
         detail::SkipMemo memo;
         if (!detail::JsonScanner::scan_entry(text, dialect_, scanned, reason, &memo)) return reason;
-        std::string type_scratch;
-        std::string id_scratch;
-        std::string parent_scratch;
-        std::string_view type;
-        std::string_view id;
         if (scanned.type.empty()) return "field 'type': missing";
-        if (!detail::JsonScanner::string_value(scanned.type, type_scratch, type))
+        if (!detail::JsonScanner::string_value(scanned.type, out.type_scratch, out.type))
             return "field 'type': expected a string";
         if (scanned.id.empty()) return "field 'id': missing";
-        if (!detail::JsonScanner::string_value(scanned.id, id_scratch, id))
+        if (!detail::JsonScanner::string_value(scanned.id, out.id_scratch, out.id))
             return "field 'id': expected a string";
-        if (id.empty()) return "field 'id': empty";
-        const bool bookkeeping =
-            type == LabelEntry::type || type == SessionInfoEntry::type || type == LeafEntry::type;
+        if (out.id.empty()) return "field 'id': empty";
+        const std::string_view type = out.type;
+        out.bookkeeping = needs_decoding(type);
         std::string_view parent_raw = scanned.parent_id;
-        if (!bookkeeping) {
+        if (!out.bookkeeping) {
             // The codec's field rules on the raw text: a line that opens decodes when it is read.
             try {
                 const detail::CheckedEntry checked =
@@ -489,44 +527,23 @@ private:
                 return detail_of(e);
             }
         }
-        const std::string_view parent_key = detail::keys::parent_id(dialect_);
-        std::optional<std::string_view> parent;
         if (!parent_raw.empty() && parent_raw != "null") {
             std::string_view p;
-            if (!detail::JsonScanner::string_value(parent_raw, parent_scratch, p))
-                return "field '" + std::string(parent_key) + "': expected a string or null";
-            parent = p;
+            if (!detail::JsonScanner::string_value(parent_raw, out.parent_scratch, p))
+                return "field '" + std::string(detail::keys::parent_id(dialect_)) +
+                       "': expected a string or null";
+            out.parent = p;
         }
-        auto duplicate = [&] {
-            return "entry id '" + detail::printable_id(id) + "' already appears on line " +
-                   std::to_string(slots_[*this->index().position(id)].line);
-        };
-        if (parent && !this->index().contains(*parent))
-            return "entry '" + detail::printable_id(id) + "' names parent '" +
-                   detail::printable_id(*parent) + "', which does not appear on an earlier line";
-
-        if (bookkeeping) {
-            if (this->index().contains(id)) return duplicate();
-            EntryHandle handle;
+        if (out.bookkeeping) {
             try {
-                handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
+                out.handle = std::make_shared<const SessionTreeEntry>(decode_entry(text, dialect_));
             } catch (const SessionError& e) {
-                return detail_of(e);
+                out.decode_reason = detail_of(e);
             } catch (const std::bad_alloc&) {
-                fail_line(ErrorCode::storage, line_no,
-                          "not enough memory to read the entry (" + std::to_string(text.size()) +
-                              " bytes)");
+                out.out_of_memory = true;
             }
-            if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
-                if (leaf->target_id && !this->index().contains(*leaf->target_id))
-                    return "leaf entry '" + detail::printable_id(id) + "' targets '" +
-                           detail::printable_id(*leaf->target_id) +
-                           "', which does not appear on an earlier line";
-            slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, handle});
-            this->mutable_index().record(*handle);
             return {};
         }
-        Dep<std::optional<Usage>> usage;
         std::string_view usage_raw;
         if (type == MessageEntry::type) {
             if (scanned.message_role == "\"assistant\"") usage_raw = scanned.message_usage;
@@ -535,26 +552,129 @@ private:
         }
         if (!usage_raw.empty() && usage_raw != "null") {
             try {
-                usage = fast_usage(usage_raw);
-                if (!usage)
-                    usage = usage_from_json(
+                out.usage = fast_usage(usage_raw);
+                if (!out.usage)
+                    out.usage = usage_from_json(
                         detail::parse_line(usage_raw, ErrorCode::invalid_entry, "usage"), dialect_);
             } catch (const SessionError& e) {
-                return detail_of(e);
+                out.usage_reason = detail_of(e);
+                return {};
             }
         }
-        make_room();
         std::string role_scratch;
         std::string_view role;
-        const bool assistant =
+        out.assistant =
             type == MessageEntry::type && !scanned.message_role.empty() &&
             detail::JsonScanner::string_value(scanned.message_role, role_scratch, role) &&
             role == "assistant";
-        if (!this->mutable_index().record_undecoded(id, type, parent, assistant,
-                                                    usage ? &*usage : nullptr))
-            return duplicate();
-        slots_.push_back(Slot{offset, text.size(), line_no, {}, {}, nullptr});
         return {};
+    }
+
+    // Adds a scanned line (not blank) to the index; returns an empty string when it was
+    // recorded, else the reason it was not (and the index is unchanged).
+    std::string record_line(LineScan& scan, std::uint64_t offset, std::size_t length,
+                            std::size_t line_no) {
+        if (scan.error) std::rethrow_exception(scan.error);
+        if (!scan.reason.empty()) return std::move(scan.reason);
+        const std::string_view id = scan.id;
+        auto duplicate = [&] {
+            return "entry id '" + detail::printable_id(id) + "' already appears on line " +
+                   std::to_string(slots_[*this->index().position(id)].line);
+        };
+        if (scan.parent && !this->index().contains(*scan.parent))
+            return "entry '" + detail::printable_id(id) + "' names parent '" +
+                   detail::printable_id(*scan.parent) +
+                   "', which does not appear on an earlier line";
+
+        if (scan.bookkeeping) {
+            if (this->index().contains(id)) return duplicate();
+            if (!scan.decode_reason.empty()) return std::move(scan.decode_reason);
+            if (scan.out_of_memory)
+                fail_line(
+                    ErrorCode::storage, line_no,
+                    "not enough memory to read the entry (" + std::to_string(length) + " bytes)");
+            const EntryHandle& handle = scan.handle;
+            if (const auto* leaf = std::get_if<LeafEntry>(handle.get()))
+                if (leaf->target_id && !this->index().contains(*leaf->target_id))
+                    return "leaf entry '" + detail::printable_id(id) + "' targets '" +
+                           detail::printable_id(*leaf->target_id) +
+                           "', which does not appear on an earlier line";
+            slots_.push_back(Slot{offset, length, line_no, {}, {}, handle});
+            this->mutable_index().record(*handle);
+            return {};
+        }
+        if (!scan.usage_reason.empty()) return std::move(scan.usage_reason);
+        make_room();
+        if (!this->mutable_index().record_undecoded(id, scan.type, scan.parent, scan.assistant,
+                                                    scan.usage ? &*scan.usage : nullptr))
+            return duplicate();
+        slots_.push_back(Slot{offset, length, line_no, {}, {}, nullptr});
+        return {};
+    }
+
+    // A batch of lines and their scans (scan_line), in file order.
+    struct ScanBatch {
+        Dep<std::vector<detail::LineSpan>> lines;
+        Dep<std::vector<LineScan>> scans;
+        std::size_t bytes = 0;
+    };
+
+    // How the open batches lines: the first batch is small, so that the next one is scanned
+    // while it is recorded early on; each batch after it doubles, up to max_batch_bytes. A
+    // batch holds at most max_batch_lines lines (their scans take ~250 bytes each).
+    static constexpr std::size_t first_batch_bytes = std::size_t{256} << 10;
+    static constexpr std::size_t max_batch_bytes = std::size_t{4} << 20;
+    static constexpr std::size_t max_batch_lines = 16384;
+    // Smaller batches are scanned by the opening thread alone: starting a thread would cost
+    // about what scanning them does.
+    static constexpr std::size_t min_parallel_bytes = std::size_t{96} << 10;
+    // How many lines a thread takes at a time.
+    static constexpr std::size_t scan_chunk_lines = 16;
+
+    // Reads the next lines into `batch` (emptied first), up to `bytes` of them; false when the
+    // file has no more lines.
+    static bool fill_batch(detail::LineReader& reader, ScanBatch& batch, std::size_t bytes) {
+        batch.lines.clear();
+        batch.scans.clear();
+        batch.bytes = 0;
+        detail::LineSpan line;
+        while (batch.bytes < bytes && batch.lines.size() < max_batch_lines && reader.next(line)) {
+            batch.lines.push_back(line);
+            batch.bytes += line.end - line.offset;
+        }
+        batch.scans.resize(batch.lines.size());
+        return !batch.lines.empty();
+    }
+
+    // The work the threads scanning a batch share: chunks of lines, taken in turn.
+    struct BatchScan {
+        const BasicJsonlSessionStorage* storage;
+        const detail::LineReader* reader;
+        ScanBatch* batch;
+        detail::SharedCounter<std::size_t> next{0};
+
+        void operator()() noexcept {
+            const std::size_t n = batch->lines.size();
+            for (;;) {
+                const std::size_t first = next.fetch_add(scan_chunk_lines);
+                if (first >= n) return;
+                const std::size_t last = std::min(n, first + scan_chunk_lines);
+                for (std::size_t i = first; i < last; ++i)
+                    storage->scan_line(reader->text(batch->lines[i]), batch->scans[i]);
+            }
+        }
+    };
+
+    // How many threads besides the opening one scan lines (JsonlStorageOptions::open_threads).
+    std::size_t scan_helpers() const noexcept {
+        const std::size_t wanted = options_.open_threads != 0
+                                       ? options_.open_threads
+                                       : std::min<std::size_t>(detail::online_cpus(), 8);
+        return wanted - 1;
+    }
+
+    static std::size_t helpers_for(const ScanBatch& batch, std::size_t helpers) noexcept {
+        return batch.bytes >= min_parallel_bytes ? helpers : 0;
     }
 
     // The counts the stats need, read straight from a usage object's text; none when a field
@@ -737,38 +857,66 @@ private:
         }
         Dep<std::vector<std::pair<std::uint64_t, std::uint64_t>>> dropped_ranges;
 
-        while (reader.next(line)) {
-            last_line = line.number;
-            if (line.offset >= next_release) {
-                mapping.release_before(line.offset);
-                next_release = line.offset + release_step;
-            }
-            const std::string_view text = reader.text(line);
-            if (detail::blank_line(text)) {
-                last_terminated = line.terminated;
-                good_end = line.end;
-                continue;
-            }
-            std::string reason = index_line(text, line.offset, line.number);
-            if (reason.empty()) {
-                if (clean != nullptr) {
-                    clean->append(text);
-                    clean->push_back('\n');
+        // The lines are scanned a batch at a time, by several threads (scan_line reads nothing
+        // but its line), and recorded in file order by this one; the batch after the one being
+        // recorded is scanned meanwhile.
+        const std::size_t helpers = scan_helpers();
+        ScanBatch current;
+        ScanBatch ahead;
+        std::size_t batch_bytes = first_batch_bytes;
+        bool more = fill_batch(reader, current, batch_bytes);
+        if (more) {
+            BatchScan work{this, &reader, &current};
+            detail::BackgroundThreads<BatchScan> threads(helpers_for(current, helpers), work);
+            work();
+        }
+        bool torn = false;
+        while (more && !torn) {
+            batch_bytes = std::min(batch_bytes * 2, max_batch_bytes);
+            more = fill_batch(reader, ahead, batch_bytes);
+            BatchScan work{this, &reader, &ahead};
+            detail::BackgroundThreads<BatchScan> threads(more ? helpers_for(ahead, helpers) : 0,
+                                                         work);
+            for (std::size_t i = 0; i < current.lines.size(); ++i) {
+                line = current.lines[i];
+                LineScan& scan = current.scans[i];
+                last_line = line.number;
+                if (line.offset >= next_release) {
+                    mapping.release_before(line.offset);
+                    next_release = line.offset + release_step;
                 }
+                const std::string_view text = reader.text(line);
+                if (scan.blank) {
+                    last_terminated = line.terminated;
+                    good_end = line.end;
+                    continue;
+                }
+                std::string reason = record_line(scan, line.offset, text.size(), line.number);
+                if (reason.empty()) {
+                    if (clean != nullptr) {
+                        clean->append(text);
+                        clean->push_back('\n');
+                    }
+                    last_terminated = line.terminated;
+                    good_end = line.end;
+                    continue;
+                }
+                const bool last = line.end == data.size();
+                if (last && (!line.terminated || !parses(text))) {
+                    torn_tail_ = true;  // the remains of an append that was never acknowledged
+                    torn = true;
+                    break;
+                }
+                if (!options_.lenient) fail_line(ErrorCode::invalid_entry, line.number, reason);
+                problems_.push_back(LineProblem{line.number, std::move(reason)});
+                dropped_ranges.emplace_back(line.offset, line.end);
                 last_terminated = line.terminated;
                 good_end = line.end;
-                continue;
             }
-            const bool last = line.end == data.size();
-            if (last && (!line.terminated || !parses(text))) {
-                torn_tail_ = true;  // the remains of an append that was never acknowledged
-                break;
-            }
-            if (!options_.lenient) fail_line(ErrorCode::invalid_entry, line.number, reason);
-            problems_.push_back(LineProblem{line.number, std::move(reason)});
-            dropped_ranges.emplace_back(line.offset, line.end);
-            last_terminated = line.terminated;
-            good_end = line.end;
+            if (torn) break;
+            work();  // what the threads have not scanned yet
+            threads.join();
+            std::swap(current, ahead);
         }
         lines_ = torn_tail_ ? last_line - 1 : last_line;
         file_size_ = data.size();
