@@ -92,31 +92,6 @@ Fd open_or_throw(const std::string& path, int flags, mode_t mode = 0600) {
     return f;
 }
 
-// Reads the whole file with read() into a reused 1 MiB buffer; with `split`, also finds every
-// line end with memchr. Returns the bytes (or lines) seen.
-std::size_t read_file_floor(const std::string& path, std::vector<char>& buffer, bool split) {
-    Fd f = open_or_throw(path, O_RDONLY);
-    std::size_t total = 0, lines = 0;
-    for (;;) {
-        const ssize_t n = ::read(f.fd, buffer.data(), buffer.size());
-        if (n < 0) throw std::runtime_error("cannot read " + path);
-        if (n == 0) break;
-        const auto got = static_cast<std::size_t>(n);
-        total += got;
-        if (split) {
-            const char* p = buffer.data();
-            const char* end = p + got;
-            while (p < end) {
-                const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-                if (nl == nullptr) break;
-                ++lines;
-                p = static_cast<const char*>(nl) + 1;
-            }
-        }
-    }
-    return split ? lines : total;
-}
-
 // Maps the file and finds every line end with memchr (the storage maps its file).
 std::size_t mmap_split_floor(const std::string& path) {
     Fd f = open_or_throw(path, O_RDONLY);

@@ -41,36 +41,6 @@ using namespace agentcore_bench;
 
 namespace {
 
-// Reads the file in 1 MiB pieces, calling `piece(data, size)` for each (the floors).
-template <class Piece>
-void read_pieces(const std::string& path, Piece&& piece) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw std::runtime_error("cannot open " + path);
-    static std::array<char, std::size_t{1} << 20> buffer{};
-    for (;;) {
-        const ssize_t n = ::read(fd, buffer.data(), buffer.size());
-        if (n < 0) {
-            ::close(fd);
-            throw std::runtime_error("cannot read " + path);
-        }
-        if (n == 0) break;
-        piece(buffer.data(), static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-}
-
-std::size_t count_lines(const char* p, std::size_t size) {
-    std::size_t lines = 0;
-    const char* end = p + size;
-    while (p < end) {
-        const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-        if (nl == nullptr) break;
-        ++lines;
-        p = static_cast<const char*>(nl) + 1;
-    }
-    return lines;
-}
-
 // The file mapped read-only, as the library's open maps it.
 struct Mapped {
     std::string_view text;
@@ -384,8 +354,8 @@ int main(int argc, char** argv) {
     for (int i = 2; i + 1 < argc; i += 2)
         if (std::string_view(argv[i]) == "--runs") runs = std::stoul(argv[i + 1]);
 
-    std::size_t lines = 0;
-    read_pieces(path, [&](const char* p, std::size_t n) { lines += count_lines(p, n); });
+    std::vector<char> buffer(std::size_t{1} << 20);
+    const std::size_t lines = read_file_floor(path, buffer, true);
     std::size_t bytes = 0;
     {
         const Mapped file(path);
@@ -397,13 +367,10 @@ int main(int argc, char** argv) {
     report.param("lines", lines);
     report.param("runs", runs);
 
-    const double read_ms = median_ms(
-        runs, [&] { read_pieces(path, [&](const char* p, std::size_t) { do_not_optimize(p); }); });
-    const double floor_ms = median_ms(runs, [&] {
-        std::size_t counted = 0;
-        read_pieces(path, [&](const char* p, std::size_t n) { counted += count_lines(p, n); });
-        do_not_optimize(counted);
-    });
+    const double read_ms =
+        median_ms(runs, [&] { do_not_optimize(read_file_floor(path, buffer, false)); });
+    const double floor_ms =
+        median_ms(runs, [&] { do_not_optimize(read_file_floor(path, buffer, true)); });
     JsonlStorageOptions one_thread;
     one_thread.open_threads = 1;
     std::size_t entries = 0;

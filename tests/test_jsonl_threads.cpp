@@ -91,6 +91,18 @@ std::vector<std::string> threads_session_lines(Dialect dialect, std::size_t n, s
     return lines;
 }
 
+// An assistant message under `parent` whose usage has a text where a number belongs.
+std::string threads_bad_usage(const std::string& parent) {
+    MessageEntry e;
+    e.id = "bad-usage";
+    e.parent_id = parent;
+    e.timestamp = "2026-12-02T07:43:23.123Z";
+    e.message = assistant("a", "anthropic", "claude", usage(1, 2, 3, 4, 0));
+    std::string out = encode_entry(e, Dialect::native);
+    out.replace(out.find("\"input\":1"), 9, "\"input\":\"one\"");
+    return out;
+}
+
 std::string threads_join(const std::vector<std::string>& lines, bool last_terminated = true) {
     std::string out;
     for (const auto& l : lines) out += l + "\n";
@@ -190,27 +202,9 @@ TEST_CASE("an open on several threads fails, skips and repairs the lines one thr
              return out;
          }},
         {"a usage that is not numbers, under a parent that does not exist",
-         [](const std::string&, const auto&) {
-             MessageEntry e;
-             e.id = "bad-usage";
-             e.parent_id = std::string("nowhere");
-             e.timestamp = "2026-12-02T07:43:23.123Z";
-             e.message = assistant("a", "anthropic", "claude", usage(1, 2, 3, 4, 0));
-             std::string out = encode_entry(e, Dialect::native);
-             out.replace(out.find("\"input\":1"), 9, "\"input\":\"one\"");
-             return out;
-         }},
+         [](const std::string&, const auto&) { return threads_bad_usage("nowhere"); }},
         {"a usage that is not numbers",
-         [](const std::string&, const auto&) {
-             MessageEntry e;
-             e.id = "bad-usage";
-             e.parent_id = threads_entry_id(0);
-             e.timestamp = "2026-12-02T07:43:23.123Z";
-             e.message = assistant("a", "anthropic", "claude", usage(1, 2, 3, 4, 0));
-             std::string out = encode_entry(e, Dialect::native);
-             out.replace(out.find("\"input\":1"), 9, "\"input\":\"one\"");
-             return out;
-         }},
+         [](const std::string&, const auto&) { return threads_bad_usage(threads_entry_id(0)); }},
         {"a label that is not text, with a duplicate id",
          [](const std::string&, const auto&) {
              LabelEntry e;
