@@ -76,26 +76,6 @@ private:
     pthread_mutex_t m_ = PTHREAD_MUTEX_INITIALIZER;
 };
 
-/// Runs `work()` on `threads` threads, the calling one included, and returns once every one
-/// has returned. `work` must not throw (an exception leaving a thread ends the process, as
-/// with std::thread). A thread that cannot be started leaves its share to the others.
-template <class Work>
-void run_on_threads(std::size_t threads, Work& work) {
-    const auto start = [](void* w) -> void* {
-        (*static_cast<Work*>(w))();
-        return nullptr;
-    };
-    std::vector<pthread_t> started;
-    started.reserve(threads);
-    for (std::size_t t = 1; t < threads; ++t) {
-        pthread_t id{};
-        void* arg = const_cast<void*>(static_cast<const void*>(&work));
-        if (::pthread_create(&id, nullptr, start, arg) == 0) started.push_back(id);
-    }
-    work();
-    for (pthread_t id : started) ::pthread_join(id, nullptr);
-}
-
 /// Threads that run `work()` in the background until join(), which the destructor also calls,
 /// so that no thread outlives what its work refers to (an exception unwinding past the owner
 /// waits for them). `work` must not throw. A thread that cannot be started is left out: whoever
@@ -128,5 +108,14 @@ public:
 private:
     std::vector<pthread_t> started_;
 };
+
+/// Runs `work()` on `threads` threads, the calling one included, and returns once every one
+/// has returned. `work` must not throw (an exception leaving a thread ends the process, as
+/// with std::thread). A thread that cannot be started leaves its share to the others.
+template <class Work>
+void run_on_threads(std::size_t threads, Work& work) {
+    BackgroundThreads<Work> helpers(threads > 0 ? threads - 1 : 0, work);
+    work();
+}
 
 }  // namespace agentcore::detail
