@@ -439,6 +439,82 @@ TEST_CASE("both scan paths agree on random lines of special bytes", "[jsonl]") {
     }
 }
 
+TEST_CASE("both scan paths check runs of non-ASCII text with a bad sequence at every position",
+          "[jsonl]") {
+    // Text of multi-byte characters back to back, as the vector path checks it 16 bytes a
+    // step, with one bad sequence (or a quote, backslash or control character) put in at every
+    // character position, for every length up to a few steps.
+    const std::vector<std::string> good = {
+        "\xC3\xA9", "\xE2\x82\xAC",     "\xF0\x9F\x98\x80", "\xE4\xB8\xAD", "a",
+        "\xD0\x96", "\xF4\x8F\xBF\xBF", "\xED\x9F\xBF",     "\xEF\xBF\xBF"};
+    const std::vector<std::string> bad = {"\xC0\xAF",
+                                          "\xE0\x9F\xBF",
+                                          "\xED\xA0\x80",
+                                          "\xF0\x8F\xBF\xBF",
+                                          "\xF4\x90\x80\x80",
+                                          "\xF5\x80",
+                                          "\xC3",
+                                          "\xE2\x82",
+                                          "\x80",
+                                          "\xFF",
+                                          "\xC3\xC3\xA9",
+                                          "\xE2\x28\xA1",
+                                          "\x01",
+                                          "\\n",
+                                          "\\x"};
+    std::size_t checked = 0;
+    for (std::size_t length = 0; length < 40; ++length) {
+        std::string run;
+        for (std::size_t i = 0; i < length; ++i) run += good[(i * 7 + length) % good.size()];
+        const std::string valid = "{\"s\":\"" + run + "\"}";
+        INFO(valid);
+        CHECK(both_paths(valid));
+        CHECK(parses_with_nlohmann(valid));
+        for (std::size_t at = 0; at <= length; ++at) {
+            std::string prefix;
+            for (std::size_t i = 0; i < at; ++i) prefix += good[(i * 7 + length) % good.size()];
+            for (const auto& b : bad) {
+                const std::string text =
+                    "{\"s\":\"" + prefix + b + run.substr(prefix.size()) + "\"}";
+                INFO(text);
+                const bool ok = both_paths(text);
+                CHECK(ok == (b == "\\n"));
+                if (b != "\\n") CHECK_FALSE(parses_with_nlohmann(text));
+                ++checked;
+            }
+        }
+    }
+    CHECK(checked > 10000);
+}
+
+TEST_CASE("both scan paths agree with nlohmann on random non-ASCII text", "[jsonl]") {
+    std::mt19937 rng(20261205);
+    const std::vector<std::string> pieces = {
+        "\xC3\xA9",
+        "\xE2\x82\xAC",
+        "\xF0\x9F\x98\x80",
+        "\xE4\xB8\xAD",
+        "\xD0\x96",
+        "xy",
+        "\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9\xC3\xA9"};
+    std::uniform_int_distribution<std::size_t> pick(0, pieces.size() - 1);
+    std::uniform_int_distribution<int> count(0, 60);
+    std::uniform_int_distribution<int> byte(0, 255);
+    for (int round = 0; round < 20000; ++round) {
+        std::string text = "{\"s\":\"";
+        const int n = count(rng);
+        for (int i = 0; i < n; ++i) text += pieces[pick(rng)];
+        // Every other line gets one byte changed inside its string.
+        if (round % 2 == 1 && text.size() > 6) {
+            std::uniform_int_distribution<std::size_t> where(6, text.size() - 1);
+            text[where(rng)] = static_cast<char>(byte(rng));
+        }
+        text += "\"}";
+        INFO(text);
+        CHECK(both_paths(text) == parses_with_nlohmann(text));
+    }
+}
+
 namespace {
 
 // A random valid JSON value: containers up to `depth` deep, strings short and long.
