@@ -99,14 +99,10 @@ int main(int argc, char** argv) {
         std::cout << "usage: bench_memory [--entries N] [--seed S] [--json]\n";
         return 0;
     }
-    WorkloadOptions options;
-    options.entries = args.number("--entries", 100000);
-    options.seed = args.number("--seed", 1);
+    const std::optional<WorkloadOptions> read = workload_options_from(args);
+    if (!read) return 2;
+    const WorkloadOptions options = *read;
     const bool json = args.flag("--json");
-    if (options.entries < 10) {
-        std::cerr << "error: --entries must be at least 10\n";
-        return 2;
-    }
     const std::size_t n = options.entries;
 
     Report report("agentcore in-memory storage (times are thread CPU time)");

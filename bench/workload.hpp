@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <iostream>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -382,6 +383,21 @@ struct WorkloadOptions {
     double huge_tool_result_share = 0.01;  ///< share of results of 20–200 KB
     std::string cwd = "/home/dev/projects/agentcore";
 };
+
+/// The session of a benchmark's command line: `--entries N` (100,000 by default, at least 10)
+/// and `--seed S`; none, after a message on stderr, when N is too small. `Args` is
+/// bench_util.hpp's.
+template <class Args>
+std::optional<WorkloadOptions> workload_options_from(const Args& args) {
+    WorkloadOptions options;
+    options.entries = args.number("--entries", 100000);
+    options.seed = args.number("--seed", 1);
+    if (options.entries < 10) {
+        std::cerr << "error: --entries must be at least 10\n";
+        return std::nullopt;
+    }
+    return options;
+}
 
 /// The environment (clock, ids) that makes a storage deterministic for a workload.
 inline Environment workload_environment(const WorkloadOptions& options) {
