@@ -57,15 +57,20 @@ std::size_t block_of(const void* p) {
     return p == nullptr ? 0 : malloc_usable_size(const_cast<void*>(p)) + sizeof(std::size_t);
 }
 
+// The block behind a pointer malloc gave out (not through block_of: g++ takes its const
+// parameter for a read of the block's bytes, which are not written yet).
+std::size_t block_given(void* p) { return malloc_usable_size(p) + sizeof(std::size_t); }
+
 void* allocate(std::size_t size) {
     void* p = std::malloc(size == 0 ? 1 : size);
     if (p == nullptr) throw std::bad_alloc();
-    live_heap += block_of(p);
+    live_heap += block_given(p);
     return p;
 }
 
 void release(void* p) noexcept {
-    live_heap -= block_of(p);
+    if (p == nullptr) return;
+    live_heap -= block_given(p);
     std::free(p);
 }
 
