@@ -90,6 +90,16 @@ using MemorySession = Session<InMemorySessionStorage<>>;
 // Bytes of heap in use through operator new, headers included.
 std::size_t heap_in_use() { return live_heap; }
 
+// The heap the value `make()` returns holds: what making it took, measured while it lives.
+template <class Make>
+std::size_t heap_taken(Make&& make) {
+    const std::size_t before = heap_in_use();
+    auto value = make();
+    const std::size_t taken = heap_in_use() - before;
+    do_not_optimize(value);
+    return taken;
+}
+
 std::string ratio(double value) {
     char text[32];
     std::snprintf(text, sizeof text, "%.2fx", value);
@@ -111,11 +121,7 @@ std::size_t heap_of_vector(const std::vector<T>& v) {
 // The heap a JSON value holds: measured as the heap a copy of it takes.
 std::size_t heap_of(const Json& j) {
     if (!j.is_object() && !j.is_array() && !j.is_string() && !j.is_binary()) return 0;
-    const std::size_t before = heap_in_use();
-    Json copy = j;
-    const std::size_t after = heap_in_use();
-    do_not_optimize(copy);
-    return after - before;
+    return heap_taken([&] { return Json(j); });
 }
 
 // What the session's heap is spent on, in bytes over all entries.
@@ -171,11 +177,7 @@ struct Profile {
 
     template <class T>
     static std::size_t heap_of_copy(const T& value) {
-        const std::size_t before = heap_in_use();
-        auto copy = std::make_unique<T>(value);
-        const std::size_t after = heap_in_use();
-        do_not_optimize(copy.get());
-        return after - before - block_of(copy.get());
+        return heap_taken([&] { return T(value); });
     }
 
     void usage(const Usage& u) {
@@ -279,23 +281,17 @@ int main(int argc, char** argv) {
 
     // --- The profile.
     Profile profile;
-    std::size_t entry_block = 0;
-    {
-        const std::size_t before = heap_in_use();
-        auto one = std::make_shared<const SessionTreeEntry>(MessageEntry{});
-        entry_block = heap_in_use() - before;
-        do_not_optimize(one.get());
-    }
+    const std::size_t entry_block =
+        heap_taken([] { return std::make_shared<const SessionTreeEntry>(MessageEntry{}); });
     profile.add("entry blocks (shared_ptr control block + the variant)", entry_block * n);
     profile.add("the storage's vector of handles", block_of(entries.data()));
     for (const auto& e : entries) profile.entry(*e);
-    {
-        const std::size_t before = heap_in_use();
-        auto index = std::make_unique<TreeIndex>();
-        for (const auto& e : entries) index->record(*e);
-        profile.add("the tree index (ids by position, id table, state positions, types)",
-                    heap_in_use() - before);
-    }
+    profile.add("the tree index (ids by position, id table, state positions, types)",
+                heap_taken([&] {
+                    TreeIndex index;
+                    for (const auto& e : entries) index.record(*e);
+                    return index;
+                }));
     double attributed = 0;
     for (const auto& [what, bytes] : profile.bytes) attributed += bytes;
     const double payload = profile.payload;
@@ -346,25 +342,24 @@ int main(int argc, char** argv) {
 
     // --- Probe A: the same typed entries, each copied into exactly sized buffers.
     {
-        const std::size_t before = heap_in_use();
-        std::vector<EntryHandle> copies;
-        copies.reserve(n);
-        for (const auto& e : entries)
-            copies.push_back(std::make_shared<const SessionTreeEntry>(*e));
-        const double bytes = static_cast<double>(heap_in_use() - before);
+        const auto bytes = static_cast<double>(heap_taken([&] {
+            std::vector<EntryHandle> copies;
+            copies.reserve(n);
+            for (const auto& e : entries)
+                copies.push_back(std::make_shared<const SessionTreeEntry>(*e));
+            return copies;
+        }));
         report.add("probe A: typed entries in exactly sized buffers (no index)",
                    bytes / static_cast<double>(n), "B/entry",
                    ratio(bytes / payload) + " the payload");
     }
 
     // --- Probe B: the encoded lines in one buffer, beside the library's index.
-    LineStore lines;
-    double lines_bytes = 0;
-    {
-        const std::size_t before = heap_in_use();
+    LineStore lines;  // kept for the timings below: made inside the measure, then moved out
+    const auto lines_bytes = static_cast<double>(heap_taken([&] {
         lines = line_store(entries);
-        lines_bytes = static_cast<double>(heap_in_use() - before);
-    }
+        return 0;
+    }));
     const double index_bytes =
         profile.bytes["the tree index (ids by position, id table, state positions, types)"];
     report.add("probe B: encoded lines in one buffer", lines_bytes / static_cast<double>(n),
