@@ -49,6 +49,122 @@ void exec_raw(const std::string& db, const std::string& sql) {
     REQUIRE(rc == SQLITE_OK);
 }
 
+// Takes a session's words out of the search index, as if its writer had been killed before
+// moving them there: its entries are all pending again.
+void unindex(SqliteSessionRepo& repo, const std::string& id) {
+    auto& db = repo.database();
+    detail::sqlite::Transaction tx(db);
+    detail::sqlite::remove_search_rows(db, id);
+    db.statement("DELETE FROM search_rows WHERE session_id = ?1").bind(1, id).run();
+    db.statement("UPDATE sessions SET indexed_to = 0 WHERE id = ?1").bind(1, id).run();
+    tx.commit();
+}
+
+// A database of schema version `version` (2 to 4) holding one session `id` in /w whose entries
+// are `entries` (native lines, their state in the session's row), as that version wrote it. At
+// version 3 each entry's text is in the trigram index; at 4 the words of the first half are in
+// the word index and those of the second half are pending.
+void write_old_database(const std::string& path, std::int64_t version, const std::string& id,
+                        const std::vector<SessionTreeEntry>& entries) {
+    SessionHeader header;
+    header.id = id;
+    header.timestamp = "2026-12-01T10:00:00.000Z";
+    header.cwd = "/w";
+    header.metadata = Json::object();
+    detail::sqlite::Database db(path, true, false, std::chrono::milliseconds(1000));
+    db.exec(
+        "CREATE TABLE agentcore_schema_migrations (version INTEGER PRIMARY KEY, applied_at TEXT "
+        "NOT NULL) STRICT",
+        "test");
+    for (std::int64_t v = 0; v < version; ++v) {
+        db.exec(detail::sqlite::migrations[v], "test");
+        db.statement("INSERT INTO agentcore_schema_migrations VALUES (?1, '2026-12-01')")
+            .bind(1, v + 1)
+            .run();
+    }
+    detail::sqlite::SessionState state;
+    TreeIndex index;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+        const SessionTreeEntry& e = entries[i];
+        std::optional<std::int64_t> parent;
+        if (parent_id_of(e))
+            parent = static_cast<std::int64_t>(*index.position(*parent_id_of(e))) + 1;
+        const auto row = detail::sqlite::row_of(e);
+        db.statement(
+              "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)")
+            .bind(1, id)
+            .bind(2, state.next_seq)
+            .bind(3, id_of(e))
+            .bind_optional(4, parent)
+            .bind(5, type_of(e))
+            .bind_optional(6, row.target)
+            .bind_optional(7, std::holds_alternative<LabelEntry>(e) ? row.label : std::nullopt)
+            .bind(8, encode_entry(e, Dialect::native))
+            .run();
+        const std::string text = search_index_text(e);
+        if (version == 3 && !text.empty())
+            db.statement("INSERT INTO search_rows (session_id, seq, text) VALUES (?1, ?2, ?3)")
+                .bind(1, id)
+                .bind(2, state.next_seq)
+                .bind(3, text)
+                .run();
+        if (version == 4 && !text.empty() && i < entries.size() / 2)
+            detail::sqlite::index_search_row(db, id, state.next_seq, e);
+        if (version == 4 && !text.empty() && i >= entries.size() / 2)
+            db.statement("INSERT INTO search_pending (session_id, seq, text) VALUES (?1, ?2, ?3)")
+                .bind(1, id)
+                .bind(2, state.next_seq)
+                .bind(3, text)
+                .run();
+        index.record(e);
+        detail::sqlite::advance(state, e);
+    }
+    // The session's row goes in last here (no foreign keys on this connection).
+    db.statement(
+          "INSERT INTO sessions (id, created, cwd, dialect, header, next_seq, leaf_id, name, "
+          "message_count, cached_tokens, uncached_tokens, total_tokens, cost_total) VALUES (?1, "
+          "?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")
+        .bind(1, id)
+        .bind(2, header.timestamp)
+        .bind(3, header.cwd)
+        .bind(4, encode_header(header, Dialect::native))
+        .bind(5, state.next_seq)
+        .bind_optional(6, state.leaf)
+        .bind_optional(7, state.name)
+        .bind(8, static_cast<std::int64_t>(state.stats.message_count))
+        .bind(9, state.stats.cached_tokens)
+        .bind(10, state.stats.uncached_tokens)
+        .bind(11, state.stats.total_tokens)
+        .bind(12, state.stats.cost_total)
+        .run();
+}
+
+// Entries of every kind the old rows keep state for: messages with usage, a name set and
+// cleared and set again, labels, a leaf moved back.
+std::vector<SessionTreeEntry> old_entries() {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 3));
+    auto s = create(memory, CreateOptions{std::string("m"), "/w", {}, std::nullopt});
+    const std::string first = append_message(s, UserMessage{"the Ölçer migration", 1, {}});
+    AssistantMessage reply;
+    reply.content = {TextContent{"checked getUserById in zürich"}};
+    reply.usage.input = 100;
+    reply.usage.output = 20;
+    reply.usage.total_tokens = 120;
+    reply.usage.cost.total = 0.5;
+    append_message(s, reply);
+    append_session_name(s, "first name");
+    append_label(s, first, std::string("zürich"));
+    append_session_name(s, "  ");
+    append_message(s, UserMessage{"lookup of the login page", 1, {}});
+    append_session_name(s, " kept name ");
+    set_leaf_id(s, std::optional<std::string>(first));
+    append_message(s, UserMessage{"after the move", 1, {}});
+    std::vector<SessionTreeEntry> out;
+    for (const auto& e : s.storage().get_entries()) out.push_back(*e);
+    return out;
+}
+
 template <class Repo>
 std::vector<std::pair<std::string, std::string>> keys_of(const Repo& repo, std::string_view q,
                                                          SearchOptions o = {}) {
@@ -64,9 +180,10 @@ using sqlite_search_tests::count_of;
 using sqlite_search_tests::exec_raw;
 using sqlite_search_tests::keys_of;
 
-// The entries the search index holds: moved into FTS5 or pending.
-constexpr const char* indexed_rows =
-    "SELECT (SELECT count(*) FROM search_rows) + (SELECT count(*) FROM search_pending)";
+// The entries whose words are not yet in the FTS5 index.
+constexpr const char* pending_rows =
+    "SELECT count(*) FROM sessions s JOIN entries e ON e.session_id = s.id AND e.seq > "
+    "s.indexed_to";
 
 TEST_CASE("SQLite, JSONL and memory give the same hits, order, snippets and pages on one corpus",
           "[sqlite][search]") {
@@ -79,10 +196,14 @@ TEST_CASE("SQLite, JSONL and memory give the same hits, order, snippets and page
         copy_session(memory, sqlite, l.header.id);
         copy_session(memory, jsonl, l.header.id);
     }
+    // Both parts of the index are used: words moved into FTS5, and the entries of every third
+    // session pending (as a writer killed before moving them leaves them).
+    std::size_t n = 0;
+    for (const auto& l : list(sqlite).sessions)
+        if (n++ % 3 == 0) sqlite_search_tests::unindex(sqlite, l.header.id);
     AnyRepository any = open_repository("sqlite:" + dir.file("s.db"));
-    // Both parts of the index are used: rows moved into FTS5 and rows still pending.
     CHECK(count_of(dir.file("s.db"), "SELECT count(*) FROM search_rows") > 0);
-    CHECK(count_of(dir.file("s.db"), "SELECT count(*) FROM search_pending") > 0);
+    CHECK(count_of(dir.file("s.db"), pending_rows) > 0);
     const std::vector<std::pair<std::string, SearchOptions>> queries{
         {"login", {}},
         {"login bug", {}},
@@ -168,13 +289,18 @@ TEST_CASE("the index follows appends, forks, imports and removes, in their trans
     duplicate.parent_id = u;
     duplicate.timestamp = "2026-12-02T07:43:23.123Z";
     duplicate.message = again;
-    const auto rows = count_of(db, indexed_rows);
     CHECK(error_of([&] { s.storage().append_entry(duplicate); }) == ErrorCode::already_exists);
-    CHECK(count_of(db, indexed_rows) == rows);
+    CHECK(count_of(db, "SELECT count(*) FROM entries") == 1);
     CHECK(keys_of(repo, "zanzibar").size() == 1);
-    // Entries with nothing to search have no row.
+    // Entries with nothing to search get no row once their words are moved (as the writer
+    // closes).
     append_thinking_level_change(s, "high");
-    CHECK(count_of(db, indexed_rows) == rows);
+    CHECK(count_of(db, pending_rows) == 2);
+    s = create(repo, CreateOptions{std::string("other"), "/w", {}, std::nullopt});
+    CHECK(count_of(db, pending_rows) == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 1);
+    CHECK(count_of(db, "SELECT indexed_to FROM sessions WHERE id = 'a'") == 2);
+    CHECK(keys_of(repo, "zanzibar").size() == 1);
     auto f = fork(repo, "a",
                   ForkOptions{std::nullopt, ForkPosition::before, std::string("b"), std::nullopt,
                               std::nullopt});
@@ -191,26 +317,25 @@ TEST_CASE("the index follows appends, forks, imports and removes, in their trans
           std::vector<std::pair<std::string, std::string>>{
               {"c", id_of(*open_read_only(repo, "c").storage().get_entries().front())}});
     CHECK(count_of(db, "SELECT count(*) FROM search_rows WHERE session_id IN ('a', 'b')") == 0);
-    CHECK(count_of(db, "SELECT count(*) FROM search_pending WHERE session_id IN ('a', 'b')") == 0);
     // The FTS5 index agrees with its rows (its own integrity check).
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 
-TEST_CASE("an import or fork of many entries writes their words straight into the FTS5 index",
+TEST_CASE("an import or fork writes its entries' words straight into the FTS5 index",
           "[sqlite][search]") {
     ScratchDir dir;
     const std::string db = dir.file("s.db");
     SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
     InMemorySessionRepo memory;
     auto m = create(memory, CreateOptions{std::string("many"), "/w", {}, std::nullopt});
-    const std::size_t n = detail::sqlite::bulk_search_entries + 6;
+    const std::size_t n = 70;
     std::vector<std::string> ids;
     for (std::size_t i = 0; i < n; ++i)
         ids.push_back(append_message(m, UserMessage{"bulk word" + std::to_string(i), 1, {}}));
     append_thinking_level_change(m, "high");  // nothing to search: no row
     copy_session(memory, repo, "many");
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(n));
-    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 0);
+    CHECK(count_of(db, pending_rows) == 0);
     CHECK(keys_of(repo, "word7") ==
           std::vector<std::pair<std::string, std::string>>{{"many", ids[7]}});
     CHECK(keys_of(repo, "bulk").size() == n);
@@ -218,17 +343,18 @@ TEST_CASE("an import or fork of many entries writes their words straight into th
     f.session_id = std::string("forked");
     fork(repo, "many", f);
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(2 * n));
-    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 0);
+    CHECK(count_of(db, pending_rows) == 0);
     CHECK(keys_of(repo, "word7").size() == 2);
-    // A small one goes through search_pending, as appends do.
+    // A small one too.
     auto small = create(memory, CreateOptions{std::string("small"), "/w", {}, std::nullopt});
     append_message(small, UserMessage{"bulk word small", 1, {}});
     copy_session(memory, repo, "small");
-    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 1);
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(2 * n + 1));
+    CHECK(count_of(db, pending_rows) == 0);
     CHECK(keys_of(repo, "bulk").size() == 2 * n + 1);
     remove(repo, "many");
     remove(repo, "forked");
-    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 1);
     CHECK(keys_of(repo, "bulk").size() == 1);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
@@ -241,7 +367,7 @@ TEST_CASE("the index is what narrows a search down: emptied, it finds nothing th
     auto s = create(repo, CreateOptions{std::string("a"), "/w", {}, std::nullopt});
     append_message(s, UserMessage{"go to the login page", 1, {}});
     CHECK(keys_of(repo, "login").size() == 1);
-    exec_raw(db, "DELETE FROM search_rows; DELETE FROM search_pending");
+    exec_raw(db, "DELETE FROM search_rows; UPDATE sessions SET indexed_to = 1000");
     CHECK(keys_of(repo, "login").empty());
     CHECK(keys_of(repo, "go to").empty());
     CHECK(keys_of(repo, "lo*").empty());
@@ -251,91 +377,138 @@ TEST_CASE("the index is what narrows a search down: emptied, it finds nothing th
     CHECK(keys_of(repo, "\"o t\"", {.mode = SearchMode::substring}).size() == 1);
 }
 
-TEST_CASE("a database of the schema before search is migrated and its entries indexed",
-          "[sqlite][search][schema]") {
-    ScratchDir dir;
-    const std::string db = dir.file("old.db");
-    std::string kept;
-    {
-        SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
-        auto s = create(repo, CreateOptions{std::string("old"), "/w", {}, std::nullopt});
-        kept = append_message(s, UserMessage{"the Ölçer migration", 1, {}});
-        append_label(s, kept, std::string("zürich"));
-    }
-    // Back to version 2: what a database written before search holds.
-    exec_raw(db,
-             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DROP TABLE "
-             "search_pending; DELETE "
-             "FROM agentcore_schema_migrations WHERE version >= 3");
+namespace sqlite_search_tests {
+
+// What a migrated database must give: the session as the old version held it, found by its
+// words, its stats, name and leaf read from its rows, and appends that go on from there.
+void check_migrated(const std::string& db, std::int64_t from) {
+    INFO("from schema version " << from);
+    const std::vector<SessionTreeEntry> entries = old_entries();
+    write_old_database(db, from, "old", entries);
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 3));
+    auto expected = create(memory, CreateOptions{std::string("m"), "/w", {}, std::nullopt});
+    for (const auto& e : entries) expected.storage().append_entry(e);
+    // A read-only open does not migrate.
     CHECK(error_of([&] { (void)SqliteSessionStorage::open_read_only(db, "old"); }) ==
           ErrorCode::invalid_session);
-    SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
+    SqliteSessionRepo repo(db, fast_options());
     CHECK(count_of(db, "SELECT max(version) FROM agentcore_schema_migrations") ==
           detail::sqlite::schema_version);
-    CHECK(count_of(db, indexed_rows) == 2);
+    CHECK(count_of(db,
+                   "SELECT count(*) FROM pragma_table_info('sessions') WHERE name IN "
+                   "('next_seq', 'leaf_id', 'name', 'message_count', 'cost_total')") == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'search_pending'") == 0);
+    CHECK(count_of(db, pending_rows) == 0);
+    {
+        auto s = open_read_only(repo, "old");
+        CHECK(s.storage().entry_count() == entries.size());
+        CHECK(s.storage().get_leaf_id() == expected.storage().get_leaf_id());
+        CHECK(s.storage().get_session_name() == std::optional<std::string>("kept name"));
+        const SessionStats stats = s.storage().get_session_stats();
+        const SessionStats want = expected.storage().get_session_stats();
+        CHECK(stats.message_count == want.message_count);
+        CHECK(stats.total_tokens == want.total_tokens);
+        CHECK(stats.cached_tokens == want.cached_tokens);
+        CHECK(stats.cost_total == want.cost_total);
+        CHECK(s.storage().get_label(id_of(entries[0])) == std::optional<std::string>("zürich"));
+        const auto listed = list(repo, ListOptions{.summaries = true});
+        REQUIRE(listed.sessions.size() == 1);
+        REQUIRE(listed.sessions[0].summary);
+        CHECK(listed.sessions[0].summary->name == std::optional<std::string>("kept name"));
+        CHECK(listed.sessions[0].summary->entry_count == entries.size());
+    }
     CHECK(keys_of(repo, "olcer").size() == 1);
-    CHECK(keys_of(repo, "ZURICH").size() == 1);
+    CHECK(keys_of(repo, "ZURICH").size() == 2);  // the message and the label
+    CHECK(keys_of(repo, "login").size() == 1);
+    CHECK(keys_of(repo, "move").size() == 1);
+    CHECK(keys_of(repo, "UserBy", {.mode = SearchMode::substring}).size() == 1);
+    {
+        auto s = open(repo, "old");
+        append_message(s, UserMessage{"appended after the migration", 1, {}});
+        CHECK(s.storage().entry_count() == entries.size() + 1);
+        CHECK(s.storage().get_session_stats().message_count == 5);
+    }
+    CHECK(keys_of(repo, "appended").size() == 1);
+    CHECK(open_read_only(repo, "old").storage().get_session_name() ==
+          std::optional<std::string>("kept name"));
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
+    CHECK(
+        count_of(db, "SELECT count(*) FROM pragma_integrity_check WHERE integrity_check <> 'ok'") ==
+        0);
+    remove(repo, "old");
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
 }
 
-TEST_CASE("pending rows move into the FTS5 index every search_pending_rows appends",
+}  // namespace sqlite_search_tests
+
+TEST_CASE("databases of every older schema are migrated: state, words and appends carry over",
+          "[sqlite][search][schema]") {
+    ScratchDir dir;
+    // 2: before search; 3: the trigram index; 4: the word index with pending rows and the
+    // session's state in its row.
+    for (std::int64_t from = 2; from <= 4; ++from)
+        sqlite_search_tests::check_migrated(dir.file("v" + std::to_string(from) + ".db"), from);
+    // Version 3's trigram tables and triggers are gone.
+    CHECK(count_of(dir.file("v3.db"),
+                   "SELECT count(*) FROM sqlite_schema WHERE name LIKE "
+                   "'search_rows_%'") == 0);
+}
+
+TEST_CASE("pending words move into the FTS5 index every search_pending_rows appends and at close",
           "[sqlite][search]") {
     ScratchDir dir;
     const std::string db = dir.file("s.db");
     SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
-    auto s = create(repo, CreateOptions{std::string("p"), "/w", {}, std::nullopt});
     const auto n = static_cast<std::size_t>(detail::sqlite::search_pending_rows);
     std::vector<std::string> ids;
-    for (std::size_t i = 0; i < n + 10; ++i)
-        ids.push_back(append_message(
-            s, UserMessage{
-                   "entry w" + std::to_string(i) + " of getUserById" + std::to_string(i), 1, {}}));
-    CHECK(count_of(db, "SELECT count(*) FROM search_rows") ==
-          static_cast<std::int64_t>(detail::sqlite::search_pending_rows));
-    CHECK(count_of(db, "SELECT count(*) FROM search_pending") == 10);
-    // Moved and pending rows are found alike, by words, prefixes and parts of words.
-    const auto one = [&](std::size_t i) {
-        return std::vector<std::pair<std::string, std::string>>{{"p", ids[i]}};
-    };
-    CHECK(keys_of(repo, "w3") == one(3));
-    CHECK(keys_of(repo, "w" + std::to_string(n + 3)) == one(n + 3));
-    CHECK(keys_of(repo, "getuserbyid7*").size() == 11);  // 7, 70..79
-    CHECK(keys_of(repo, "serById" + std::to_string(n + 5), {.mode = SearchMode::substring}) ==
-          one(n + 5));
-    CHECK(keys_of(repo, "serById12", {.mode = SearchMode::substring}).size() == 11);
+    {
+        auto s = create(repo, CreateOptions{std::string("p"), "/w", {}, std::nullopt});
+        for (std::size_t i = 0; i < n + 10; ++i)
+            ids.push_back(append_message(
+                s,
+                UserMessage{
+                    "entry w" + std::to_string(i) + " of getUserById" + std::to_string(i), 1, {}}));
+        CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(n));
+        CHECK(count_of(db, pending_rows) == 10);
+        // Moved and pending entries are found alike, by words, prefixes and parts of words.
+        const auto one = [&](std::size_t i) {
+            return std::vector<std::pair<std::string, std::string>>{{"p", ids[i]}};
+        };
+        CHECK(keys_of(repo, "w3") == one(3));
+        CHECK(keys_of(repo, "w" + std::to_string(n + 3)) == one(n + 3));
+        CHECK(keys_of(repo, "getuserbyid7*").size() == 11);  // 7, 70..79
+        CHECK(keys_of(repo, "serById" + std::to_string(n + 5), {.mode = SearchMode::substring}) ==
+              one(n + 5));
+        CHECK(keys_of(repo, "serById12", {.mode = SearchMode::substring}).size() == 11);
+        CHECK(keys_of(repo, "entry").size() == n + 10);
+        CHECK(keys_of(repo, "entry", {.cwd = "/elsewhere"}).empty());
+    }
+    // The writer closed: nothing pending.
+    CHECK(count_of(db, pending_rows) == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(n + 10));
     CHECK(keys_of(repo, "entry").size() == n + 10);
+    // A pending line damaged by hand is reported by any search, naming session and position.
+    {
+        auto s = open(repo, "p");
+        append_message(s, UserMessage{"one more", 1, {}});
+        exec_raw(db, "UPDATE entries SET line = '{\"type\":' WHERE session_id = 'p' AND seq = " +
+                         std::to_string(n + 11));
+        try {
+            search(repo, "entry");
+            FAIL("no error");
+        } catch (const SessionError& e) {
+            CHECK(e.code() == ErrorCode::invalid_entry);
+            CHECK(std::string(e.what()).find("entry " + std::to_string(n + 11)) !=
+                  std::string::npos);
+        }
+        exec_raw(db,
+                 "DELETE FROM entries WHERE session_id = 'p' AND seq = " + std::to_string(n + 11));
+    }
     // The words FTS5 was given are taken out again with the session.
     remove(repo, "p");
-    CHECK(count_of(db, indexed_rows) == 0);
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
-    exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
-}
-
-TEST_CASE("a database with the trigram index of schema version 3 is migrated to the word index",
-          "[sqlite][search][schema]") {
-    ScratchDir dir;
-    const std::string db = dir.file("v3.db");
-    {
-        SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
-        auto s = create(repo, CreateOptions{std::string("v3"), "/w", {}, std::nullopt});
-        append_message(s, UserMessage{"the getUserById lookup", 1, {}});
-    }
-    exec_raw(db,
-             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows; DROP TABLE "
-             "search_pending; DELETE "
-             "FROM agentcore_schema_migrations WHERE version >= 3");
-    exec_raw(db, detail::sqlite::migrations[2]);
-    exec_raw(
-        db,
-        "INSERT INTO search_rows (session_id, seq, text) VALUES ('v3', 1, 'the getuserbyid "
-        "lookup'); INSERT INTO agentcore_schema_migrations VALUES (3, '2026-12-03T00:00:00Z')");
-    SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
-    CHECK(count_of(db, "SELECT max(version) FROM agentcore_schema_migrations") == 4);
-    CHECK(count_of(db, "SELECT count(*) FROM sqlite_schema WHERE name LIKE 'search_rows_%'") == 0);
-    CHECK(keys_of(repo, "getuserbyid").size() == 1);
-    CHECK(keys_of(repo, "UserBy", {.mode = SearchMode::substring}).size() == 1);
-    remove(repo, "v3");
-    CHECK(count_of(db, indexed_rows) == 0);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 

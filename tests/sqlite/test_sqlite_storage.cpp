@@ -481,14 +481,16 @@ TEST_CASE(
     auto other = create(repo, named("two"));  // other sessions of the database are not locked
     append_message(other, UserMessage{"b", 1, {}});
     {
-        Raw raw(db);  // writes behind the storage's back
-        REQUIRE(raw.exec("UPDATE sessions SET next_seq = next_seq + 1 WHERE id = 'one'") ==
-                SQLITE_OK);
+        Raw raw(db);  // writes behind the storage's back: the next position is taken
+        REQUIRE(raw.exec("INSERT INTO entries (session_id, seq, id, type, line) VALUES ('one', 2, "
+                         "'intruder', 'custom', '{}')") == SQLITE_OK);
     }
     CHECK(error_of([&] { append_message(s, UserMessage{"c", 2, {}}); }) == ErrorCode::locked);
     CHECK(s.storage().entry_count() == 1);
     Raw raw(db);
-    CHECK(raw.text("SELECT count(*) FROM entries WHERE session_id = 'one'") == "1");
+    CHECK(raw.text("SELECT count(*) FROM entries WHERE session_id = 'one'") == "2");
+    CHECK(raw.text("SELECT count(*) FROM entries WHERE session_id = 'one' AND id = 'intruder'") ==
+          "1");
 }
 
 TEST_CASE("a busy database is waited for within busy_wait, then locked, and the next append works",

@@ -62,8 +62,7 @@ inline SqliteSessionRepo::session_type make_session(SqliteSessionStorage storage
 // indexes (cwd, created, id) and (created, id).
 inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
     // Built once; the statement cache is keyed by these strings' addresses.
-    static const std::string columns =
-        std::string("SELECT header, dialect, ") + state_columns + " FROM sessions";
+    static const std::string columns = "SELECT header, dialect FROM sessions";
     static const std::string sql[8] = {
         columns + " ORDER BY created DESC, id DESC LIMIT ?4",
         columns + " WHERE (created, id) < (?2, ?3) ORDER BY created DESC, id DESC LIMIT ?4",
@@ -79,23 +78,20 @@ inline const char* list_sql(bool cwd, bool oldest_first, bool after) {
     return sql[(cwd ? 4 : 0) + (oldest_first ? 2 : 0) + (after ? 1 : 0)].c_str();
 }
 
-/// The summary of a listed session from list_sql's row (its state columns from column 2 on) and
-/// its newest entry's line; empty when that line cannot be decoded.
-inline std::optional<SessionSummary> listed_summary(Database& db, const Statement& row,
-                                                    const SessionHeader& header, Dialect dialect) {
-    const SessionState state = state_of(row, 2);
+/// The summary of a listed session from its entries' rows (its state, and its newest entry's
+/// line); empty when that line cannot be decoded.
+inline std::optional<SessionSummary> listed_summary(Database& db, const SessionHeader& header,
+                                                    Dialect dialect) {
+    std::string last_line;
+    const SessionState state = read_state(db, header.id, &last_line);
     SessionSummary out;
-    out.entry_count = static_cast<std::size_t>(std::max<std::int64_t>(state.next_seq - 1, 0));
+    out.entry_count = static_cast<std::size_t>(state.next_seq - 1);
     out.name = state.name;
     out.stats = state.stats;
     out.last_activity = header.timestamp;
     if (out.entry_count == 0) return out;
-    auto& q = db.statement("SELECT line FROM entries WHERE session_id = ?1 AND seq = ?2");
-    Reset reset(q);
-    q.bind(1, header.id).bind(2, state.next_seq - 1);
-    if (!q.step()) return std::nullopt;
     try {
-        out.last_activity = base_of(decode_entry(q.text(0), dialect)).timestamp;
+        out.last_activity = base_of(decode_entry(last_line, dialect)).timestamp;
     } catch (const SessionError&) {
         return std::nullopt;
     }
@@ -156,8 +152,7 @@ inline SessionList list(const SqliteSessionRepo& repo, const ListOptions& option
             q.int64(1) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
         listing.path = repo.path();
         if (options.summaries)
-            listing.summary =
-                detail::sqlite::listed_summary(db, q, listing.header, listing.dialect);
+            listing.summary = detail::sqlite::listed_summary(db, listing.header, listing.dialect);
         out.sessions.push_back(std::move(listing));
     }
     return out;
@@ -273,14 +268,14 @@ inline std::optional<std::string> fts5_candidates(Database& db,
 }  // namespace detail::sqlite
 
 /// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
-/// search_each in search.hpp). The FTS5 index of words (`search_index`, and the rows of the
-/// latest appends in `search_pending`) gives the entries that meet every condition of
-/// detail::index_words: they hold the query's words and prefixes, and
-/// words containing the parts of words of substring terms (looked up in the index's list of
-/// words). Each of them is read, decoded and judged by the matcher of search.hpp, so the hits
-/// are those of every other repository. A query that gives no condition (`a*`, a substring
-/// term inside words that too many words of the index contain) reads every session that
-/// passes the cwd filter. Terms reach FTS5 only as string literals in a bound parameter.
+/// search_each in search.hpp). The FTS5 index of words (`search_index`, and the words of each
+/// session's entries not yet moved into it, read from their lines) gives the entries that meet
+/// every condition of detail::index_words: they hold the query's words and prefixes, and words
+/// containing the parts of words of substring terms (looked up in the index's list of words). Each
+/// of them is read, decoded and judged by the matcher of search.hpp, so the hits are those of every
+/// other repository. A query that gives no condition (`a*`, a substring term inside words that too
+/// many words of the index contain) reads every session that passes the cwd filter. Terms reach
+/// FTS5 only as string literals in a bound parameter.
 ///
 /// Complexity: one index query (and one pass over the index's words per part of a word), then
 /// one read per candidate entry.
@@ -306,15 +301,25 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
         while (q.step()) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
     }
     {
-        // The rows not yet in search_index: their text is checked as the index would be.
+        // The entries whose words are not yet in search_index (after their session's
+        // indexed_to): their words are checked as the index would check them. CROSS JOIN keeps
+        // the sessions outside: one range of the primary key each, not a scan of the entries. A line that
+        // cannot be decoded is a candidate: reading it reports it.
         auto& q = db.statement(
-            "SELECT session_id, seq, text FROM search_pending WHERE ?1 IS NULL OR session_id IN "
-            "(SELECT id FROM sessions WHERE cwd = ?1)");
+            "SELECT e.session_id, e.seq, e.line, s.dialect FROM sessions s CROSS JOIN entries e "
+            "ON e.session_id = s.id AND e.seq > s.indexed_to WHERE ?1 IS NULL OR s.cwd = ?1");
         detail::sqlite::Reset reset(q);
         q.bind_optional(1, options.cwd);
-        while (q.step())
-            if (detail::index_text_holds(words, q.text(2)))
-                candidates.emplace_back(std::string(q.text(0)), q.int64(1));
+        while (q.step()) {
+            bool holds = true;
+            try {
+                holds = detail::index_text_holds(
+                    words, search_index_text(decode_entry(
+                               q.text(2), detail::sqlite::dialect_of_column(q.int64(3)))));
+            } catch (const SessionError&) {
+            }
+            if (holds) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
+        }
     }
     std::sort(candidates.begin(), candidates.end());
     candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
@@ -329,7 +334,7 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
         Dialect dialect = Dialect::native;
         bool found = false;
         {
-            auto& s = db.statement("SELECT header, dialect, name FROM sessions WHERE id = ?1");
+            auto& s = db.statement("SELECT header, dialect FROM sessions WHERE id = ?1");
             detail::sqlite::Reset reset(s);
             s.bind(1, session_id);
             if (s.step()) {
@@ -343,9 +348,9 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
                                        ErrorLocation{.session = session_id});
                 }
                 if (s.int64(1) == static_cast<std::int64_t>(Dialect::pi)) dialect = Dialect::pi;
-                name = s.optional_text(2).value_or("");
             }
         }
+        if (found) name = detail::sqlite::session_name(db, session_id).value_or("");
         // A session removed since the index was asked is skipped, as in every repository.
         if (found && detail::session_passes(options, header, name)) {
             detail::SearchLineReader reader(dialect, options.text);

@@ -4,16 +4,16 @@
 // header does not include it.
 //
 // Every read is bounded by what it returns: the leaf, name and stats come from the session's
-// row (kept in each append's transaction), an entry by id or a label is one indexed lookup, and
-// the path of SPEC §4.4 is walked over ancestors fetched in batches by a recursive query, so
-// building the context of a leaf costs O(its path), never a load of the session. Decoded
+// last rows (each entry's row keeps the stats after it), an entry by id or a label is one indexed
+// lookup, and the path of SPEC §4.4 is walked over ancestors fetched in batches by a recursive
+// query, so building the context of a leaf costs O(its path), never a load of the session. Decoded
 // entries are cached by position (they are immutable).
 //
-// An append is one IMMEDIATE transaction that checks the session's next position against what
-// this storage expects, so a writer that bypassed the session lock is caught; it commits (with
-// synchronous=FULL by default) before anything in memory changes. One writer per session: a
-// flock on `<database>.locks/<session id>.lock`, released when the storage is destroyed or its
-// process dies.
+// An append is one IMMEDIATE transaction that writes the entry's row at the position this
+// storage expects, so a writer that bypassed the session lock is caught (the position is taken);
+// it commits (with synchronous=FULL by default) before anything in memory changes. One writer per
+// session: a flock on `<database>.locks/<session id>.lock`, released when the storage is destroyed
+// or its process dies.
 //
 // Not thread-safe: one storage is used by one thread at a time.
 
@@ -119,7 +119,9 @@ inline FileHandle lock_session(const std::string& database, const std::string& i
 /// The stored columns of one entry, derived from the entry.
 struct EntryRow {
     std::optional<std::string> target;  ///< label and leaf entries
-    std::optional<std::string> label;   ///< label entries: the trimmed label, none when it clears
+    /// label entries: the trimmed label, none when it clears; session_info entries: the name
+    /// they set, none when they clear it
+    std::optional<std::string> label;
 };
 
 inline EntryRow row_of(const SessionTreeEntry& entry) {
@@ -130,21 +132,20 @@ inline EntryRow row_of(const SessionTreeEntry& entry) {
         if (!text.empty()) row.label = std::string(text);
     } else if (const auto* leaf = std::get_if<LeafEntry>(&entry)) {
         row.target = leaf->target_id;
+    } else if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) {
+        row.label = name_set_by(*info);
     }
     return row;
 }
 
 inline constexpr const char* insert_entry_sql =
-    "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)";
-inline constexpr const char* update_session_sql =
-    "UPDATE sessions SET next_seq = ?2, leaf_id = ?3, name = ?4, message_count = ?5, cached_tokens "
-    "= ?6,"
-    " uncached_tokens = ?7, total_tokens = ?8, cost_total = ?9 WHERE id = ?1 AND next_seq = ?10";
+    "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line,"
+    " message_count, cached_tokens, uncached_tokens, total_tokens, cost_total)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)";
 inline constexpr const char* find_seq_sql =
     "SELECT seq FROM entries WHERE session_id = ?1 AND id = ?2";
 
-/// What a session's row says, besides its header.
+/// What a session's entries say of it: its next position, leaf, name and stats.
 struct SessionState {
     std::int64_t next_seq = 1;
     std::optional<std::string> leaf;
@@ -152,43 +153,51 @@ struct SessionState {
     SessionStats stats;
 };
 
-/// The state columns of sessions, in this order: next_seq, leaf_id, name, message_count,
-/// cached_tokens, uncached_tokens, total_tokens, cost_total.
-inline constexpr const char* state_columns =
-    "next_seq, leaf_id, name, message_count, cached_tokens, uncached_tokens, total_tokens, "
-    "cost_total";
-
-/// The state read from the state columns of a row, from column `first` on.
-inline SessionState state_of(const Statement& row, int first) {
+/// The state of a session, from its last entry's row and its last session_info row, read by one
+/// statement (one snapshot); with `last_line`, also the last entry's line (empty: no entries).
+inline SessionState read_state(Database& db, std::string_view id,
+                               std::string* last_line = nullptr) {
+    // One statement reads one snapshot: the name is the one of the same state as the last row.
+    // The index by type is named: without ANALYZE's statistics SQLite may walk the primary key
+    // back from the newest entry instead, over every entry after the last session_info.
+    static constexpr const char* columns =
+        "SELECT e.seq, e.id, e.type, e.target_id, e.message_count, e.cached_tokens, "
+        "e.uncached_tokens, e.total_tokens, e.cost_total, (SELECT n.label FROM entries n INDEXED "
+        "BY entries_by_type WHERE n.session_id = ?1 AND n.type = 'session_info' ORDER BY n.seq "
+        "DESC LIMIT 1)";
+    static const std::string without_line =
+        std::string(columns) +
+        " FROM entries e WHERE e.session_id = ?1 ORDER BY e.seq DESC LIMIT 1";
+    static const std::string with_line = std::string(columns) +
+                                         ", e.line FROM entries e WHERE e.session_id = ?1 ORDER BY "
+                                         "e.seq DESC LIMIT 1";
+    auto& q = db.statement(last_line ? with_line.c_str() : without_line.c_str());
+    Reset reset(q);
+    q.bind(1, id);
     SessionState s;
-    s.next_seq = row.int64(first);
-    s.leaf = row.optional_text(first + 1);
-    s.name = row.optional_text(first + 2);
-    s.stats.message_count = static_cast<std::size_t>(row.int64(first + 3));
-    s.stats.cached_tokens = row.int64(first + 4);
-    s.stats.uncached_tokens = row.int64(first + 5);
-    s.stats.total_tokens = row.int64(first + 6);
-    s.stats.cost_total = row.real(first + 7);
+    if (last_line) last_line->clear();
+    if (!q.step()) return s;
+    s.next_seq = q.int64(0) + 1;
+    s.leaf = q.text(2) == "leaf" ? q.optional_text(3) : std::optional<std::string>(q.text(1));
+    s.stats.message_count = static_cast<std::size_t>(q.int64(4));
+    s.stats.cached_tokens = q.int64(5);
+    s.stats.uncached_tokens = q.int64(6);
+    s.stats.total_tokens = q.int64(7);
+    s.stats.cost_total = q.real(8);
+    s.name = q.optional_text(9);
+    if (last_line) *last_line = q.text(10);
     return s;
 }
 
-/// Writes the session's row as `s` says, if its next position is still `expected_next`; returns
-/// false (nothing written) when it is not, or the session is gone.
-inline bool write_state(Database& db, const std::string& id, const SessionState& s,
-                        std::int64_t expected_next) {
-    db.statement(update_session_sql)
-        .bind(1, id)
-        .bind(2, s.next_seq)
-        .bind_optional(3, s.leaf)
-        .bind_optional(4, s.name)
-        .bind(5, static_cast<std::int64_t>(s.stats.message_count))
-        .bind(6, s.stats.cached_tokens)
-        .bind(7, s.stats.uncached_tokens)
-        .bind(8, s.stats.total_tokens)
-        .bind(9, s.stats.cost_total)
-        .bind(10, expected_next)
-        .run();
-    return sqlite3_changes(db.handle()) == 1;
+/// The name of a session: what its last session_info entry set.
+inline std::optional<std::string> session_name(Database& db, std::string_view id) {
+    auto& q = db.statement(
+        "SELECT label FROM entries INDEXED BY entries_by_type WHERE session_id = ?1 AND type = "
+        "'session_info' ORDER BY seq DESC LIMIT 1");
+    Reset reset(q);
+    q.bind(1, id);
+    if (!q.step()) return std::nullopt;
+    return q.optional_text(0);
 }
 
 /// Moves `s` past one appended entry, as TreeIndex::record does (SPEC §4.2, §4.6, §4.7).
@@ -200,10 +209,7 @@ inline void advance(SessionState& s, const SessionTreeEntry& entry) {
         return;
     }
     s.leaf = id_of(entry);
-    if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) {
-        const std::string_view text = info->name ? trim(*info->name) : std::string_view{};
-        s.name = text.empty() ? std::nullopt : std::optional<std::string>(text);
-    }
+    if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) s.name = name_set_by(*info);
 }
 
 /// Throws already_exists when the database holds a session with that id.
@@ -215,10 +221,11 @@ inline void check_not_taken(Database& db, const std::string& id) {
         throw SessionError(ErrorCode::already_exists, "session '" + id + "' already exists");
 }
 
-/// Inserts the row of an entry whose line is `line` (the entry encoded in its session's dialect).
+/// Inserts the row of an entry whose line is `line` (the entry encoded in its session's dialect)
+/// at position `seq`; `after` is the session's stats with the entry.
 inline void insert_entry_row(Database& db, std::string_view session, std::int64_t seq,
                              const SessionTreeEntry& entry, std::optional<std::int64_t> parent_seq,
-                             std::string_view line) {
+                             std::string_view line, const SessionStats& after) {
     const EntryRow row = row_of(entry);
     db.statement(insert_entry_sql)
         .bind(1, session)
@@ -229,15 +236,17 @@ inline void insert_entry_row(Database& db, std::string_view session, std::int64_
         .bind_optional(6, row.target)
         .bind_optional(7, row.label)
         .bind(8, line)
+        .bind(9, static_cast<std::int64_t>(after.message_count))
+        .bind(10, after.cached_tokens)
+        .bind(11, after.uncached_tokens)
+        .bind(12, after.total_tokens)
+        .bind(13, after.cost_total)
         .run();
 }
 
-/// From how many entries a new session's words go straight into search_index (one FTS5 segment
-/// for all of them) rather than through search_pending.
-inline constexpr std::size_t bulk_search_entries = 64;
-
 /// Writes a new session's row and its entries (in order, each checked as an append would be) in
-/// one IMMEDIATE transaction on `db`, and returns the session's state. A taken id:
+/// one IMMEDIATE transaction on `db`, their words straight into search_index (one FTS5 segment
+/// for all of them), and returns the session's state. A taken id:
 /// already_exists; entries that do not form a tree: already_exists / invalid_entry; nothing is
 /// written then.
 ///
@@ -252,14 +261,15 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
     Transaction tx(db);
     check_not_taken(db, header.id);
     db.statement(
-          "INSERT INTO sessions (id, created, cwd, dialect, header) VALUES (?1, ?2, ?3, ?4, ?5)")
+          "INSERT INTO sessions (id, created, cwd, dialect, header, indexed_to) VALUES (?1, ?2, "
+          "?3, ?4, ?5, ?6)")
         .bind(1, header.id)
         .bind(2, header.timestamp)
         .bind(3, header.cwd)
         .bind(4, static_cast<std::int64_t>(dialect))
         .bind(5, encode_header(header, dialect))
+        .bind(6, static_cast<std::int64_t>(entries.size()))
         .run();
-    const bool bulk = entries.size() >= bulk_search_entries;
     SessionState state;
     for (std::size_t i = 0; i < entries.size(); ++i) {
         const SessionTreeEntry& e = entries[i];
@@ -267,6 +277,8 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
         const auto& parent = parent_id_of(e);
         std::optional<std::int64_t> parent_seq;
         if (parent) parent_seq = static_cast<std::int64_t>(*check.position(*parent)) + 1;
+        const std::int64_t seq = state.next_seq;
+        advance(state, e);
         if (i < copied.size() && copied[i]) {
             // Read and inserted as a value: an INSERT ... SELECT would keep a statement journal
             // of the pages it changes, for each entry.
@@ -278,19 +290,14 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
                                                              "' is no longer in session '" +
                                                              std::string(copy_from) +
                                                              "' in database '" + db.path() + "'");
-            insert_entry_row(db, header.id, state.next_seq, e, parent_seq, line.text(0));
+            insert_entry_row(db, header.id, seq, e, parent_seq, line.text(0), state.stats);
         } else {
-            insert_entry_row(db, header.id, state.next_seq, e, parent_seq,
-                             encode_entry(e, dialect));
+            insert_entry_row(db, header.id, seq, e, parent_seq, encode_entry(e, dialect),
+                             state.stats);
         }
-        if (bulk)
-            index_search_row(db, header.id, state.next_seq, e);
-        else
-            insert_search_row(db, header.id, state.next_seq, e);
+        index_search_row(db, header.id, seq, e);
         check.record(e);
-        advance(state, e);
     }
-    write_state(db, header.id, state, 1);
     tx.commit();
     return state;
 }
@@ -320,6 +327,7 @@ public:
         detail::sqlite::check_not_taken(*s.db_, header.id);
         s.lock_ = detail::sqlite::lock_session(path, header.id, s.options_.lock_wait);
         s.state_ = detail::sqlite::write_session(*s.db_, header, s.dialect_, entries);
+        s.indexed_to_ = s.state_.next_seq - 1;
         s.header_ = std::move(header);
         return s;
     }
@@ -350,8 +358,24 @@ public:
     }
 
     SqliteSessionStorage(SqliteSessionStorage&&) noexcept = default;
-    SqliteSessionStorage& operator=(SqliteSessionStorage&&) noexcept = default;
-    ~SqliteSessionStorage() = default;
+    SqliteSessionStorage& operator=(SqliteSessionStorage&& o) noexcept {
+        if (this != &o) {
+            close_writer();
+            options_ = std::move(o.options_);
+            db_ = std::move(o.db_);
+            lock_ = std::move(o.lock_);
+            header_ = std::move(o.header_);
+            dialect_ = o.dialect_;
+            read_only_ = o.read_only_;
+            state_ = std::move(o.state_);
+            indexed_to_ = o.indexed_to_;
+            last_appended_ = std::move(o.last_appended_);
+            cache_ = std::move(o.cache_);
+        }
+        return *this;
+    }
+    /// A writer moves the words of its latest appends into the search index as it closes.
+    ~SqliteSessionStorage() { close_writer(); }
 
     // -- SessionStorage ------------------------------------------------------------------------
 
@@ -401,29 +425,8 @@ public:
         auto& db = *db_;
         detail::sqlite::SessionState next = state_;
         detail::sqlite::advance(next, entry);
+        const std::int64_t position = state_.next_seq;
         detail::sqlite::Transaction tx(db);
-        // The session's row first, on the condition that its next position is the one this
-        // storage expects: one statement checks it and writes the new state.
-        if (!detail::sqlite::write_state(db, header_.id, next, state_.next_seq)) {
-            // Reset before the commit: a statement still active on the connection makes the
-            // checkpoint that follows the commit fail (SQLITE_LOCKED), and the WAL would grow
-            // without bound.
-            auto& seq = db.statement("SELECT next_seq FROM sessions WHERE id = ?1");
-            detail::sqlite::Reset reset_seq(seq);
-            seq.bind(1, header_.id);
-            if (!seq.step())
-                throw SessionError(
-                    ErrorCode::storage,
-                    "session '" + header_.id + "' was removed from database '" + db.path() + "'");
-            throw SessionError(ErrorCode::locked,
-                               "session '" + header_.id + "' in database '" + db.path() +
-                                   "' was written by another writer (expected entry " +
-                                   std::to_string(state_.next_seq) + ", found " +
-                                   std::to_string(seq.int64(0)) + "); reopen it");
-        }
-        if (find_seq(base.id))
-            throw SessionError(ErrorCode::already_exists,
-                               "entry id '" + base.id + "' already exists in the session");
         std::optional<std::int64_t> parent_seq;
         if (base.parent_id) {
             // Mostly the entry appended last: its position is known.
@@ -441,10 +444,20 @@ public:
                                                                  "' targets '" + *leaf->target_id +
                                                                  "', which does not exist");
         }
-        detail::sqlite::insert_entry_row(db, header_.id, state_.next_seq, entry, parent_seq, line);
-        detail::sqlite::insert_search_row(db, header_.id, state_.next_seq, entry);
+        // The row is the whole write. Its position is the one this storage expects: when a
+        // writer that bypassed the lock took it, the primary key refuses the row; when the
+        // session was removed, its foreign key does; a taken id, its unique key.
+        try {
+            detail::sqlite::insert_entry_row(db, header_.id, position, entry, parent_seq, line,
+                                             next.stats);
+        } catch (const SessionError&) {
+            refused_append(base.id);
+            throw;
+        }
+        const bool move_words = position - indexed_to_ >= detail::sqlite::search_pending_rows;
+        if (move_words) index_pending(position);
         tx.commit();
-        const std::int64_t position = state_.next_seq;
+        if (move_words) indexed_to_ = position;
         state_ = std::move(next);
         last_appended_ = {base.id, position};
         remember(position, std::make_shared<const SessionTreeEntry>(std::move(entry)));
@@ -593,10 +606,7 @@ private:
     explicit SqliteSessionStorage(SqliteStorageOptions options) : options_(std::move(options)) {}
 
     void load(std::string_view id) {
-        auto& q = db_->statement(
-            "SELECT header, dialect, next_seq, leaf_id, name, message_count, cached_tokens, "
-            "uncached_tokens,"
-            " total_tokens, cost_total FROM sessions WHERE id = ?1");
+        auto& q = db_->statement("SELECT header, dialect, indexed_to FROM sessions WHERE id = ?1");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, id);
         if (!q.step())
@@ -617,7 +627,88 @@ private:
                                                                "' in database '" + db_->path() +
                                                                "' has an unknown dialect");
         dialect_ = static_cast<Dialect>(dialect);
-        state_ = detail::sqlite::state_of(q, 2);
+        indexed_to_ = q.int64(2);
+        state_ = detail::sqlite::read_state(*db_, id);
+    }
+
+    // Why the row of the entry `id` at the next position was refused, as the error to throw
+    // (called in the append's transaction); returns when none of the expected reasons holds.
+    void refused_append(const std::string& id) const {
+        auto& db = *db_;
+        auto& q = db.statement(
+            "SELECT (SELECT max(seq) FROM entries WHERE session_id = ?1), "
+            "EXISTS (SELECT 1 FROM sessions WHERE id = ?1)");
+        std::optional<std::int64_t> last;
+        bool exists = false;
+        {
+            detail::sqlite::Reset reset_q(q);
+            q.bind(1, header_.id);
+            if (q.step()) {
+                if (!q.is_null(0)) last = q.int64(0);
+                exists = q.int64(1) != 0;
+            }
+        }
+        if (!exists)
+            throw SessionError(
+                ErrorCode::storage,
+                "session '" + header_.id + "' was removed from database '" + db.path() + "'");
+        if (last && *last >= state_.next_seq)
+            throw SessionError(ErrorCode::locked,
+                               "session '" + header_.id + "' in database '" + db.path() +
+                                   "' was written by another writer (expected entry " +
+                                   std::to_string(state_.next_seq) + ", found " +
+                                   std::to_string(*last + 1) + "); reopen it");
+        if (find_seq(id))
+            throw SessionError(ErrorCode::already_exists,
+                               "entry id '" + id + "' already exists in the session");
+    }
+
+    // Moves the words of the entries after indexed_to_ up to `last` into search_index and
+    // records it in the session's row, in the caller's transaction. A line the codec cannot
+    // read gets no row (a search reports it when it reads it).
+    void index_pending(std::int64_t last) {
+        auto& db = *db_;
+        std::vector<std::pair<std::int64_t, EntryHandle>> pending;
+        {
+            auto& q = db.statement(
+                "SELECT seq, line FROM entries WHERE session_id = ?1 AND seq > ?2 AND seq <= ?3 "
+                "ORDER BY seq");
+            detail::sqlite::Reset reset_q(q);
+            q.bind(1, header_.id).bind(2, indexed_to_).bind(3, last);
+            while (q.step()) {
+                const std::int64_t seq = q.int64(0);
+                const auto cached = cache_.find(seq);
+                if (cached != cache_.end()) {
+                    pending.emplace_back(seq, cached->second);
+                    continue;
+                }
+                try {
+                    pending.emplace_back(seq, std::make_shared<const SessionTreeEntry>(
+                                                  decode_entry(q.text(1), dialect_)));
+                } catch (const SessionError&) {
+                }
+            }
+        }
+        for (const auto& [seq, entry] : pending)
+            detail::sqlite::index_search_row(db, header_.id, seq, *entry);
+        db.statement("UPDATE sessions SET indexed_to = ?2 WHERE id = ?1")
+            .bind(1, header_.id)
+            .bind(2, last)
+            .run();
+    }
+
+    // A writer that closes moves its pending words into the index, so that searches find them
+    // there rather than reading their lines. A failure leaves them pending (searches still find
+    // them), never an exception.
+    void close_writer() noexcept {
+        if (!db_ || read_only_ || state_.next_seq - 1 <= indexed_to_) return;
+        try {
+            detail::sqlite::Transaction tx(*db_);
+            index_pending(state_.next_seq - 1);
+            tx.commit();
+            indexed_to_ = state_.next_seq - 1;
+        } catch (...) {
+        }
     }
 
     [[nodiscard]] std::optional<std::int64_t> find_seq(std::string_view id) const {
@@ -659,6 +750,8 @@ private:
     Dialect dialect_ = Dialect::native;
     bool read_only_ = false;
     detail::sqlite::SessionState state_;
+    // The last position whose words are in search_index (the session row's indexed_to).
+    std::int64_t indexed_to_ = 0;
     // The id and position of the entry this storage appended last (an empty id: none yet).
     std::pair<std::string, std::int64_t> last_appended_;
     mutable std::unordered_map<std::int64_t, EntryHandle> cache_;
@@ -685,6 +778,7 @@ struct Access {
         s.dialect_ = s.options_.dialect;
         s.lock_ = lock_session(db.path(), header.id, s.options_.lock_wait);
         s.state_ = write_session(db, header, s.dialect_, entries, copy_from, copied);
+        s.indexed_to_ = s.state_.next_seq - 1;
         s.db_ = open_database(db.path(), false, false, s.options_);
         s.header_ = std::move(header);
         return s;

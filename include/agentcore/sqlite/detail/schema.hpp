@@ -2,19 +2,25 @@
 // The SQLite schema of agentcore's sessions, its versions and its migrations (SPEC §9).
 //
 // One database file holds every session of a repository. `sessions` keeps one row per session:
-// the header as the codec wrote it (unknown fields kept), and what must be O(1) to read — the
-// next append position, the leaf, the name and the stats — updated in each append's transaction.
-// `entries` keeps each entry's line as the codec wrote it, so that an export gives the bytes of
-// a JSONL file, plus the columns the queries need (seq, id, parent, type, label target).
+// the header as the codec wrote it (unknown fields kept), and `indexed_to`, the last position
+// whose words are in the search index. `entries` keeps each entry's line as the codec wrote it,
+// so that an export gives the bytes of a JSONL file, plus the columns the queries need (seq, id,
+// parent, type, label target, the label or session name it sets) and the session's stats as
+// they are after the entry (cumulative). So an append writes one row and nothing else: the
+// session's next position, leaf, name and stats are read from its last rows, and a position
+// already taken (a writer that bypassed the lock) is a PRIMARY KEY conflict.
 // `search_rows` gives each entry with text to search a row number, and `search_index` is an FTS5
-// index of the words of its search_index_text (search.hpp) under that number, written in the
-// append's transaction: searches ask it for the entries that can hold a query's words or
-// substrings. The index keeps no copy of the text (contentless).
+// index of the words of its search_index_text (search.hpp) under that number. The index keeps no
+// copy of the text (contentless). The entries after `indexed_to` are pending: their words are
+// moved into the index every search_pending_rows appends and when the writer closes, and a
+// search reads them from their lines.
 
 #include <agentcore/codec.hpp>
+#include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/search.hpp>
 #include <agentcore/sqlite/detail/db.hpp>
+#include <agentcore/storage.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -22,6 +28,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
 
 namespace agentcore::detail::sqlite {
 
@@ -76,44 +85,43 @@ inline constexpr const char* migrations[] = {
     "CREATE TABLE search_pending ("
     " row INTEGER PRIMARY KEY, session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE "
     "CASCADE, seq INTEGER NOT NULL, text TEXT NOT NULL) STRICT;",
+    // 5: an append writes one row. The session's state moves from its row into its entries'
+    // rows: the stats after each entry, and the name a session_info entry sets in its label
+    // column (fill_entry_state writes both for the stored entries). search_pending's rows are
+    // moved into the index and the table dropped: the entries after sessions.indexed_to are
+    // the pending ones.
+    "INSERT INTO search_rows (session_id, seq) SELECT session_id, seq FROM search_pending ORDER "
+    "BY row;"
+    "INSERT INTO search_index (rowid, text) SELECT r.row, p.text FROM search_pending p JOIN "
+    "search_rows r ON r.session_id = p.session_id AND r.seq = p.seq;"
+    "DROP TABLE search_pending;"
+    "ALTER TABLE entries ADD COLUMN message_count INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE entries ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE entries ADD COLUMN uncached_tokens INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE entries ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE entries ADD COLUMN cost_total REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE sessions ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE sessions SET indexed_to = next_seq - 1;"
+    "ALTER TABLE sessions DROP COLUMN next_seq; ALTER TABLE sessions DROP COLUMN leaf_id;"
+    "ALTER TABLE sessions DROP COLUMN name; ALTER TABLE sessions DROP COLUMN message_count;"
+    "ALTER TABLE sessions DROP COLUMN cached_tokens;"
+    "ALTER TABLE sessions DROP COLUMN uncached_tokens;"
+    "ALTER TABLE sessions DROP COLUMN total_tokens; ALTER TABLE sessions DROP COLUMN cost_total;",
 };
 
 /// The schema version of the current search index; migrating to it indexes the entries already
 /// stored.
 inline constexpr std::int64_t search_schema_version = 4;
 
-/// How many rows search_pending holds at most: the append that writes the last of them moves
-/// them all into search_index, in its transaction.
+/// The schema version whose entries keep the session's state; migrating to it fills their
+/// columns.
+inline constexpr std::int64_t entry_state_schema_version = 5;
+
+/// How many entries a session's writer leaves pending at most: the append that makes them more
+/// moves their words into search_index, in its transaction.
 inline constexpr std::int64_t search_pending_rows = 256;
 
-/// Moves the rows of search_pending into search_index (numbered in search_rows).
-inline void flush_search_pending(Database& db) {
-    db.exec(
-        "INSERT INTO search_rows (session_id, seq) SELECT session_id, seq FROM search_pending "
-        "ORDER BY row;"
-        "INSERT INTO search_index (rowid, text) SELECT r.row, p.text FROM search_pending p JOIN "
-        "search_rows r ON r.session_id = p.session_id AND r.seq = p.seq;"
-        "DELETE FROM search_pending;",
-        "indexing the entries of");
-}
-
-/// Writes the search row of an entry (none when it has no text to search) to search_pending,
-/// and moves the pending rows into search_index when they are search_pending_rows. (Once
-/// emptied, search_pending numbers its rows from 1 again.)
-inline void insert_search_row(Database& db, std::string_view session, std::int64_t seq,
-                              const SessionTreeEntry& entry) {
-    const std::string text = search_index_text(entry);
-    if (text.empty()) return;
-    db.statement("INSERT INTO search_pending (session_id, seq, text) VALUES (?1, ?2, ?3)")
-        .bind(1, session)
-        .bind(2, seq)
-        .bind(3, text)
-        .run();
-    if (sqlite3_last_insert_rowid(db.handle()) >= search_pending_rows) flush_search_pending(db);
-}
-
-/// Writes the search row of an entry (none when it has no text to search) straight into
-/// search_index: for sessions written in bulk, whose words make one FTS5 segment.
+/// Writes the search row of an entry (none when it has no text to search) into search_index.
 inline void index_search_row(Database& db, std::string_view session, std::int64_t seq,
                              const SessionTreeEntry& entry) {
     const std::string text = search_index_text(entry);
@@ -134,8 +142,7 @@ inline Dialect dialect_of_column(std::int64_t value) noexcept {
 
 /// Takes a session's entries out of the search index (a contentless FTS5 index needs the words
 /// a row was written with: they are computed again from the entries' lines). Its search_rows go
-/// with the session (ON DELETE CASCADE), as do its search_pending rows. Run in the transaction
-/// that removes the session.
+/// with the session (ON DELETE CASCADE). Run in the transaction that removes the session.
 inline void remove_search_rows(Database& db, std::string_view session) {
     auto& q = db.statement(
         "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
@@ -158,8 +165,9 @@ inline void remove_search_rows(Database& db, std::string_view session) {
     }
 }
 
-/// Writes the search rows of every stored entry (the migration to search_schema_version). A
-/// line the codec cannot read gets no row: it cannot be shown by a search either.
+/// Writes the search rows of every stored entry into search_index (the migration to
+/// search_schema_version). A line the codec cannot read gets no row: it cannot be shown by a
+/// search either.
 inline void fill_search_rows(Database& db) {
     // Streamed: the rows go into another table than the one being read, which SQLite allows
     // while the read is under way.
@@ -174,7 +182,74 @@ inline void fill_search_rows(Database& db) {
         } catch (const SessionError&) {
             continue;
         }
-        insert_search_row(db, q.text(0), q.int64(1), *entry);
+        index_search_row(db, q.text(0), q.int64(1), *entry);
+    }
+}
+
+/// The name a session_info entry gives its session (trimmed; none when it clears the name).
+inline std::optional<std::string> name_set_by(const SessionInfoEntry& info) {
+    const std::string_view text = info.name ? trim(*info.name) : std::string_view{};
+    if (text.empty()) return std::nullopt;
+    return std::string(text);
+}
+
+/// Writes the state columns of every stored entry (the migration to
+/// entry_state_schema_version): the session's stats after it, and the name a session_info entry
+/// sets. A session at a time, its rows read before any is written. A line the codec cannot read
+/// adds nothing to the stats.
+inline void fill_entry_state(Database& db) {
+    std::vector<std::pair<std::string, Dialect>> sessions;
+    {
+        auto& q = db.statement("SELECT id, dialect FROM sessions");
+        Reset reset(q);
+        while (q.step())
+            sessions.emplace_back(std::string(q.text(0)), dialect_of_column(q.int64(1)));
+    }
+    struct Row {
+        std::int64_t seq;
+        SessionStats stats;
+        std::optional<std::string> name;
+        bool info;
+    };
+    for (const auto& [id, dialect] : sessions) {
+        std::vector<Row> rows;
+        {
+            auto& q =
+                db.statement("SELECT seq, line FROM entries WHERE session_id = ?1 ORDER BY seq");
+            Reset reset(q);
+            q.bind(1, id);
+            SessionStats stats;
+            while (q.step()) {
+                Row row{q.int64(0), {}, std::nullopt, false};
+                try {
+                    const SessionTreeEntry entry = decode_entry(q.text(1), dialect);
+                    stats.add(entry);
+                    if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) {
+                        row.info = true;
+                        row.name = name_set_by(*info);
+                    }
+                } catch (const SessionError&) {
+                }
+                row.stats = stats;
+                rows.push_back(std::move(row));
+            }
+        }
+        for (const Row& row : rows) {
+            db.statement(
+                  "UPDATE entries SET message_count = ?3, cached_tokens = ?4, uncached_tokens = ?5,"
+                  " total_tokens = ?6, cost_total = ?7, label = CASE WHEN ?8 THEN ?9 ELSE label END"
+                  " WHERE session_id = ?1 AND seq = ?2")
+                .bind(1, id)
+                .bind(2, row.seq)
+                .bind(3, static_cast<std::int64_t>(row.stats.message_count))
+                .bind(4, row.stats.cached_tokens)
+                .bind(5, row.stats.uncached_tokens)
+                .bind(6, row.stats.total_tokens)
+                .bind(7, row.stats.cost_total)
+                .bind(8, static_cast<std::int64_t>(row.info))
+                .bind_optional(9, row.name)
+                .run();
+        }
     }
 }
 
@@ -238,6 +313,7 @@ inline void prepare(Database& db, bool writable, bool durable) {
     for (std::int64_t v = version; v < schema_version; ++v) {
         db.exec(migrations[v], "migrating the schema of");
         if (v + 1 == search_schema_version) fill_search_rows(db);
+        if (v + 1 == entry_state_schema_version) fill_entry_state(db);
         db.statement(
               "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, "
               "strftime('%Y-%m-%dT%H:%M:%fZ'))")
