@@ -34,18 +34,25 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 namespace agentcore {
 
 class SqliteSessionStorage;
+
+namespace detail::sqlite {
+/// A writer's entry ids.
+using IdSet = std::unordered_set<std::string, detail::StringHash, std::equal_to<>>;
+}  // namespace detail::sqlite
 
 /// How an SQLite storage (and repository) opens its database and writes.
 struct SqliteStorageOptions {
@@ -328,6 +335,7 @@ public:
         s.lock_ = detail::sqlite::lock_session(path, header.id, s.options_.lock_wait);
         s.state_ = detail::sqlite::write_session(*s.db_, header, s.dialect_, entries);
         s.indexed_to_ = s.state_.next_seq - 1;
+        s.know_ids(entries);
         s.header_ = std::move(header);
         return s;
     }
@@ -371,6 +379,7 @@ public:
             indexed_to_ = o.indexed_to_;
             last_appended_ = std::move(o.last_appended_);
             cache_ = std::move(o.cache_);
+            ids_ = std::move(o.ids_);
         }
         return *this;
     }
@@ -401,10 +410,25 @@ public:
         append_entry(std::move(leaf));
     }
 
-    /// A fresh entry id, unique within this session.
+    /// A fresh entry id, unique within this session. A writer reads the session's ids once, at
+    /// its first call (or knows them from creating it), and then knows every id: it writes every
+    /// new one. (Asking the database each time costs a read transaction per id, dearer than the
+    /// append's own lookups.)
     [[nodiscard]] std::string create_entry_id() const {
+        if (read_only_)
+            return make_entry_id(options_.environment, [this](const std::string& id) {
+                return find_seq(id).has_value();
+            });
+        if (!ids_) {
+            detail::sqlite::IdSet ids;
+            auto& q = db_->statement("SELECT id FROM entries WHERE session_id = ?1");
+            detail::sqlite::Reset reset_q(q);
+            q.bind(1, header_.id);
+            while (q.step()) ids.emplace(q.text(0));
+            ids_ = std::move(ids);
+        }
         return make_entry_id(options_.environment,
-                             [this](const std::string& id) { return find_seq(id).has_value(); });
+                             [this](const std::string& id) { return ids_->count(id) > 0; });
     }
 
     /// Appends an entry in one transaction, committed before memory changes. already_exists /
@@ -421,6 +445,9 @@ public:
             throw SessionError(
                 ErrorCode::invalid_entry,
                 "entry of type '" + std::string(type_of(entry)) + "' has an empty id");
+        if (ids_ && ids_->count(base.id))
+            throw SessionError(ErrorCode::already_exists,
+                               "entry id '" + base.id + "' already exists in the session");
         std::string line = encode_entry(entry, dialect_);
         auto& db = *db_;
         detail::sqlite::SessionState next = state_;
@@ -458,6 +485,7 @@ public:
         if (move_words) index_pending(position);
         tx.commit();
         if (move_words) indexed_to_ = position;
+        if (ids_) ids_->insert(base.id);
         state_ = std::move(next);
         last_appended_ = {base.id, position};
         remember(position, std::make_shared<const SessionTreeEntry>(std::move(entry)));
@@ -631,6 +659,14 @@ private:
         state_ = detail::sqlite::read_state(*db_, id);
     }
 
+    // A writer that has just created its session knows its ids.
+    void know_ids(const std::vector<SessionTreeEntry>& entries) {
+        detail::sqlite::IdSet ids;
+        ids.reserve(entries.size());
+        for (const auto& e : entries) ids.emplace(id_of(e));
+        ids_ = std::move(ids);
+    }
+
     // Why the row of the entry `id` at the next position was refused, as the error to throw
     // (called in the append's transaction); returns when none of the expected reasons holds.
     void refused_append(const std::string& id) const {
@@ -755,6 +791,8 @@ private:
     // The id and position of the entry this storage appended last (an empty id: none yet).
     std::pair<std::string, std::int64_t> last_appended_;
     mutable std::unordered_map<std::int64_t, EntryHandle> cache_;
+    // A writer's entry ids, read at its first create_entry_id (none yet: not read).
+    mutable std::optional<detail::sqlite::IdSet> ids_;
 };
 
 namespace detail::sqlite {
@@ -779,6 +817,7 @@ struct Access {
         s.lock_ = lock_session(db.path(), header.id, s.options_.lock_wait);
         s.state_ = write_session(db, header, s.dialect_, entries, copy_from, copied);
         s.indexed_to_ = s.state_.next_seq - 1;
+        s.know_ids(entries);
         s.db_ = open_database(db.path(), false, false, s.options_);
         s.header_ = std::move(header);
         return s;

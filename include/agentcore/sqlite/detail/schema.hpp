@@ -119,7 +119,7 @@ inline constexpr std::int64_t entry_state_schema_version = 5;
 
 /// How many entries a session's writer leaves pending at most: the append that makes them more
 /// moves their words into search_index, in its transaction.
-inline constexpr std::int64_t search_pending_rows = 256;
+inline constexpr std::int64_t search_pending_rows = 512;
 
 /// Writes the search row of an entry (none when it has no text to search) into search_index.
 inline void index_search_row(Database& db, std::string_view session, std::int64_t seq,
