@@ -201,6 +201,10 @@ void any_search_each(const R& r, const SearchQuery& q, const SearchOptions& o,
                      const SearchHitSink& sink) {
     search_each(r, q, o, sink);
 }
+template <class R>
+SearchResult any_search(const R& r, const SearchQuery& q, const SearchOptions& o) {
+    return search(r, q, o);
+}
 
 }  // namespace detail
 
@@ -250,6 +254,11 @@ public:
                             const SearchOptions& options, const SearchHitSink& sink) {
         r.impl_->search_each(query, options, sink);
     }
+    /// The search of the repository held (a database's may read fewer candidates for a page).
+    friend SearchResult search(const AnyRepository& r, const SearchQuery& query,
+                               const SearchOptions& options = {}) {
+        return r.impl_->search(query, options);
+    }
 
 private:
     struct Concept {
@@ -264,6 +273,7 @@ private:
                                             Dialect) = 0;
         virtual void search_each(const SearchQuery&, const SearchOptions&,
                                  const SearchHitSink&) const = 0;
+        virtual SearchResult search(const SearchQuery&, const SearchOptions&) const = 0;
     };
     template <class R>
     struct Model final : Concept {
@@ -296,6 +306,9 @@ private:
         void search_each(const SearchQuery& q, const SearchOptions& o,
                          const SearchHitSink& sink) const override {
             detail::any_search_each(repo, q, o, sink);
+        }
+        SearchResult search(const SearchQuery& q, const SearchOptions& o) const override {
+            return detail::any_search(repo, q, o);
         }
         R repo;
     };

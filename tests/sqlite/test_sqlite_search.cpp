@@ -110,7 +110,7 @@ void write_old_database(const std::string& path, std::int64_t version, const std
                 .bind(3, text)
                 .run();
         if (version == 4 && !text.empty() && i < entries.size() / 2)
-            detail::sqlite::index_search_row(db, id, state.next_seq, e);
+            detail::sqlite::index_search_row(db, id, state.next_seq, e, false);
         if (version == 4 && !text.empty() && i >= entries.size() / 2)
             db.statement("INSERT INTO search_pending (session_id, seq, text) VALUES (?1, ?2, ?3)")
                 .bind(1, id)
@@ -399,6 +399,11 @@ void check_migrated(const std::string& db, std::int64_t from) {
                    "('next_seq', 'leaf_id', 'name', 'message_count', 'cost_total')") == 0);
     CHECK(count_of(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'search_pending'") == 0);
     CHECK(count_of(db, pending_rows) == 0);
+    // Every search row has the word counts of its entry's text.
+    CHECK(count_of(db, "SELECT count(*) FROM search_rows") > 0);
+    CHECK(count_of(db,
+                   "SELECT count(*) FROM search_rows WHERE words IS NULL OR base_words IS "
+                   "NULL") == 0);
     {
         auto s = open_read_only(repo, "old");
         CHECK(s.storage().entry_count() == entries.size());
@@ -510,6 +515,55 @@ TEST_CASE("pending words move into the FTS5 index every search_pending_rows appe
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
+}
+
+TEST_CASE("pages by relevance read candidates best bound first and give every page exactly",
+          "[sqlite][search]") {
+    ScratchDir dir;
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 11, 997));
+    agentcore::testing::write_search_corpus(memory, 23, 50);
+    SqliteSessionRepo sqlite(dir.file("s.db"), sqlite_search_tests::fast_options());
+    for (const auto& l : list(memory).sessions) copy_session(memory, sqlite, l.header.id);
+    // Some entries pending (no bound: read first), and rows without counts (as rows written
+    // before them: no bound either).
+    std::size_t n = 0;
+    for (const auto& l : list(sqlite).sessions)
+        if (n++ % 4 == 0) sqlite_search_tests::unindex(sqlite, l.header.id);
+    exec_raw(dir.file("s.db"), "UPDATE search_rows SET words = NULL WHERE row % 7 = 0");
+    AnyRepository any = open_repository("sqlite:" + dir.file("s.db"));
+    std::size_t paged = 0;
+    for (const std::string q :
+         {"session", "token", "login bug", "\"fixed the\"", "caf*", "deploy -timeout"}) {
+        for (const std::size_t limit : {std::size_t{1}, std::size_t{3}}) {
+            for (const SearchTextOptions text :
+                 {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
+                  SearchTextOptions{.thinking = true, .tool_result_cap = 30}}) {
+                INFO(q << " limit " << limit << " tool_results " << text.tool_results << " cap "
+                       << text.tool_result_cap);
+                SearchOptions o;
+                o.limit = limit;
+                o.text = text;
+                // The first pages, as memory gives them (and the last, where the hits end).
+                for (int page = 0; page < 6; ++page) {
+                    const SearchResult expected = search(memory, q, o);
+                    const SearchResult got = search(sqlite, q, o);
+                    const SearchResult erased = search(any, q, o);
+                    REQUIRE(got.hits.size() == expected.hits.size());
+                    REQUIRE(erased.hits.size() == expected.hits.size());
+                    for (std::size_t i = 0; i < got.hits.size(); ++i) {
+                        CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
+                        CHECK(erased.hits[i].cursor() == expected.hits[i].cursor());
+                        CHECK(got.hits[i].snippet == expected.hits[i].snippet);
+                    }
+                    REQUIRE(got.next == expected.next);
+                    if (!expected.next) break;
+                    ++paged;
+                    o.after = expected.next;
+                }
+            }
+        }
+    }
+    CHECK(paged > 100);
 }
 
 TEST_CASE("hostile queries reach FTS5 as string literals only", "[sqlite][search]") {

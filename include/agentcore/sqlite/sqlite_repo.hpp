@@ -14,12 +14,18 @@
 #include <agentcore/sqlite/sqlite_storage.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
+#include <queue>
+#include <set>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -267,15 +273,153 @@ inline std::optional<std::string> fts5_candidates(Database& db,
 
 }  // namespace detail::sqlite
 
+namespace detail::sqlite {
+
+/// An entry the index says may hold a query's words, with an upper bound of the score it can
+/// get (infinity when unknown: pending entries, rows written before the counts).
+struct SearchCandidate {
+    std::string session_id;
+    std::int64_t seq = 0;
+    double bound = std::numeric_limits<double>::infinity();
+};
+
+/// The most a hit in a text of `length` words can score for `query` in words mode: match_text's
+/// score with each term's saturating count at its limit (2.2, times 1.5 for a phrase). A hair
+/// above, so that rounding never puts a candidate below its own score.
+inline double score_bound(const SearchQuery& query, std::int64_t length) {
+    double most = 0;
+    for (const auto& term : query.terms)
+        if (!term.excluded) most += 2.2 * (term.tokens.size() > 1 ? 1.5 : 1.0);
+    return most / (1.0 + std::log1p(static_cast<double>(length) / 64.0)) * (1.0 + 1e-9);
+}
+
+/// The candidates of a query: the entries of search_index that meet every condition of `words`
+/// (matched against `match`, fts5_candidates' query; none: no entry of the index can match),
+/// and the pending entries whose words meet them. With `query`, each indexed one carries its
+/// score bound (words mode), from the word count the options read at least.
+inline std::vector<SearchCandidate> search_candidates(Database& db,
+                                                      const std::vector<IndexWord>& words,
+                                                      const std::optional<std::string>& match,
+                                                      const SearchOptions& options,
+                                                      const SearchQuery* query) {
+    std::vector<SearchCandidate> out;
+    if (match) {
+        auto& q = db.statement(
+            "SELECT r.session_id, r.seq, r.words, r.base_words FROM search_index JOIN search_rows "
+            "r ON r.row = search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR "
+            "r.session_id IN (SELECT id FROM sessions WHERE cwd = ?2))");
+        Reset reset(q);
+        q.bind(1, *match).bind_optional(2, options.cwd);
+        // The default text options read `words` words of an entry; any other options read at
+        // least `base_words` (more thinking or tool output only adds words).
+        const bool defaults = options.text.tool_results &&
+                              options.text.tool_result_cap == SearchTextOptions{}.tool_result_cap;
+        const int count_column = defaults ? 2 : 3;
+        while (q.step()) {
+            SearchCandidate c{std::string(q.text(0)), q.int64(1),
+                              std::numeric_limits<double>::infinity()};
+            if (query && !q.is_null(count_column))
+                c.bound = score_bound(*query, q.int64(count_column));
+            out.push_back(std::move(c));
+        }
+    }
+    // The entries whose words are not yet in search_index (after their session's indexed_to):
+    // their words are checked as the index would check them. CROSS JOIN keeps the sessions
+    // outside: one range of the primary key each, not a scan of the entries. A line that cannot
+    // be decoded is a candidate: reading it reports it.
+    auto& q = db.statement(
+        "SELECT e.session_id, e.seq, e.line, s.dialect FROM sessions s CROSS JOIN entries e ON "
+        "e.session_id = s.id AND e.seq > s.indexed_to WHERE ?1 IS NULL OR s.cwd = ?1");
+    Reset reset(q);
+    q.bind_optional(1, options.cwd);
+    while (q.step()) {
+        bool holds = true;
+        try {
+            holds = index_text_holds(
+                words, search_index_text(decode_entry(q.text(2), dialect_of_column(q.int64(3)))));
+        } catch (const SessionError&) {
+        }
+        if (holds)
+            out.push_back(SearchCandidate{std::string(q.text(0)), q.int64(1),
+                                          std::numeric_limits<double>::infinity()});
+    }
+    return out;
+}
+
+/// What a search needs of a session: its header, name and dialect, read once.
+struct SearchedSession {
+    bool found = false;   ///< false: removed since the index was asked (skipped)
+    bool passes = false;  ///< the session filters of the options let it through
+    SessionHeader header;
+    std::string name;
+    Dialect dialect = Dialect::native;
+};
+
+inline SearchedSession searched_session(const SqliteSessionRepo& repo, const std::string& id,
+                                        const SearchOptions& options) {
+    auto& db = repo.database();
+    SearchedSession out;
+    {
+        auto& s = db.statement("SELECT header, dialect FROM sessions WHERE id = ?1");
+        Reset reset(s);
+        s.bind(1, id);
+        if (!s.step()) return out;
+        out.found = true;
+        try {
+            out.header = decode_header(s.text(0));
+        } catch (const SessionError& e) {
+            throw SessionError(ErrorCode::invalid_session,
+                               "session '" + id + "' in database '" + repo.path() +
+                                   "': header: " + std::string(e.detail()),
+                               ErrorLocation{.session = id});
+        }
+        out.dialect = dialect_of_column(s.int64(1));
+    }
+    out.name = session_name(db, id).value_or("");
+    out.passes = session_passes(options, out.header, out.name);
+    return out;
+}
+
+/// Reads one candidate entry and gives its hit, if it is one, to `sink` (returns false when the
+/// sink stopped). Only the entry's text fields are read (SearchLineReader), as in a JSONL scan.
+/// A line the codec refuses: invalid_entry naming session and position, never the text.
+inline bool search_candidate(const SqliteSessionRepo& repo, const SearchQuery& query,
+                             const SearchOptions& options, const SearchedSession& session,
+                             SearchLineReader& reader, SearchLineFields& fields,
+                             const std::string& session_id, std::int64_t seq,
+                             const SearchHitSink& sink) {
+    auto& e =
+        repo.database().statement("SELECT line FROM entries WHERE session_id = ?1 AND seq = ?2");
+    Reset reset(e);
+    e.bind(1, session_id).bind(2, seq);
+    if (!e.step()) return true;
+    const std::string_view line = e.text(0);
+    const auto fail = [&](const std::string& why) {
+        std::string what = "session '";
+        what.append(session_id).append("' in database '").append(repo.path());
+        what.append("' entry ").append(std::to_string(seq)).append(": ").append(why);
+        throw SessionError(
+            ErrorCode::invalid_entry, what,
+            ErrorLocation{.session = session_id, .seq = static_cast<std::uint64_t>(seq)});
+    };
+    ScannedEntry scanned;
+    std::string reason;
+    if (!JsonScanner::scan_entry(line, session.dialect, scanned, reason)) fail(reason);
+    return search_entry_line(query, options, reader, fields, line, session.dialect, session.header,
+                             session.name, static_cast<std::uint64_t>(seq - 1), sink, fail);
+}
+
+}  // namespace detail::sqlite
+
 /// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
 /// search_each in search.hpp). The FTS5 index of words (`search_index`, and the words of each
 /// session's entries not yet moved into it, read from their lines) gives the entries that meet
 /// every condition of detail::index_words: they hold the query's words and prefixes, and words
-/// containing the parts of words of substring terms (looked up in the index's list of words). Each
-/// of them is read, decoded and judged by the matcher of search.hpp, so the hits are those of every
-/// other repository. A query that gives no condition (`a*`, a substring term inside words that too
-/// many words of the index contain) reads every session that passes the cwd filter. Terms reach
-/// FTS5 only as string literals in a bound parameter.
+/// containing the parts of words of substring terms (looked up in the index's list of words).
+/// Each of them is read, decoded and judged by the matcher of search.hpp, so the hits are those
+/// of every other repository. A query that gives no condition (`a*`, a substring term inside
+/// words that too many words of the index contain) reads every session that passes the cwd
+/// filter. Terms reach FTS5 only as string literals in a bound parameter.
 ///
 /// Complexity: one index query (and one pass over the index's words per part of a word), then
 /// one read per candidate entry.
@@ -290,98 +434,97 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
         search_each<SqliteSessionRepo>(repo, query, options, sink);
         return;
     }
-    std::vector<std::pair<std::string, std::int64_t>> candidates;
-    if (match) {
-        auto& q = db.statement(
-            "SELECT r.session_id, r.seq FROM search_index JOIN search_rows r ON r.row = "
-            "search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR r.session_id IN "
-            "(SELECT id FROM sessions WHERE cwd = ?2))");
-        detail::sqlite::Reset reset(q);
-        q.bind(1, *match).bind_optional(2, options.cwd);
-        while (q.step()) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
-    }
-    {
-        // The entries whose words are not yet in search_index (after their session's
-        // indexed_to): their words are checked as the index would check them. CROSS JOIN keeps
-        // the sessions outside: one range of the primary key each, not a scan of the entries. A line that
-        // cannot be decoded is a candidate: reading it reports it.
-        auto& q = db.statement(
-            "SELECT e.session_id, e.seq, e.line, s.dialect FROM sessions s CROSS JOIN entries e "
-            "ON e.session_id = s.id AND e.seq > s.indexed_to WHERE ?1 IS NULL OR s.cwd = ?1");
-        detail::sqlite::Reset reset(q);
-        q.bind_optional(1, options.cwd);
-        while (q.step()) {
-            bool holds = true;
-            try {
-                holds = detail::index_text_holds(
-                    words, search_index_text(decode_entry(
-                               q.text(2), detail::sqlite::dialect_of_column(q.int64(3)))));
-            } catch (const SessionError&) {
-            }
-            if (holds) candidates.emplace_back(std::string(q.text(0)), q.int64(1));
-        }
-    }
-    std::sort(candidates.begin(), candidates.end());
-    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    std::vector<detail::sqlite::SearchCandidate> candidates =
+        detail::sqlite::search_candidates(db, words, match, options, nullptr);
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        return std::tie(a.session_id, a.seq) < std::tie(b.session_id, b.seq);
+    });
     detail::SearchLineFields fields;
     std::size_t i = 0;
     while (i < candidates.size()) {
-        const std::string& session_id = candidates[i].first;
+        const std::string session_id = candidates[i].session_id;
         std::size_t end = i;
-        while (end < candidates.size() && candidates[end].first == session_id) ++end;
-        SessionHeader header;
-        std::string name;
-        Dialect dialect = Dialect::native;
-        bool found = false;
-        {
-            auto& s = db.statement("SELECT header, dialect FROM sessions WHERE id = ?1");
-            detail::sqlite::Reset reset(s);
-            s.bind(1, session_id);
-            if (s.step()) {
-                found = true;
-                try {
-                    header = decode_header(s.text(0));
-                } catch (const SessionError& e) {
-                    throw SessionError(ErrorCode::invalid_session,
-                                       "session '" + session_id + "' in database '" + repo.path() +
-                                           "': header: " + std::string(e.detail()),
-                                       ErrorLocation{.session = session_id});
-                }
-                if (s.int64(1) == static_cast<std::int64_t>(Dialect::pi)) dialect = Dialect::pi;
-            }
-        }
-        if (found) name = detail::sqlite::session_name(db, session_id).value_or("");
-        // A session removed since the index was asked is skipped, as in every repository.
-        if (found && detail::session_passes(options, header, name)) {
-            detail::SearchLineReader reader(dialect, options.text);
+        while (end < candidates.size() && candidates[end].session_id == session_id) ++end;
+        const detail::sqlite::SearchedSession session =
+            detail::sqlite::searched_session(repo, session_id, options);
+        if (session.found && session.passes) {
+            detail::SearchLineReader reader(session.dialect, options.text);
             for (; i < end; ++i) {
-                const std::int64_t seq = candidates[i].second;
-                auto& e =
-                    db.statement("SELECT line FROM entries WHERE session_id = ?1 AND seq = ?2");
-                detail::sqlite::Reset reset(e);
-                e.bind(1, session_id).bind(2, seq);
-                if (!e.step()) continue;
-                const std::string_view line = e.text(0);
-                const auto fail = [&](const std::string& why) {
-                    std::string what = "session '";
-                    what.append(session_id).append("' in database '").append(repo.path());
-                    what.append("' entry ").append(std::to_string(seq)).append(": ").append(why);
-                    throw SessionError(ErrorCode::invalid_entry, what,
-                                       ErrorLocation{.session = session_id,
-                                                     .seq = static_cast<std::uint64_t>(seq)});
-                };
-                detail::ScannedEntry scanned;
-                std::string reason;
-                if (!detail::JsonScanner::scan_entry(line, dialect, scanned, reason)) fail(reason);
-                // Only the entry's text fields are read (SearchLineReader), as in a JSONL scan.
-                if (!detail::search_entry_line(query, options, reader, fields, line, dialect,
-                                               header, name, static_cast<std::uint64_t>(seq - 1),
-                                               sink, fail))
+                // The same entry may be pending and indexed (a writer's move under way).
+                if (i > 0 && candidates[i - 1].session_id == session_id &&
+                    candidates[i - 1].seq == candidates[i].seq)
+                    continue;
+                if (!detail::sqlite::search_candidate(repo, query, options, session, reader, fields,
+                                                      session_id, candidates[i].seq, sink))
                     return;
             }
         }
         i = end;
     }
+}
+
+/// The page of hits of `query` that the options ask for (search in search.hpp: the same hits,
+/// order and cursor as every repository). In relevance order of a words query, the candidates
+/// are read best bound first (each indexed entry's score bound, from its word count), and the
+/// reading stops once the page and one hit more are found and no candidate left can score as
+/// much as the last of them: the best hits of a word that thousands of entries hold cost the
+/// reading of the few whose texts are short enough to compete. Other orders and modes read
+/// every candidate (search_each).
+///
+/// Complexity: the index query, then one read per candidate whose bound reaches the page.
+inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& query,
+                           const SearchOptions& options = {}) {
+    detail::check_search_options(options);
+    auto& db = repo.database();
+    const std::vector<detail::IndexWord> words = detail::index_words(query);
+    const std::optional<std::string> match =
+        words.empty() ? std::string() : detail::sqlite::fts5_candidates(db, words);
+    std::vector<SearchHit> hits;
+    const auto keep = [&hits](SearchHit&& h) {
+        hits.push_back(std::move(h));
+        return true;
+    };
+    if (options.order != SearchOrder::relevance || query.mode != SearchMode::words ||
+        (match && match->empty())) {
+        search_each(repo, query, options, keep);
+        return detail::page_hits(std::move(hits), options);
+    }
+    std::vector<detail::sqlite::SearchCandidate> candidates =
+        detail::sqlite::search_candidates(db, words, match, options, &query);
+    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
+        if (a.bound != b.bound) return a.bound > b.bound;
+        return std::tie(a.session_id, a.seq) < std::tie(b.session_id, b.seq);
+    });
+    // The scores of the best `wanted` hits after the cursor, the least on top.
+    const std::size_t wanted =
+        options.limit < std::numeric_limits<std::size_t>::max() ? options.limit + 1 : options.limit;
+    std::priority_queue<double, std::vector<double>, std::greater<>> best;
+    std::map<std::string, detail::sqlite::SearchedSession, std::less<>> sessions;
+    std::set<std::pair<std::string, std::int64_t>> read;
+    detail::SearchLineFields fields;
+    for (const auto& c : candidates) {
+        if (best.size() >= wanted && c.bound < best.top()) break;
+        if (!read.emplace(c.session_id, c.seq).second) continue;
+        auto it = sessions.find(c.session_id);
+        if (it == sessions.end())
+            it = sessions
+                     .emplace(c.session_id,
+                              detail::sqlite::searched_session(repo, c.session_id, options))
+                     .first;
+        const detail::sqlite::SearchedSession& session = it->second;
+        if (!session.found || !session.passes) continue;
+        detail::SearchLineReader reader(session.dialect, options.text);
+        detail::sqlite::search_candidate(
+            repo, query, options, session, reader, fields, c.session_id, c.seq, [&](SearchHit&& h) {
+                if (options.after && !detail::hit_before(*options.after, h.cursor(), options.order))
+                    return true;
+                best.push(h.score);
+                if (best.size() > wanted) best.pop();
+                hits.push_back(std::move(h));
+                return true;
+            });
+    }
+    return detail::page_hits(std::move(hits), options);
 }
 
 static_assert(SessionRepository<SqliteSessionRepo>);

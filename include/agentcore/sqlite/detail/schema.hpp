@@ -89,7 +89,10 @@ inline constexpr const char* migrations[] = {
     // rows: the stats after each entry, and the name a session_info entry sets in its label
     // column (fill_entry_state writes both for the stored entries). search_pending's rows are
     // moved into the index and the table dropped: the entries after sessions.indexed_to are
-    // the pending ones.
+    // the pending ones. Each search row keeps the number of words of its entry's text as the
+    // default text options and as every text option search it (search_word_counts): a bound of
+    // its score, so that the best hits of a common word are found without reading every entry
+    // that holds it.
     "INSERT INTO search_rows (session_id, seq) SELECT session_id, seq FROM search_pending ORDER "
     "BY row;"
     "INSERT INTO search_index (rowid, text) SELECT r.row, p.text FROM search_pending p JOIN "
@@ -100,6 +103,8 @@ inline constexpr const char* migrations[] = {
     "ALTER TABLE entries ADD COLUMN uncached_tokens INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE entries ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;"
     "ALTER TABLE entries ADD COLUMN cost_total REAL NOT NULL DEFAULT 0;"
+    "ALTER TABLE search_rows ADD COLUMN words INTEGER;"
+    "ALTER TABLE search_rows ADD COLUMN base_words INTEGER;"
     "ALTER TABLE sessions ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0;"
     "UPDATE sessions SET indexed_to = next_seq - 1;"
     "ALTER TABLE sessions DROP COLUMN next_seq; ALTER TABLE sessions DROP COLUMN leaf_id;"
@@ -121,15 +126,49 @@ inline constexpr std::int64_t entry_state_schema_version = 5;
 /// moves their words into search_index, in its transaction.
 inline constexpr std::int64_t search_pending_rows = 512;
 
+/// How many words (detail::tokenize_for_search, as the matcher counts them for a score) an
+/// entry's text has as a search reads it: `words` with the default SearchTextOptions, `base`
+/// with neither thinking nor tool results (the least any options read). More thinking or a
+/// larger cap only add words, so these bound the length below, and the score above.
+struct SearchWordCounts {
+    std::int64_t words = 0;
+    std::int64_t base = 0;
+};
+
+inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
+    SearchWordCounts out;
+    out.words = static_cast<std::int64_t>(
+        detail::tokenize_for_search(search_text_of(entry, SearchTextOptions{})).size());
+    SearchTextOptions base;
+    base.tool_results = false;
+    out.base =
+        static_cast<std::int64_t>(detail::tokenize_for_search(search_text_of(entry, base)).size());
+    return out;
+}
+
 /// Writes the search row of an entry (none when it has no text to search) into search_index.
+/// `counts`: with its word counts (schema version 5 on; the migration to version 4 writes rows
+/// without them, which the migration to 5 then fills in).
 inline void index_search_row(Database& db, std::string_view session, std::int64_t seq,
-                             const SessionTreeEntry& entry) {
+                             const SessionTreeEntry& entry, bool counts = true) {
     const std::string text = search_index_text(entry);
     if (text.empty()) return;
-    db.statement("INSERT INTO search_rows (session_id, seq) VALUES (?1, ?2)")
-        .bind(1, session)
-        .bind(2, seq)
-        .run();
+    if (counts) {
+        const SearchWordCounts c = search_word_counts(entry);
+        db.statement(
+              "INSERT INTO search_rows (session_id, seq, words, base_words) VALUES (?1, ?2, ?3, "
+              "?4)")
+            .bind(1, session)
+            .bind(2, seq)
+            .bind(3, c.words)
+            .bind(4, c.base)
+            .run();
+    } else {
+        db.statement("INSERT INTO search_rows (session_id, seq) VALUES (?1, ?2)")
+            .bind(1, session)
+            .bind(2, seq)
+            .run();
+    }
     db.statement("INSERT INTO search_index (rowid, text) VALUES (?1, ?2)")
         .bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db.handle())))
         .bind(2, text)
@@ -182,7 +221,7 @@ inline void fill_search_rows(Database& db) {
         } catch (const SessionError&) {
             continue;
         }
-        index_search_row(db, q.text(0), q.int64(1), *entry);
+        index_search_row(db, q.text(0), q.int64(1), *entry, false);
     }
 }
 
@@ -194,9 +233,9 @@ inline std::optional<std::string> name_set_by(const SessionInfoEntry& info) {
 }
 
 /// Writes the state columns of every stored entry (the migration to
-/// entry_state_schema_version): the session's stats after it, and the name a session_info entry
-/// sets. A session at a time, its rows read before any is written. A line the codec cannot read
-/// adds nothing to the stats.
+/// entry_state_schema_version): the session's stats after it, the name a session_info entry
+/// sets, and its search row's word counts. A session at a time, its rows read before any is
+/// written. A line the codec cannot read adds nothing to the stats.
 inline void fill_entry_state(Database& db) {
     std::vector<std::pair<std::string, Dialect>> sessions;
     {
@@ -210,6 +249,7 @@ inline void fill_entry_state(Database& db) {
         SessionStats stats;
         std::optional<std::string> name;
         bool info;
+        std::optional<SearchWordCounts> counts;
     };
     for (const auto& [id, dialect] : sessions) {
         std::vector<Row> rows;
@@ -220,10 +260,11 @@ inline void fill_entry_state(Database& db) {
             q.bind(1, id);
             SessionStats stats;
             while (q.step()) {
-                Row row{q.int64(0), {}, std::nullopt, false};
+                Row row{q.int64(0), {}, std::nullopt, false, std::nullopt};
                 try {
                     const SessionTreeEntry entry = decode_entry(q.text(1), dialect);
                     stats.add(entry);
+                    row.counts = search_word_counts(entry);
                     if (const auto* info = std::get_if<SessionInfoEntry>(&entry)) {
                         row.info = true;
                         row.name = name_set_by(*info);
@@ -249,6 +290,15 @@ inline void fill_entry_state(Database& db) {
                 .bind(8, static_cast<std::int64_t>(row.info))
                 .bind_optional(9, row.name)
                 .run();
+            if (row.counts)
+                db.statement(
+                      "UPDATE search_rows SET words = ?3, base_words = ?4 WHERE session_id = ?1 "
+                      "AND seq = ?2")
+                    .bind(1, id)
+                    .bind(2, row.seq)
+                    .bind(3, row.counts->words)
+                    .bind(4, row.counts->base)
+                    .run();
         }
     }
 }
