@@ -432,7 +432,8 @@ int main(int argc, char** argv) {
         // The index's tables become views that discard what is written to them.
         sql_exec(without,
                  "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows;"
-                 "CREATE VIEW search_rows (row, session_id, seq) AS SELECT 0, '', 0 WHERE 0;"
+                 "CREATE VIEW search_rows (row, session_id, seq, words, base_words) AS SELECT 0, "
+                 "'', 0, 0, 0 WHERE 0;"
                  "CREATE TRIGGER search_rows_discard INSTEAD OF INSERT ON search_rows BEGIN "
                  "SELECT 1; END;"
                  "CREATE VIEW search_index (rowid, text) AS SELECT 0, '' WHERE 0;"

@@ -174,7 +174,8 @@ AppendFigures append_and_bare_ms(const std::string& db_path, bool durable, bool 
     if (!words) {
         repo.database().exec(
             "DROP TABLE search_vocab; DROP TABLE search_index; DROP TABLE search_rows;"
-            "CREATE VIEW search_rows (row, session_id, seq) AS SELECT 0, '', 0 WHERE 0;"
+            "CREATE VIEW search_rows (row, session_id, seq, words, base_words) AS SELECT 0, '', 0, "
+            "0, 0 WHERE 0;"
             "CREATE TRIGGER search_rows_discard INSTEAD OF INSERT ON search_rows BEGIN SELECT 1; "
             "END;"
             "CREATE VIEW search_index (rowid, text) AS SELECT 0, '' WHERE 0;"

@@ -57,6 +57,7 @@ void unindex(SqliteSessionRepo& repo, const std::string& id) {
     detail::sqlite::remove_search_rows(db, id);
     db.statement("DELETE FROM search_rows WHERE session_id = ?1").bind(1, id).run();
     db.statement("UPDATE sessions SET indexed_to = 0 WHERE id = ?1").bind(1, id).run();
+    db.statement("INSERT OR IGNORE INTO search_pending_sessions VALUES (?1)").bind(1, id).run();
     tx.commit();
 }
 
@@ -184,6 +185,8 @@ using sqlite_search_tests::keys_of;
 constexpr const char* pending_rows =
     "SELECT count(*) FROM sessions s JOIN entries e ON e.session_id = s.id AND e.seq > "
     "s.indexed_to";
+// The sessions listed as having pending entries.
+constexpr const char* pending_sessions = "SELECT count(*) FROM search_pending_sessions";
 
 TEST_CASE("SQLite, JSONL and memory give the same hits, order, snippets and pages on one corpus",
           "[sqlite][search]") {
@@ -296,8 +299,10 @@ TEST_CASE("the index follows appends, forks, imports and removes, in their trans
     // closes).
     append_thinking_level_change(s, "high");
     CHECK(count_of(db, pending_rows) == 2);
+    CHECK(count_of(db, pending_sessions) == 1);
     s = create(repo, CreateOptions{std::string("other"), "/w", {}, std::nullopt});
     CHECK(count_of(db, pending_rows) == 0);
+    CHECK(count_of(db, pending_sessions) == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 1);
     CHECK(count_of(db, "SELECT indexed_to FROM sessions WHERE id = 'a'") == 2);
     CHECK(keys_of(repo, "zanzibar").size() == 1);
@@ -399,6 +404,7 @@ void check_migrated(const std::string& db, std::int64_t from) {
                    "('next_seq', 'leaf_id', 'name', 'message_count', 'cost_total')") == 0);
     CHECK(count_of(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'search_pending'") == 0);
     CHECK(count_of(db, pending_rows) == 0);
+    CHECK(count_of(db, pending_sessions) == 0);
     // Every search row has the word counts of its entry's text.
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") > 0);
     CHECK(count_of(db,
@@ -476,6 +482,7 @@ TEST_CASE("pending words move into the FTS5 index every search_pending_rows appe
                     "entry w" + std::to_string(i) + " of getUserById" + std::to_string(i), 1, {}}));
         CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(n));
         CHECK(count_of(db, pending_rows) == 10);
+        CHECK(count_of(db, pending_sessions) == 1);
         // Moved and pending entries are found alike, by words, prefixes and parts of words.
         const auto one = [&](std::size_t i) {
             return std::vector<std::pair<std::string, std::string>>{{"p", ids[i]}};
@@ -491,14 +498,16 @@ TEST_CASE("pending words move into the FTS5 index every search_pending_rows appe
     }
     // The writer closed: nothing pending.
     CHECK(count_of(db, pending_rows) == 0);
+    CHECK(count_of(db, pending_sessions) == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == static_cast<std::int64_t>(n + 10));
     CHECK(keys_of(repo, "entry").size() == n + 10);
     // A pending line damaged by hand is reported by any search, naming session and position.
     {
         auto s = open(repo, "p");
         append_message(s, UserMessage{"one more", 1, {}});
-        exec_raw(db, "UPDATE entries SET line = '{\"type\":' WHERE session_id = 'p' AND seq = " +
-                         std::to_string(n + 11));
+        const std::string at = "session_id = 'p' AND seq = " + std::to_string(n + 11);
+        exec_raw(db, "CREATE TABLE saved AS SELECT line FROM entries WHERE " + at +
+                         "; UPDATE entries SET line = '{\"type\":' WHERE " + at);
         try {
             search(repo, "entry");
             FAIL("no error");
@@ -507,11 +516,19 @@ TEST_CASE("pending words move into the FTS5 index every search_pending_rows appe
             CHECK(std::string(e.what()).find("entry " + std::to_string(n + 11)) !=
                   std::string::npos);
         }
-        exec_raw(db,
-                 "DELETE FROM entries WHERE session_id = 'p' AND seq = " + std::to_string(n + 11));
+        exec_raw(db, "UPDATE entries SET line = (SELECT line FROM saved) WHERE " + at +
+                         "; DROP TABLE saved");
+        CHECK(keys_of(repo, "more").size() == 1);
     }
-    // The words FTS5 was given are taken out again with the session.
-    remove(repo, "p");
+    CHECK(keys_of(repo, "more").size() == 1);  // moved into the index at the close
+    // The words FTS5 was given are taken out again with the session, and its pending mark.
+    {
+        auto s = open(repo, "p");
+        append_message(s, UserMessage{"pending at the remove", 1, {}});
+        CHECK(count_of(db, pending_sessions) == 1);
+        remove(repo, "p");
+    }
+    CHECK(count_of(db, pending_sessions) == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");

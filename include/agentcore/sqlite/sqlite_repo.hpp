@@ -323,13 +323,15 @@ inline std::vector<SearchCandidate> search_candidates(Database& db,
             out.push_back(std::move(c));
         }
     }
-    // The entries whose words are not yet in search_index (after their session's indexed_to):
-    // their words are checked as the index would check them. CROSS JOIN keeps the sessions
-    // outside: one range of the primary key each, not a scan of the entries. A line that cannot
-    // be decoded is a candidate: reading it reports it.
+    // The entries whose words are not yet in search_index (after their session's indexed_to,
+    // in the sessions of search_pending_sessions): their words are checked as the index would
+    // check them. CROSS JOIN keeps that order: one range of the primary key per session with
+    // pending entries, not a scan of the entries. A line that cannot be decoded is a candidate:
+    // reading it reports it.
     auto& q = db.statement(
-        "SELECT e.session_id, e.seq, e.line, s.dialect FROM sessions s CROSS JOIN entries e ON "
-        "e.session_id = s.id AND e.seq > s.indexed_to WHERE ?1 IS NULL OR s.cwd = ?1");
+        "SELECT e.session_id, e.seq, e.line, s.dialect FROM search_pending_sessions p CROSS JOIN "
+        "sessions s ON s.id = p.session_id CROSS JOIN entries e ON e.session_id = s.id AND e.seq "
+        "> s.indexed_to WHERE ?1 IS NULL OR s.cwd = ?1");
     Reset reset(q);
     q.bind_optional(1, options.cwd);
     while (q.step()) {

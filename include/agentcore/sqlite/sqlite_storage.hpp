@@ -482,7 +482,14 @@ public:
             throw;
         }
         const bool move_words = position - indexed_to_ >= detail::sqlite::search_pending_rows;
-        if (move_words) index_pending(position);
+        if (move_words) {
+            index_pending(position);
+        } else if (position == indexed_to_ + 1) {
+            // The session's first pending entry: searches are to look at it.
+            db.statement("INSERT OR IGNORE INTO search_pending_sessions (session_id) VALUES (?1)")
+                .bind(1, header_.id)
+                .run();
+        }
         tx.commit();
         if (move_words) indexed_to_ = position;
         if (ids_) ids_->insert(base.id);
@@ -699,8 +706,9 @@ private:
                                "entry id '" + id + "' already exists in the session");
     }
 
-    // Moves the words of the entries after indexed_to_ up to `last` into search_index and
-    // records it in the session's row, in the caller's transaction. A line the codec cannot
+    // Moves the words of the entries after indexed_to_ up to `last` (the last entry) into
+    // search_index and records it in the session's row (and that nothing is pending), in the
+    // caller's transaction. A line the codec cannot
     // read gets no row (a search reports it when it reads it).
     void index_pending(std::int64_t last) {
         auto& db = *db_;
@@ -730,6 +738,9 @@ private:
         db.statement("UPDATE sessions SET indexed_to = ?2 WHERE id = ?1")
             .bind(1, header_.id)
             .bind(2, last)
+            .run();
+        db.statement("DELETE FROM search_pending_sessions WHERE session_id = ?1")
+            .bind(1, header_.id)
             .run();
     }
 

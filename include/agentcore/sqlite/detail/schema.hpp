@@ -13,7 +13,8 @@
 // index of the words of its search_index_text (search.hpp) under that number. The index keeps no
 // copy of the text (contentless). The entries after `indexed_to` are pending: their words are
 // moved into the index every search_pending_rows appends and when the writer closes, and a
-// search reads them from their lines.
+// search reads them from their lines; `search_pending_sessions` lists the sessions that have
+// pending entries, so that a search looks at those sessions only.
 
 #include <agentcore/codec.hpp>
 #include <agentcore/entries.hpp>
@@ -89,7 +90,8 @@ inline constexpr const char* migrations[] = {
     // rows: the stats after each entry, and the name a session_info entry sets in its label
     // column (fill_entry_state writes both for the stored entries). search_pending's rows are
     // moved into the index and the table dropped: the entries after sessions.indexed_to are
-    // the pending ones. Each search row keeps the number of words of its entry's text as the
+    // the pending ones, and search_pending_sessions lists the sessions that have some (written
+    // by the append that makes the first, emptied by the move). Each search row keeps the number of words of its entry's text as the
     // default text options and as every text option search it (search_word_counts): a bound of
     // its score, so that the best hits of a common word are found without reading every entry
     // that holds it.
@@ -106,6 +108,8 @@ inline constexpr const char* migrations[] = {
     "ALTER TABLE search_rows ADD COLUMN words INTEGER;"
     "ALTER TABLE search_rows ADD COLUMN base_words INTEGER;"
     "ALTER TABLE sessions ADD COLUMN indexed_to INTEGER NOT NULL DEFAULT 0;"
+    "CREATE TABLE search_pending_sessions (session_id TEXT PRIMARY KEY REFERENCES sessions(id) "
+    "ON DELETE CASCADE) STRICT, WITHOUT ROWID;"
     "UPDATE sessions SET indexed_to = next_seq - 1;"
     "ALTER TABLE sessions DROP COLUMN next_seq; ALTER TABLE sessions DROP COLUMN leaf_id;"
     "ALTER TABLE sessions DROP COLUMN name; ALTER TABLE sessions DROP COLUMN message_count;"
