@@ -91,7 +91,8 @@ inline constexpr const char* migrations[] = {
     // column (fill_entry_state writes both for the stored entries). search_pending's rows are
     // moved into the index and the table dropped: the entries after sessions.indexed_to are
     // the pending ones, and search_pending_sessions lists the sessions that have some (written
-    // by the append that makes the first, emptied by the move). Each search row keeps the number of words of its entry's text as the
+    // by the append that makes the first, emptied by the move). Each search row keeps the number of
+    // words of its entry's text as the
     // default text options and as every text option search it (search_word_counts): a bound of
     // its score, so that the best hits of a common word are found without reading every entry
     // that holds it.
@@ -143,10 +144,16 @@ inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
     SearchWordCounts out;
     out.words = static_cast<std::int64_t>(
         detail::tokenize_for_search(search_text_of(entry, SearchTextOptions{})).size());
-    SearchTextOptions base;
-    base.tool_results = false;
-    out.base =
-        static_cast<std::int64_t>(detail::tokenize_for_search(search_text_of(entry, base)).size());
+    out.base = out.words;
+    // Only tool results and shell output are read by the defaults and not by every option.
+    const AgentMessage* m = message_of(entry);
+    if (m && (std::holds_alternative<ToolResultMessage>(*m) ||
+              std::holds_alternative<BashExecutionMessage>(*m))) {
+        SearchTextOptions base;
+        base.tool_results = false;
+        out.base = static_cast<std::int64_t>(
+            detail::tokenize_for_search(search_text_of(entry, base)).size());
+    }
     return out;
 }
 
