@@ -122,23 +122,18 @@ void write_old_database(const std::string& path, std::int64_t version, const std
         detail::sqlite::advance(state, e);
     }
     // The session's row goes in last here (no foreign keys on this connection).
-    db.statement(
-          "INSERT INTO sessions (id, created, cwd, dialect, header, next_seq, leaf_id, name, "
-          "message_count, cached_tokens, uncached_tokens, total_tokens, cost_total) VALUES (?1, "
-          "?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)")
-        .bind(1, id)
+    auto& insert = db.statement(
+        "INSERT INTO sessions (id, created, cwd, dialect, header, next_seq, leaf_id, name, "
+        "message_count, cached_tokens, uncached_tokens, total_tokens, cost_total) VALUES (?1, "
+        "?2, ?3, 0, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+    insert.bind(1, id)
         .bind(2, header.timestamp)
         .bind(3, header.cwd)
         .bind(4, encode_header(header, Dialect::native))
         .bind(5, state.next_seq)
         .bind_optional(6, state.leaf)
-        .bind_optional(7, state.name)
-        .bind(8, static_cast<std::int64_t>(state.stats.message_count))
-        .bind(9, state.stats.cached_tokens)
-        .bind(10, state.stats.uncached_tokens)
-        .bind(11, state.stats.total_tokens)
-        .bind(12, state.stats.cost_total)
-        .run();
+        .bind_optional(7, state.name);
+    detail::sqlite::bind_stats(insert, 8, state.stats).run();
 }
 
 // Entries of every kind the old rows keep state for: messages with usage, a name set and

@@ -234,21 +234,16 @@ inline void insert_entry_row(Database& db, std::string_view session, std::int64_
                              const SessionTreeEntry& entry, std::optional<std::int64_t> parent_seq,
                              std::string_view line, const SessionStats& after) {
     const EntryRow row = row_of(entry);
-    db.statement(insert_entry_sql)
-        .bind(1, session)
+    auto& insert = db.statement(insert_entry_sql);
+    insert.bind(1, session)
         .bind(2, seq)
         .bind(3, id_of(entry))
         .bind_optional(4, parent_seq)
         .bind(5, type_of(entry))
         .bind_optional(6, row.target)
         .bind_optional(7, row.label)
-        .bind(8, line)
-        .bind(9, static_cast<std::int64_t>(after.message_count))
-        .bind(10, after.cached_tokens)
-        .bind(11, after.uncached_tokens)
-        .bind(12, after.total_tokens)
-        .bind(13, after.cost_total)
-        .run();
+        .bind(8, line);
+    bind_stats(insert, 9, after).run();
 }
 
 /// Writes a new session's row and its entries (in order, each checked as an append would be) in

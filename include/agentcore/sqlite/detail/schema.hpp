@@ -186,6 +186,16 @@ inline void index_search_row(Database& db, std::string_view session, std::int64_
         .run();
 }
 
+/// Binds a session's stats to five parameters from `first` on, in the order of the entries'
+/// columns: message_count, cached_tokens, uncached_tokens, total_tokens, cost_total.
+inline Statement& bind_stats(Statement& q, int first, const SessionStats& stats) {
+    return q.bind(first, static_cast<std::int64_t>(stats.message_count))
+        .bind(first + 1, stats.cached_tokens)
+        .bind(first + 2, stats.uncached_tokens)
+        .bind(first + 3, stats.total_tokens)
+        .bind(first + 4, stats.cost_total);
+}
+
 inline Dialect dialect_of_column(std::int64_t value) noexcept {
     return value == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
 }
@@ -287,17 +297,11 @@ inline void fill_entry_state(Database& db) {
             }
         }
         for (const Row& row : rows) {
-            db.statement(
-                  "UPDATE entries SET message_count = ?3, cached_tokens = ?4, uncached_tokens = ?5,"
-                  " total_tokens = ?6, cost_total = ?7, label = CASE WHEN ?8 THEN ?9 ELSE label END"
-                  " WHERE session_id = ?1 AND seq = ?2")
-                .bind(1, id)
-                .bind(2, row.seq)
-                .bind(3, static_cast<std::int64_t>(row.stats.message_count))
-                .bind(4, row.stats.cached_tokens)
-                .bind(5, row.stats.uncached_tokens)
-                .bind(6, row.stats.total_tokens)
-                .bind(7, row.stats.cost_total)
+            auto& update = db.statement(
+                "UPDATE entries SET message_count = ?3, cached_tokens = ?4, uncached_tokens = ?5,"
+                " total_tokens = ?6, cost_total = ?7, label = CASE WHEN ?8 THEN ?9 ELSE label END"
+                " WHERE session_id = ?1 AND seq = ?2");
+            bind_stats(update.bind(1, id).bind(2, row.seq), 3, row.stats)
                 .bind(8, static_cast<std::int64_t>(row.info))
                 .bind_optional(9, row.name)
                 .run();
