@@ -438,7 +438,11 @@ int main(int argc, char** argv) {
                  "SELECT 1; END;"
                  "CREATE VIEW search_index (rowid, text) AS SELECT 0, '' WHERE 0;"
                  "CREATE TRIGGER search_index_discard INSTEAD OF INSERT ON search_index BEGIN "
-                 "SELECT 1; END;");
+                 "SELECT 1; END;"
+                 "DROP TABLE search_repeats;"
+                 "CREATE VIEW search_repeats (rowid, marks) AS SELECT 0, '' WHERE 0;"
+                 "CREATE TRIGGER search_repeats_discard INSTEAD OF INSERT ON search_repeats "
+                 "BEGIN SELECT 1; END;");
         with_samples.add(append_seconds(with, appends));
         without_samples.add(append_seconds(without, appends));
     }

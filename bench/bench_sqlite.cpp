@@ -180,7 +180,11 @@ AppendFigures append_and_bare_ms(const std::string& db_path, bool durable, bool 
             "END;"
             "CREATE VIEW search_index (rowid, text) AS SELECT 0, '' WHERE 0;"
             "CREATE TRIGGER search_index_discard INSTEAD OF INSERT ON search_index BEGIN SELECT "
-            "1; END;",
+            "1; END;"
+            "DROP TABLE search_repeats;"
+            "CREATE VIEW search_repeats (rowid, marks) AS SELECT 0, '' WHERE 0;"
+            "CREATE TRIGGER search_repeats_discard INSTEAD OF INSERT ON search_repeats BEGIN "
+            "SELECT 1; END;",
             "discarding the words of");
         repo.database().forget_statements();
     }

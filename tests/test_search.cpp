@@ -13,6 +13,7 @@
 #include <agentcore/session.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 #include <string>
 #include <utility>
@@ -193,8 +194,9 @@ TEST_CASE("what an entry offers to search: text, tools, summaries, labels and na
     e.message = r;
     CHECK(search_text_of(e) == "read_file\nhéllo wörld");
     CHECK(search_text_of(e, SearchTextOptions{.tool_results = false}) == "read_file");
-    // The cap cuts at a character: "héllo" is 6 bytes, the cap of 2 would split the é.
-    CHECK(search_text_of(e, SearchTextOptions{.tool_result_cap = 2}) == "read_file\nh");
+    // The cap cuts between words: a cap inside "héllo" (even inside its é) leaves it out.
+    CHECK(search_text_of(e, SearchTextOptions{.tool_result_cap = 2}) == "read_file");
+    CHECK(search_text_of(e, SearchTextOptions{.tool_result_cap = 7}) == "read_file\nhéllo ");
     e.message = BashExecutionMessage{"make test", "all passed", 0, false, false, {}, {}, 1, {}};
     CHECK(search_text_of(e) == "make test\nall passed");
     CompactionEntry c;
@@ -382,6 +384,42 @@ TEST_CASE("what an index of words can check: whole words, prefixes and parts of 
     MessageEntry e;
     e.message = a;
     CHECK(search_index_text(e) == "pondering answer");
+}
+
+TEST_CASE("a cap cuts a text between words; repeated words get marks of their counts", "[search]") {
+    using agentcore::detail::capped;
+    const std::string text = "alpha beta gamma";
+    CHECK(capped(text, 100) == text);
+    CHECK(capped(text, 8) == "alpha ");  // inside "beta": left out whole
+    CHECK(capped(text, 6) == "alpha ");  // at its start
+    CHECK(capped(text, 5) == "alpha");   // at a space
+    CHECK(capped(text, 3).empty());      // inside the first word
+    // A combining mark belongs to the word before it; an ideograph is a word of its own; a
+    // letter of several bytes is never split.
+    CHECK(capped("x cafeÌ y", 6) == "x ");
+    CHECK(capped("æ¥æ¬èª", 4) == "æ¥");
+    CHECK(capped("ab á¸xy", 4) == "ab ");
+    CHECK(capped("ab á¸xy", 7) == "ab ");
+    // Of a longer text capped larger, the words of the shorter cut are the first words.
+    const std::string long_text = "one two three four five six seven";
+    for (std::size_t cap = 0; cap < long_text.size(); ++cap) {
+        const std::string shorter = normalize_for_search(capped(long_text, cap));
+        const std::string longer = normalize_for_search(capped(long_text, cap + 3));
+        INFO(cap);
+        CHECK(longer.substr(0, shorter.size()) == shorter);
+        CHECK(
+            (shorter.size() == longer.size() || shorter.empty() || longer[shorter.size()] == ' '));
+    }
+    using agentcore::detail::most_repeats;
+    using agentcore::detail::word_repeat_marks;
+    CHECK(word_repeat_marks("").empty());
+    CHECK(word_repeat_marks("one two three").empty());
+    CHECK(word_repeat_marks("b a b a b b a b b b c") == "a~2 b~2 b~4");
+    CHECK(word_repeat_marks("x x x x x x x x y y") == "x~2 x~4 x~8 y~2");
+    CHECK(most_repeats(-1) == 1);
+    CHECK(most_repeats(0) == 3);
+    CHECK(most_repeats(1) == 7);
+    CHECK(std::isinf(most_repeats(2)));
 }
 
 TEST_CASE("paging by cursor is stable: pages join to the whole result, also across appends",

@@ -509,11 +509,34 @@ void append_part(std::string& out, std::string_view part) {
     out.append(part);
 }
 
+/// How many bytes past a cap capped() reads: the character that starts at the cap.
+inline constexpr std::size_t capped_lookahead = 4;
+
+/// True when the code point at `i` of `text` continues a word begun before it: a letter or
+/// digit that is not a word of its own (is_single_char_word), or a combining mark.
+template <class = void>
+bool continues_word(std::string_view text, std::size_t i) noexcept {
+    const char32_t cp = next_code_point(text, i);
+    return (cp >= 0x300 && cp <= 0x36F) || (is_word_char(cp) && !is_single_char_word(cp));
+}
+
+/// The first `cap` bytes of `text` at most, cut between characters and never inside a word
+/// (a word the cap would cut is left out whole). So the words of a text capped at one size are
+/// the first words of the text capped at a larger one, as many times each or fewer: an index
+/// of each tool result capped at max_tool_result_cap holds every word that a search with a
+/// smaller cap reads. Reads at most capped_lookahead bytes past the cap.
 template <class = void>
 std::string_view capped(std::string_view text, std::size_t cap) {
     if (text.size() <= cap) return text;
     std::size_t n = cap;
     while (n > 0 && (static_cast<unsigned char>(text[n]) & 0xC0) == 0x80) --n;
+    if (!continues_word(text, n)) return text.substr(0, n);
+    while (n > 0) {
+        std::size_t before = n - 1;
+        while (before > 0 && (static_cast<unsigned char>(text[before]) & 0xC0) == 0x80) --before;
+        if (!continues_word(text, before)) break;
+        n = before;
+    }
     return text.substr(0, n);
 }
 
@@ -1022,6 +1045,63 @@ bool index_text_holds(const std::vector<IndexWord>& words, std::string_view text
         if (!found) return false;
     }
     return true;
+}
+
+/// The counts at which an index records that an entry repeats a word (word_repeat_marks): the
+/// entry's search_index_text holds the word at least this many times.
+inline constexpr std::size_t repeat_levels[] = {2, 4, 8};
+
+/// The mark of a word an entry holds at least `level` times: the word, `~`, the level (`~` is
+/// never part of a word, so a mark is never a word).
+template <class = void>
+std::string repeat_mark(std::string_view word, std::size_t level) {
+    std::string out(word);
+    out.push_back('~');
+    out += std::to_string(level);
+    return out;
+}
+
+/// The repeat marks of a search_index_text (words and single spaces): for each word it holds
+/// twice or more, the mark of every level of repeat_levels it reaches, one space between.
+/// Empty when no word is repeated. An index of them bounds how often an entry holds a word,
+/// and so its score, without reading the entry.
+///
+/// Complexity: O(n log n) in its n words (sorted to count them).
+template <class T = void>
+std::string word_repeat_marks(std::string_view text) {
+    dependent<std::vector<std::string_view>, T> words;
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find(' ', at);
+        if (end == std::string_view::npos) end = text.size();
+        if (end > at) words.push_back(text.substr(at, end - at));
+        at = end + 1;
+    }
+    std::string out;
+    if (words.size() < 2) return out;
+    std::sort(words.begin(), words.end());
+    for (std::size_t i = 0; i < words.size();) {
+        std::size_t j = i + 1;
+        while (j < words.size() && words[j] == words[i]) ++j;
+        for (const std::size_t level : repeat_levels) {
+            if (j - i < level) break;
+            if (!out.empty()) out.push_back(' ');
+            out += repeat_mark(words[i], level);
+        }
+        i = j;
+    }
+    return out;
+}
+
+/// The most times an entry can hold a word, given the highest level of repeat_levels at which
+/// it is marked (`marked`: that level's index, or -1 when the word is not marked, that is held
+/// once at most); infinity at the highest level.
+template <class = void>
+double most_repeats(int marked) noexcept {
+    constexpr std::size_t levels = std::size(repeat_levels);
+    if (marked < 0) return 1;
+    const auto at = static_cast<std::size_t>(marked);
+    if (at + 1 >= levels) return std::numeric_limits<double>::infinity();
+    return static_cast<double>(repeat_levels[at + 1] - 1);
 }
 
 /// Where `needle` first occurs in `haystack` (npos when nowhere). With SSE2, 16 places a step

@@ -49,6 +49,12 @@ void exec_raw(const std::string& db, const std::string& sql) {
     REQUIRE(rc == SQLITE_OK);
 }
 
+// The number of search rows marked as holding `word` at least `level` times.
+std::string repeats_of(const std::string& word, std::size_t level) {
+    return "SELECT count(*) FROM search_repeats WHERE search_repeats MATCH '\"" + word + "~" +
+           std::to_string(level) + "\"'";
+}
+
 // Takes a session's words out of the search index, as if its writer had been killed before
 // moving them there: its entries are all pending again.
 void unindex(SqliteSessionRepo& repo, const std::string& id) {
@@ -61,10 +67,11 @@ void unindex(SqliteSessionRepo& repo, const std::string& id) {
     tx.commit();
 }
 
-// A database of schema version `version` (2 to 4) holding one session `id` in /w whose entries
-// are `entries` (native lines, their state in the session's row), as that version wrote it. At
-// version 3 each entry's text is in the trigram index; at 4 the words of the first half are in
-// the word index and those of the second half are pending.
+// A database of schema version `version` (2 to 5) holding one session `id` in /w whose entries
+// are `entries` (native lines), as that version wrote it. Up to version 4 the session's state is
+// in its row; at version 3 each entry's text is in the trigram index; at 4 the words of the
+// first half are in the word index and those of the second half are pending; at 5 the state is
+// in the entries' rows and every entry's words and word counts are indexed, without repeats.
 void write_old_database(const std::string& path, std::int64_t version, const std::string& id,
                         const std::vector<SessionTreeEntry>& entries) {
     SessionHeader header;
@@ -90,6 +97,18 @@ void write_old_database(const std::string& path, std::int64_t version, const std
         std::optional<std::int64_t> parent;
         if (parent_id_of(e))
             parent = static_cast<std::int64_t>(*index.position(*parent_id_of(e))) + 1;
+        if (version == 5) {
+            // The state columns and every entry's words (no repeats yet).
+            SessionStats after = state.stats;
+            after.add(e);
+            detail::sqlite::insert_entry_row(db, id, state.next_seq, e, parent,
+                                             encode_entry(e, Dialect::native), after);
+            detail::sqlite::index_search_row(db, id, state.next_seq, e,
+                                             detail::sqlite::entry_state_schema_version);
+            index.record(e);
+            detail::sqlite::advance(state, e);
+            continue;
+        }
         const auto row = detail::sqlite::row_of(e);
         db.statement(
               "INSERT INTO entries (session_id, seq, id, parent_seq, type, target_id, label, line) "
@@ -111,7 +130,8 @@ void write_old_database(const std::string& path, std::int64_t version, const std
                 .bind(3, text)
                 .run();
         if (version == 4 && !text.empty() && i < entries.size() / 2)
-            detail::sqlite::index_search_row(db, id, state.next_seq, e, false);
+            detail::sqlite::index_search_row(db, id, state.next_seq, e,
+                                             detail::sqlite::search_schema_version);
         if (version == 4 && !text.empty() && i >= entries.size() / 2)
             db.statement("INSERT INTO search_pending (session_id, seq, text) VALUES (?1, ?2, ?3)")
                 .bind(1, id)
@@ -122,6 +142,18 @@ void write_old_database(const std::string& path, std::int64_t version, const std
         detail::sqlite::advance(state, e);
     }
     // The session's row goes in last here (no foreign keys on this connection).
+    if (version == 5) {
+        db.statement(
+              "INSERT INTO sessions (id, created, cwd, dialect, header, indexed_to) VALUES (?1, "
+              "?2, ?3, 0, ?4, ?5)")
+            .bind(1, id)
+            .bind(2, header.timestamp)
+            .bind(3, header.cwd)
+            .bind(4, encode_header(header, Dialect::native))
+            .bind(5, static_cast<std::int64_t>(entries.size()))
+            .run();
+        return;
+    }
     auto& insert = db.statement(
         "INSERT INTO sessions (id, created, cwd, dialect, header, next_seq, leaf_id, name, "
         "message_count, cached_tokens, uncached_tokens, total_tokens, cost_total) VALUES (?1, "
@@ -153,6 +185,7 @@ std::vector<SessionTreeEntry> old_entries() {
     append_label(s, first, std::string("zürich"));
     append_session_name(s, "  ");
     append_message(s, UserMessage{"lookup of the login page", 1, {}});
+    append_message(s, UserMessage{"retry, retry and retry again", 1, {}});
     append_session_name(s, " kept name ");
     set_leaf_id(s, std::optional<std::string>(first));
     append_message(s, UserMessage{"after the move", 1, {}});
@@ -175,6 +208,7 @@ std::vector<std::pair<std::string, std::string>> keys_of(const Repo& repo, std::
 using sqlite_search_tests::count_of;
 using sqlite_search_tests::exec_raw;
 using sqlite_search_tests::keys_of;
+using sqlite_search_tests::repeats_of;
 
 // The entries whose words are not yet in the FTS5 index.
 constexpr const char* pending_rows =
@@ -428,11 +462,15 @@ void check_migrated(const std::string& db, std::int64_t from) {
     CHECK(keys_of(repo, "login").size() == 1);
     CHECK(keys_of(repo, "move").size() == 1);
     CHECK(keys_of(repo, "UserBy", {.mode = SearchMode::substring}).size() == 1);
+    // The repeated words of the stored entries are marked.
+    CHECK(count_of(db, repeats_of("retry", 2)) == 1);
+    CHECK(count_of(db, repeats_of("retry", 4)) == 0);
+    CHECK(count_of(db, repeats_of("login", 2)) == 0);
     {
         auto s = open(repo, "old");
         append_message(s, UserMessage{"appended after the migration", 1, {}});
         CHECK(s.storage().entry_count() == entries.size() + 1);
-        CHECK(s.storage().get_session_stats().message_count == 5);
+        CHECK(s.storage().get_session_stats().message_count == 6);
     }
     CHECK(keys_of(repo, "appended").size() == 1);
     CHECK(open_read_only(repo, "old").storage().get_session_name() ==
@@ -444,6 +482,7 @@ void check_migrated(const std::string& db, std::int64_t from) {
     remove(repo, "old");
     CHECK(count_of(db, "SELECT count(*) FROM search_rows") == 0);
     CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
+    CHECK(count_of(db, repeats_of("retry", 2)) == 0);
 }
 
 }  // namespace sqlite_search_tests
@@ -452,8 +491,8 @@ TEST_CASE("databases of every older schema are migrated: state, words and append
           "[sqlite][search][schema]") {
     ScratchDir dir;
     // 2: before search; 3: the trigram index; 4: the word index with pending rows and the
-    // session's state in its row.
-    for (std::int64_t from = 2; from <= 4; ++from)
+    // session's state in its row; 5: the state in the entries' rows, no repeats marked.
+    for (std::int64_t from = 2; from <= 5; ++from)
         sqlite_search_tests::check_migrated(dir.file("v" + std::to_string(from) + ".db"), from);
     // Version 3's trigram tables and triggers are gone.
     CHECK(count_of(dir.file("v3.db"),
@@ -615,4 +654,108 @@ TEST_CASE("hostile queries reach FTS5 as string literals only", "[sqlite][search
     CHECK(count_of(dir.file("s.db"), "SELECT count(*) FROM entries") == 3);
     CHECK(error_of([&] { search(repo, "\"NEAR"); }) == ErrorCode::invalid_query);
     CHECK(error_of([&] { search(repo, "*"); }) == ErrorCode::invalid_query);
+}
+
+TEST_CASE("repeated words are marked, bound the score, and go with their session",
+          "[sqlite][search]") {
+    ScratchDir dir;
+    const std::string db = dir.file("s.db");
+    SqliteSessionRepo sqlite(db, sqlite_search_tests::fast_options());
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 5, 997));
+    // The best hit of `zeta` holds it 7 times (marked at 4, so at most 7); entries holding it 4
+    // times in fewer words come close, and many hold it once. A bound that let 7 occurrences
+    // count as fewer would leave the best hit unread at limit 1.
+    auto best = create(memory, CreateOptions{std::string("best"), "/w", {}, std::nullopt});
+    append_message(best, UserMessage{"zeta zeta zeta zeta zeta zeta zeta", 1, {}});
+    for (int i = 0; i < 3; ++i) {
+        auto near =
+            create(memory, CreateOptions{"near" + std::to_string(i), "/w", {}, std::nullopt});
+        append_message(near, UserMessage{"zeta zeta zeta zeta", 1, {}});
+    }
+    for (int i = 0; i < 40; ++i) {
+        auto once =
+            create(memory, CreateOptions{"once" + std::to_string(i), "/w", {}, std::nullopt});
+        append_message(once, UserMessage{"zeta once " + std::to_string(i), 1, {}});
+        append_message(once, UserMessage{"zeta zeta, then", 1, {}});
+    }
+    for (const auto& l : list(memory, ListOptions{.limit = 1000}).sessions)
+        copy_session(memory, sqlite, l.header.id);
+    CHECK(count_of(db, repeats_of("zeta", 2)) == 44);
+    CHECK(count_of(db, repeats_of("zeta", 4)) == 4);
+    CHECK(count_of(db, repeats_of("zeta", 8)) == 0);
+    CHECK(count_of(db, repeats_of("once", 2)) == 0);
+    for (const std::string q : {"zeta", "\"zeta zeta\"", "zeta then", "zeta -once"}) {
+        for (const std::size_t limit : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
+            INFO(q << " limit " << limit);
+            SearchOptions o;
+            o.limit = limit;
+            const SearchResult expected = search(memory, q, o);
+            const SearchResult got = search(sqlite, q, o);
+            REQUIRE(got.hits.size() == expected.hits.size());
+            for (std::size_t i = 0; i < got.hits.size(); ++i)
+                CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
+            CHECK(got.next == expected.next);
+        }
+    }
+    CHECK(search(sqlite, "zeta", SearchOptions{.limit = 1}).hits.at(0).session_id == "best");
+    // Removing a session takes its marks out of the index with its words.
+    remove(sqlite, "best");
+    remove(sqlite, "near0");
+    CHECK(count_of(db, repeats_of("zeta", 2)) == 42);
+    CHECK(count_of(db, repeats_of("zeta", 4)) == 2);
+    CHECK(search(sqlite, "zeta", SearchOptions{.limit = 1}).hits.at(0).session_id == "near1");
+    exec_raw(db, "INSERT INTO search_repeats (search_repeats, rank) VALUES ('integrity-check', 1)");
+}
+
+TEST_CASE("a tool result cut by its cap inside a word gives the same hits on every storage",
+          "[sqlite][search]") {
+    ScratchDir dir;
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 6, 997));
+    // The default cap (4096 bytes) falls inside `loginword`, and inside a three-byte letter
+    // of `ḁbc` (U+1E01) in a second result: each word is left out whole.
+    std::string ascii;
+    while (ascii.size() < 4092) ascii += "x ";
+    ascii.resize(4092);
+    ascii += " loginword tail";
+    REQUIRE(ascii.substr(4093, 9) == "loginword");
+    std::string wide;
+    while (wide.size() < 4095) wide += "y ";
+    wide.resize(4094);
+    wide +=
+        " \xE1\xB8\x81"
+        "bc end";
+    REQUIRE(wide.substr(4095, 3) == "\xE1\xB8\x81");
+    auto s = create(memory, CreateOptions{std::string("cut"), "/w", {}, std::nullopt});
+    append_message(s, UserMessage{"run the tool", 1, {}});
+    for (const std::string& text : {ascii, wide}) {
+        ToolResultMessage r;
+        r.tool_call_id = "c";
+        r.tool_name = "bash";
+        r.content = {TextContent{text}};
+        append_message(s, r);
+    }
+    SqliteSessionRepo sqlite(dir.file("s.db"), sqlite_search_tests::fast_options());
+    JsonlSessionRepo jsonl(dir.path() + "/sessions");
+    copy_session(memory, sqlite, "cut");
+    copy_session(memory, jsonl, "cut");
+    for (const std::string q : {"log", "logi", "loginword", "tail",
+                                "\xE1\xB8\x81"
+                                "bc",
+                                "y"}) {
+        for (const std::size_t cap : {std::size_t{4096}, max_tool_result_cap}) {
+            INFO(q << " cap " << cap);
+            SearchOptions o;
+            o.text.tool_result_cap = cap;
+            const auto expected = keys_of(memory, q, o);
+            CHECK(keys_of(sqlite, q, o) == expected);
+            CHECK(keys_of(jsonl, q, o) == expected);
+            const bool whole = cap == max_tool_result_cap;
+            if (q == "log" || q == "logi") CHECK(expected.empty());
+            if (q == "loginword" || q == "tail" ||
+                q == "\xE1\xB8\x81"
+                     "bc")
+                CHECK(expected.size() == (whole ? 1U : 0U));
+            if (q == "y") CHECK(expected.size() == 1);
+        }
+    }
 }

@@ -105,22 +105,25 @@ private:
     }
 
     // Appends a string value as a part of the text (append_part); false when not a string.
-    bool part(RawValue raw, std::string& out) { return capped_part(raw, out, no_cap - 1); }
+    bool part(RawValue raw, std::string& out) {
+        return capped_part(raw, out, no_cap - capped_lookahead);
+    }
 
     // Appends a string value as a part of the text (append_part), decoded a run of plain bytes
     // at a time; for a tool's output, of which only the first `cap` bytes are searched
-    // (capped), decoding stops once `out` holds more than `cap` bytes, which is all capped()
-    // looks at. False when the value is not a string.
+    // (capped), decoding stops once `out` holds `cap` bytes and the character after them
+    // (capped_lookahead), which is all capped() looks at. False when the value is not a string.
     bool capped_part(RawValue raw, std::string& out, std::size_t cap) {
         if (raw.size() < 2 || raw.front() != '"') return false;
         const std::string_view inner = raw.substr(1, raw.size() - 2);
-        if (inner.empty() || out.size() > cap) return true;
+        const std::size_t enough = cap + capped_lookahead;
+        if (inner.empty() || out.size() >= enough) return true;
         if (!out.empty()) out.push_back('\n');
         std::size_t i = 0;
-        while (i < inner.size() && out.size() <= cap) {
+        while (i < inner.size() && out.size() < enough) {
             std::size_t escape = inner.find('\\', i);
             if (escape == std::string_view::npos) escape = inner.size();
-            const std::size_t take = std::min(escape - i, cap + 1 - out.size());
+            const std::size_t take = std::min(escape - i, enough - out.size());
             out.append(inner.substr(i, take));
             i += take;
             if (i < escape || i == inner.size()) break;

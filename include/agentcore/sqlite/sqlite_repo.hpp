@@ -283,51 +283,42 @@ struct SearchCandidate {
     double bound = std::numeric_limits<double>::infinity();
 };
 
-/// The most a hit in a text of `length` words can score for `query` in words mode: match_text's
-/// score with each term's saturating count at its limit (2.2, times 1.5 for a phrase). A hair
-/// above, so that rounding never puts a candidate below its own score.
-inline double score_bound(const SearchQuery& query, std::int64_t length) {
-    double most = 0;
-    for (const auto& term : query.terms)
-        if (!term.excluded) most += 2.2 * (term.tokens.size() > 1 ? 1.5 : 1.0);
-    return most / (1.0 + std::log1p(static_cast<double>(length) / 64.0)) * (1.0 + 1e-9);
+/// The saturating part of match_text's score for a term found `count` times (infinity: its
+/// limit, 2.2).
+inline double saturated(double count) noexcept {
+    return std::isinf(count) ? 2.2 : count * 2.2 / (count + 1.2);
 }
 
-/// The candidates of a query: the entries of search_index that meet every condition of `words`
-/// (matched against `match`, fts5_candidates' query; none: no entry of the index can match),
-/// and the pending entries whose words meet them. With `query`, each indexed one carries its
-/// score bound (words mode), from the word count the options read at least.
-inline std::vector<SearchCandidate> search_candidates(Database& db,
-                                                      const std::vector<IndexWord>& words,
-                                                      const std::optional<std::string>& match,
-                                                      const SearchOptions& options,
-                                                      const SearchQuery* query) {
-    std::vector<SearchCandidate> out;
-    if (match) {
-        auto& q = db.statement(
-            "SELECT r.session_id, r.seq, r.words, r.base_words FROM search_index JOIN search_rows "
-            "r ON r.row = search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR "
-            "r.session_id IN (SELECT id FROM sessions WHERE cwd = ?2))");
-        Reset reset(q);
-        q.bind(1, *match).bind_optional(2, options.cwd);
-        // The default text options read `words` words of an entry; any other options read at
-        // least `base_words` (more thinking or tool output only adds words).
-        const bool defaults = options.text.tool_results &&
-                              options.text.tool_result_cap == SearchTextOptions{}.tool_result_cap;
-        const int count_column = defaults ? 2 : 3;
-        while (q.step()) {
-            SearchCandidate c{std::string(q.text(0)), q.int64(1),
-                              std::numeric_limits<double>::infinity()};
-            if (query && !q.is_null(count_column))
-                c.bound = score_bound(*query, q.int64(count_column));
-            out.push_back(std::move(c));
-        }
+/// The most a hit can score for `query` in words mode when each term i occurs `most[i]` times at
+/// most (infinity: unknown; empty: every one unknown), before the length's share:
+/// match_text's sum over the terms, a hair above, so that rounding never puts an entry below
+/// its own score. Divided by length_share(words) it bounds the score in a text of `words`
+/// words or more.
+inline double score_sum_bound(const SearchQuery& query, const std::vector<double>& most = {}) {
+    double sum = 0;
+    for (std::size_t i = 0; i < query.terms.size(); ++i) {
+        const auto& term = query.terms[i];
+        if (term.excluded) continue;
+        const double count = i < most.size() ? most[i] : std::numeric_limits<double>::infinity();
+        sum += saturated(count) * (term.tokens.size() > 1 ? 1.5 : 1.0);
     }
-    // The entries whose words are not yet in search_index (after their session's indexed_to,
-    // in the sessions of search_pending_sessions): their words are checked as the index would
-    // check them. CROSS JOIN keeps that order: one range of the primary key per session with
-    // pending entries, not a scan of the entries. A line that cannot be decoded is a candidate:
-    // reading it reports it.
+    return sum * (1.0 + 1e-9);
+}
+
+/// What match_text divides a score by for a text of `words` words.
+inline double length_share(std::int64_t words) noexcept {
+    return 1.0 + std::log1p(static_cast<double>(words) / 64.0);
+}
+
+/// The entries whose words are not yet in search_index (after their session's indexed_to, in
+/// the sessions of search_pending_sessions) that meet every condition of `words`, checked as
+/// the index would check them; their score is unbounded. CROSS JOIN keeps that order: one range
+/// of the primary key per session with pending entries, not a scan of the entries. A line that
+/// cannot be decoded is a candidate: reading it reports it.
+inline std::vector<SearchCandidate> pending_candidates(Database& db,
+                                                       const std::vector<IndexWord>& words,
+                                                       const SearchOptions& options) {
+    std::vector<SearchCandidate> out;
     auto& q = db.statement(
         "SELECT e.session_id, e.seq, e.line, s.dialect FROM search_pending_sessions p CROSS JOIN "
         "sessions s ON s.id = p.session_id CROSS JOIN entries e ON e.session_id = s.id AND e.seq "
@@ -347,6 +338,92 @@ inline std::vector<SearchCandidate> search_candidates(Database& db,
     }
     return out;
 }
+
+/// The candidates of a query: the entries of search_index that meet every condition of `words`
+/// (matched against `match`, fts5_candidates' query; none: no entry of the index can match),
+/// and the pending ones (pending_candidates).
+inline std::vector<SearchCandidate> search_candidates(Database& db,
+                                                      const std::vector<IndexWord>& words,
+                                                      const std::optional<std::string>& match,
+                                                      const SearchOptions& options) {
+    std::vector<SearchCandidate> out = pending_candidates(db, words, options);
+    if (match) {
+        auto& q = db.statement(
+            "SELECT r.session_id, r.seq FROM search_index JOIN search_rows r ON r.row = "
+            "search_index.rowid WHERE search_index MATCH ?1 AND (?2 IS NULL OR r.session_id IN "
+            "(SELECT id FROM sessions WHERE cwd = ?2))");
+        Reset reset(q);
+        q.bind(1, *match).bind_optional(2, options.cwd);
+        while (q.step())
+            out.push_back(SearchCandidate{std::string(q.text(0)), q.int64(1),
+                                          std::numeric_limits<double>::infinity()});
+    }
+    return out;
+}
+
+/// The rows of search_index (or with `repeats`, of search_repeats) that meet `match`, an FTS5
+/// query of string literals, in ascending order.
+inline std::vector<std::int64_t> matching_rows(Database& db, const std::string& match,
+                                               bool repeats = false) {
+    auto& q = db.statement(repeats ? "SELECT rowid FROM search_repeats WHERE search_repeats "
+                                     "MATCH ?1 ORDER BY rowid"
+                                   : "SELECT rowid FROM search_index WHERE search_index MATCH ?1 "
+                                     "ORDER BY rowid");
+    Reset reset(q);
+    q.bind(1, match);
+    std::vector<std::int64_t> out;
+    while (q.step()) out.push_back(q.int64(0));
+    return out;
+}
+
+/// How often the terms of a words query can occur in each indexed entry: for each whole word
+/// of a term (the last word of a `prefix*` term is not one), the rows that repeat it at each
+/// of repeat_levels (search_repeats). A term occurs at most as often as each of its whole
+/// words (a phrase's every occurrence holds each of them at a place of its own).
+class TermRepeats {
+public:
+    TermRepeats(Database& db, const SearchQuery& query) : terms_(query.terms.size()) {
+        for (std::size_t t = 0; t < query.terms.size(); ++t) {
+            const auto& term = query.terms[t];
+            if (term.excluded) continue;
+            for (std::size_t k = 0; k < term.tokens.size(); ++k) {
+                if (term.prefix && k + 1 == term.tokens.size()) continue;
+                const auto found = std::find(words_.begin(), words_.end(), term.tokens[k]);
+                terms_[t].push_back(static_cast<std::size_t>(found - words_.begin()));
+                if (found == words_.end()) words_.push_back(term.tokens[k]);
+            }
+        }
+        for (const std::string& word : words_) {
+            auto& levels = rows_.emplace_back();
+            // Each level's rows are among the level's before it: an empty one ends the asking.
+            for (const std::size_t level : repeat_levels) {
+                levels.push_back(matching_rows(db, fts5_literal(repeat_mark(word, level)), true));
+                if (levels.back().empty()) break;
+            }
+        }
+    }
+
+    /// The most each term of the query can occur in the entry of `row` (infinity: unknown),
+    /// into `most` (one per term).
+    void most(std::int64_t row, std::vector<double>& most) const {
+        most.assign(terms_.size(), std::numeric_limits<double>::infinity());
+        for (std::size_t t = 0; t < terms_.size(); ++t)
+            for (const std::size_t w : terms_[t]) {
+                int marked = -1;
+                for (std::size_t level = 0; level < rows_[w].size(); ++level) {
+                    const auto& rows = rows_[w][level];
+                    if (!std::binary_search(rows.begin(), rows.end(), row)) break;
+                    marked = static_cast<int>(level);
+                }
+                most[t] = std::min(most[t], most_repeats(marked));
+            }
+    }
+
+private:
+    std::vector<std::vector<std::size_t>> terms_;  // per term: its whole words in words_
+    std::vector<std::string> words_;
+    std::vector<std::vector<std::vector<std::int64_t>>> rows_;  // per word, per level
+};
 
 /// What a search needs of a session: its header, name and dialect, read once.
 struct SearchedSession {
@@ -437,7 +514,7 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
         return;
     }
     std::vector<detail::sqlite::SearchCandidate> candidates =
-        detail::sqlite::search_candidates(db, words, match, options, nullptr);
+        detail::sqlite::search_candidates(db, words, match, options);
     std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
         return std::tie(a.session_id, a.seq) < std::tie(b.session_id, b.seq);
     });
@@ -467,17 +544,22 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
 
 /// The page of hits of `query` that the options ask for (search in search.hpp: the same hits,
 /// order and cursor as every repository). In relevance order of a words query, the candidates
-/// are read best bound first (each indexed entry's score bound, from its word count), and the
-/// reading stops once the page and one hit more are found and no candidate left can score as
-/// much as the last of them: the best hits of a word that thousands of entries hold cost the
-/// reading of the few whose texts are short enough to compete. Other orders and modes read
-/// every candidate (search_each).
+/// are read best bound first, and the reading stops once the page and one hit more are found
+/// and no candidate left can score as much as the last of them. An indexed entry's bound comes
+/// from how often it can hold each term (search_repeats marks the words it holds 2, 4, 8 times
+/// or more) and its word count (search_rows): the best hits of a word that thousands of entries
+/// hold cost the reading of the few that repeat it or are short enough to compete. Other orders
+/// and modes read every candidate (search_each).
 ///
-/// Complexity: the index query, then one read per candidate whose bound reaches the page.
+/// Complexity: the index query and one query of search_repeats per level and word of the
+/// query, one look-up per candidate whose bound without its length reaches the page, one read
+/// per candidate whose bound reaches it.
 inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& query,
                            const SearchOptions& options = {}) {
     detail::check_search_options(options);
     auto& db = repo.database();
+    // One snapshot for the index, the repeats, the rows and the lines.
+    const detail::sqlite::ReadTransaction snapshot(db);
     const std::vector<detail::IndexWord> words = detail::index_words(query);
     const std::optional<std::string> match =
         words.empty() ? std::string() : detail::sqlite::fts5_candidates(db, words);
@@ -491,12 +573,44 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
         search_each(repo, query, options, keep);
         return detail::page_hits(std::move(hits), options);
     }
-    std::vector<detail::sqlite::SearchCandidate> candidates =
-        detail::sqlite::search_candidates(db, words, match, options, &query);
-    std::sort(candidates.begin(), candidates.end(), [](const auto& a, const auto& b) {
-        if (a.bound != b.bound) return a.bound > b.bound;
-        return std::tie(a.session_id, a.seq) < std::tie(b.session_id, b.seq);
-    });
+    // The candidates by the bound of their score, best first: the pending entries (unbounded),
+    // then the indexed ones. An indexed entry's bound is first taken from its terms' repeats
+    // alone (as if it had no words besides) and made tighter, by its length, only once no
+    // candidate left could beat it, so that entries that cannot reach the page are never
+    // looked up.
+    std::vector<detail::sqlite::SearchCandidate> heap =
+        detail::sqlite::pending_candidates(db, words, options);
+    struct Loose {
+        double bound;
+        std::int64_t row;
+    };
+    std::vector<Loose> loose;
+    if (match) {
+        const detail::sqlite::TermRepeats repeats(db, query);
+        std::vector<double> most;
+        for (const std::int64_t row : detail::sqlite::matching_rows(db, *match)) {
+            repeats.most(row, most);
+            loose.push_back(Loose{detail::sqlite::score_sum_bound(query, most), row});
+        }
+        std::sort(loose.begin(), loose.end(), [](const Loose& a, const Loose& b) {
+            return a.bound != b.bound ? a.bound > b.bound : a.row < b.row;
+        });
+    }
+    const auto lower = [](const detail::sqlite::SearchCandidate& a,
+                          const detail::sqlite::SearchCandidate& b) {
+        if (a.bound != b.bound) return a.bound < b.bound;
+        return std::tie(a.session_id, a.seq) > std::tie(b.session_id, b.seq);
+    };
+    std::make_heap(heap.begin(), heap.end(), lower);
+    // The default text options read `words` words of an entry; any other options read at
+    // least `base_words` (more thinking or tool output only adds words).
+    const bool defaults = options.text.tool_results &&
+                          options.text.tool_result_cap == SearchTextOptions{}.tool_result_cap;
+    auto& row_of = db.statement(
+        "SELECT r.session_id, r.seq, r.words, r.base_words FROM search_rows r WHERE r.row = ?1 "
+        "AND (?2 IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND "
+        "s.cwd = ?2))");
+    std::size_t next = 0;
     // The scores of the best `wanted` hits after the cursor, the least on top.
     const std::size_t wanted =
         options.limit < std::numeric_limits<std::size_t>::max() ? options.limit + 1 : options.limit;
@@ -504,7 +618,25 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
     std::map<std::string, detail::sqlite::SearchedSession, std::less<>> sessions;
     std::set<std::pair<std::string, std::int64_t>> read;
     detail::SearchLineFields fields;
-    for (const auto& c : candidates) {
+    for (;;) {
+        while (next < loose.size() && (heap.empty() || heap.front().bound < loose[next].bound)) {
+            const Loose& l = loose[next++];
+            detail::sqlite::Reset reset(row_of);
+            row_of.bind(1, l.row).bind_optional(2, options.cwd);
+            if (!row_of.step()) continue;  // another session's, or removed since
+            const int count_column = defaults ? 2 : 3;
+            heap.push_back(detail::sqlite::SearchCandidate{
+                std::string(row_of.text(0)), row_of.int64(1),
+                row_of.is_null(count_column)
+                    ? l.bound
+                    : l.bound / detail::sqlite::length_share(row_of.int64(count_column))});
+            std::push_heap(heap.begin(), heap.end(), lower);
+        }
+        if (heap.empty()) break;
+        std::pop_heap(heap.begin(), heap.end(), lower);
+        const detail::sqlite::SearchCandidate c = std::move(heap.back());
+        heap.pop_back();
+        // No candidate left, looked up or not, can score more than c.
         if (best.size() >= wanted && c.bound < best.top()) break;
         if (!read.emplace(c.session_id, c.seq).second) continue;
         auto it = sessions.find(c.session_id);

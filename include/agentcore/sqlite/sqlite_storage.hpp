@@ -71,6 +71,11 @@ struct SqliteStorageOptions {
     Environment environment = Environment::system();
     /// How many decoded entries stay cached after the last handle to them is gone.
     std::size_t decoded_cache_entries = 100000;
+    /// How much of the database file each connection keeps in memory, in KiB (SQLite's page
+    /// cache, `PRAGMA cache_size`; SQLite's own default is 2,000 KiB). Filled only by the pages a
+    /// connection reads or writes: a repository's searches keep the index pages of the words
+    /// they look up there, instead of reading them again from the file each time.
+    std::size_t page_cache_kib = 65536;
 };
 
 namespace detail::sqlite {
@@ -97,6 +102,8 @@ inline std::unique_ptr<Database> open_database(const std::string& path, bool cre
         }
     }
     auto db = std::make_unique<Database>(path, false, read_only, options.busy_wait);
+    const std::string cache = "PRAGMA cache_size = -" + std::to_string(options.page_cache_kib);
+    db->exec(cache.c_str(), "configuring");
     prepare(*db, !read_only, options.durability == Durability::durable);
     return db;
 }

@@ -246,4 +246,25 @@ private:
     bool done_ = false;
 };
 
+/// BEGIN ... COMMIT around reads: every statement in it reads the same snapshot of the database,
+/// and the connection takes its read lock once rather than once per statement. Nothing when the
+/// connection is already in a transaction (it reads that one's snapshot).
+class ReadTransaction {
+public:
+    explicit ReadTransaction(Database& db) : db_(db) {
+        if (sqlite3_get_autocommit(db_.handle()) == 0) return;
+        db_.statement("BEGIN").run("starting a read transaction on");
+        begun_ = true;
+    }
+    ReadTransaction(const ReadTransaction&) = delete;
+    ReadTransaction& operator=(const ReadTransaction&) = delete;
+    ~ReadTransaction() {
+        if (begun_) sqlite3_exec(db_.handle(), "COMMIT", nullptr, nullptr, nullptr);
+    }
+
+private:
+    Database& db_;
+    bool begun_ = false;
+};
+
 }  // namespace agentcore::detail::sqlite

@@ -14,7 +14,9 @@
 // copy of the text (contentless). The entries after `indexed_to` are pending: their words are
 // moved into the index every search_pending_rows appends and when the writer closes, and a
 // search reads them from their lines; `search_pending_sessions` lists the sessions that have
-// pending entries, so that a search looks at those sessions only.
+// pending entries, so that a search looks at those sessions only. `search_repeats`, under the
+// same row numbers, marks the words an entry repeats (2, 4, 8 times or more): with the word
+// counts of search_rows, a bound of each entry's score that needs no read of the entry.
 
 #include <agentcore/codec.hpp>
 #include <agentcore/entries.hpp>
@@ -117,7 +119,18 @@ inline constexpr const char* migrations[] = {
     "ALTER TABLE sessions DROP COLUMN cached_tokens;"
     "ALTER TABLE sessions DROP COLUMN uncached_tokens;"
     "ALTER TABLE sessions DROP COLUMN total_tokens; ALTER TABLE sessions DROP COLUMN cost_total;",
+    // 6: the repeats of words. search_repeats is a second contentless index, under the same
+    // row numbers as search_index: for each word an entry holds at least 2, 4 or 8 times, the
+    // marks of those levels (word_repeat_marks: `word~2`, `word~4`, `word~8`; `~` is a token
+    // character of its tokenizer and never part of a word). With the word counts of
+    // search_rows it bounds each entry's score for a query without reading the entry
+    // (fill_search_repeats writes the stored entries' marks).
+    "CREATE VIRTUAL TABLE search_repeats USING fts5(marks, content='', detail=none, columnsize=0, "
+    "tokenize=\"ascii tokenchars '~'\");",
 };
+
+/// The schema version this library writes.
+inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::size(migrations));
 
 /// The schema version of the current search index; migrating to it indexes the entries already
 /// stored.
@@ -126,6 +139,10 @@ inline constexpr std::int64_t search_schema_version = 4;
 /// The schema version whose entries keep the session's state; migrating to it fills their
 /// columns.
 inline constexpr std::int64_t entry_state_schema_version = 5;
+
+/// The schema version whose entries' repeated words are marked (search_repeats); migrating to
+/// it marks the stored entries'.
+inline constexpr std::int64_t repeats_schema_version = 6;
 
 /// How many entries a session's writer leaves pending at most: the append that makes them more
 /// moves their words into search_index, in its transaction.
@@ -157,14 +174,36 @@ inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
     return out;
 }
 
-/// Writes the search row of an entry (none when it has no text to search) into search_index.
-/// `counts`: with its word counts (schema version 5 on; the migration to version 4 writes rows
-/// without them, which the migration to 5 then fills in).
+/// Writes (or with `remove`, takes out) the marks of the repeated words of a search row's text
+/// in search_repeats; nothing when no word is repeated. A contentless index takes a row out only
+/// when given the tokens it was written with, so both go through this one function.
+inline void write_repeat_marks(Database& db, std::int64_t row, std::string_view text,
+                               bool remove = false) {
+    const std::string marks = word_repeat_marks(text);
+    if (marks.empty()) return;
+    if (remove)
+        db.statement(
+              "INSERT INTO search_repeats (search_repeats, rowid, marks) VALUES ('delete', ?1, "
+              "?2)")
+            .bind(1, row)
+            .bind(2, marks)
+            .run();
+    else
+        db.statement("INSERT INTO search_repeats (rowid, marks) VALUES (?1, ?2)")
+            .bind(1, row)
+            .bind(2, marks)
+            .run();
+}
+
+/// Writes the search row of an entry (none when it has no text to search) into search_index,
+/// and the marks of its repeated words into search_repeats, as schema `version` keeps them: the
+/// word counts from version 5 on and the marks from 6 on (a migration to an older version
+/// writes rows without them, which the next migrations fill in).
 inline void index_search_row(Database& db, std::string_view session, std::int64_t seq,
-                             const SessionTreeEntry& entry, bool counts = true) {
+                             const SessionTreeEntry& entry, std::int64_t version = schema_version) {
     const std::string text = search_index_text(entry);
     if (text.empty()) return;
-    if (counts) {
+    if (version >= entry_state_schema_version) {
         const SearchWordCounts c = search_word_counts(entry);
         db.statement(
               "INSERT INTO search_rows (session_id, seq, words, base_words) VALUES (?1, ?2, ?3, "
@@ -180,10 +219,12 @@ inline void index_search_row(Database& db, std::string_view session, std::int64_
             .bind(2, seq)
             .run();
     }
+    const auto row = static_cast<std::int64_t>(sqlite3_last_insert_rowid(db.handle()));
     db.statement("INSERT INTO search_index (rowid, text) VALUES (?1, ?2)")
-        .bind(1, static_cast<std::int64_t>(sqlite3_last_insert_rowid(db.handle())))
+        .bind(1, row)
         .bind(2, text)
         .run();
+    if (version >= repeats_schema_version) write_repeat_marks(db, row, text);
 }
 
 /// Binds a session's stats to five parameters from `first` on, in the order of the entries'
@@ -217,11 +258,13 @@ inline void remove_search_rows(Database& db, std::string_view session) {
         } catch (const SessionError&) {
             continue;  // a line the codec cannot read was given no row
         }
+        const std::string text = search_index_text(*entry);
         db.statement(
               "INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', ?1, ?2)")
             .bind(1, q.int64(0))
-            .bind(2, search_index_text(*entry))
+            .bind(2, text)
             .run();
+        write_repeat_marks(db, q.int64(0), text, true);
     }
 }
 
@@ -242,7 +285,26 @@ inline void fill_search_rows(Database& db) {
         } catch (const SessionError&) {
             continue;
         }
-        index_search_row(db, q.text(0), q.int64(1), *entry, false);
+        index_search_row(db, q.text(0), q.int64(1), *entry, search_schema_version);
+    }
+}
+
+/// Writes the marks of the repeated words of every search row (the migration to
+/// repeats_schema_version), from the entries' lines. A line the codec cannot read has no search
+/// row.
+inline void fill_search_repeats(Database& db) {
+    auto& q = db.statement(
+        "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
+        "r.session_id AND e.seq = r.seq JOIN sessions s ON s.id = r.session_id");
+    Reset reset(q);
+    while (q.step()) {
+        std::optional<SessionTreeEntry> entry;
+        try {
+            entry.emplace(decode_entry(q.text(1), dialect_of_column(q.int64(2))));
+        } catch (const SessionError&) {
+            continue;
+        }
+        write_repeat_marks(db, q.int64(0), search_index_text(*entry));
     }
 }
 
@@ -318,9 +380,6 @@ inline void fill_entry_state(Database& db) {
     }
 }
 
-/// The schema version this library writes.
-inline constexpr std::int64_t schema_version = static_cast<std::int64_t>(std::size(migrations));
-
 inline std::int64_t stored_schema_version(Database& db) {
     auto& has = db.statement(
         "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = "
@@ -379,6 +438,7 @@ inline void prepare(Database& db, bool writable, bool durable) {
         db.exec(migrations[v], "migrating the schema of");
         if (v + 1 == search_schema_version) fill_search_rows(db);
         if (v + 1 == entry_state_schema_version) fill_entry_state(db);
+        if (v + 1 == repeats_schema_version) fill_search_repeats(db);
         db.statement(
               "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, "
               "strftime('%Y-%m-%dT%H:%M:%fZ'))")
