@@ -422,6 +422,44 @@ TEST_CASE("a cap cuts a text between words; repeated words get marks of their co
     CHECK(std::isinf(most_repeats(2)));
 }
 
+TEST_CASE("a document folded a block at a time holds the words its whole folded copy holds",
+          "[search]") {
+    using agentcore::detail::fold_bytes;
+    using agentcore::detail::folded_holds;
+    using agentcore::detail::folded_may_hold;
+    using W = agentcore::detail::IndexWord;
+    std::string filler;
+    while (filler.size() < 70000)
+        filler +=
+            "abc d\xC3\xA9"
+            "f ";  // "déf": a character of two bytes
+    std::string scratch;
+    // Words and an escape placed across the first cut between blocks (32 KiB), at every offset.
+    for (std::size_t at = 32750; at < 32780; ++at) {
+        for (const std::string& inserted : {std::string("\xC3\x96L\xC3\x87"
+                                                        "ER"),
+                                            std::string("Zebra"), std::string("\\u00e9")}) {
+            std::string doc = filler;
+            doc.insert(at, " " + inserted + " ");
+            std::string folded;
+            fold_bytes(doc, folded);
+            INFO(at << " " << inserted);
+            for (const std::vector<W>& words :
+                 {std::vector<W>{{"olcer", W::Kind::whole}},
+                  std::vector<W>{{"zebra", W::Kind::whole}},
+                  std::vector<W>{{"zebra", W::Kind::whole}, {"def", W::Kind::whole}},
+                  std::vector<W>{{"zebro", W::Kind::whole}}}) {
+                const bool escape = inserted.front() == '\\';
+                CHECK(folded_may_hold(words, doc, scratch) ==
+                      (escape || folded_holds(words, folded)));
+            }
+        }
+    }
+    CHECK_FALSE(folded_may_hold({{"zebra", W::Kind::whole}}, filler, scratch));
+    CHECK(folded_may_hold({{"def", W::Kind::whole}}, filler, scratch));
+    CHECK(folded_may_hold({}, filler, scratch));
+}
+
 TEST_CASE("paging by cursor is stable: pages join to the whole result, also across appends",
           "[search]") {
     InMemorySessionRepo repo(Environment::deterministic(1796197403123, 3));

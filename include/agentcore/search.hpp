@@ -1137,20 +1137,37 @@ std::size_t find_bytes(std::string_view haystack, std::string_view needle) noexc
 }
 
 /// The bytes of a JSON document folded as fold_for_substring folds text (without the offsets),
-/// into `out`: runs of ASCII 8 bytes at a time, other characters one by one. Folding never
-/// makes the text longer.
+/// into `out` (after what it holds, with `append`): runs of ASCII 16 or 8 bytes at a time, other
+/// characters one by one. Folding never makes the text longer.
 ///
 /// Complexity: linear in the size of `bytes`.
 template <class = void>
-void fold_bytes(std::string_view bytes, std::string& out) {
-    out.resize(bytes.size());
-    char* w = out.data();
+void fold_bytes(std::string_view bytes, std::string& out, bool append = false) {
+    const std::size_t base = append ? out.size() : 0;
+    out.resize(base + bytes.size());
+    char* w = out.data() + base;
     const char* p = bytes.data();
     const char* end = p + bytes.size();
     constexpr std::uint64_t ones = 0x0101010101010101ULL;
     constexpr std::uint64_t highs = 0x8080808080808080ULL;
     std::string one;  // one folded character
     while (p != end) {
+#if defined(__SSE2__)
+        // 16 ASCII bytes a step: 'A'..'Z' (compared as signed bytes, all below 0x80) get 0x20.
+        const __m128i below_a = _mm_set1_epi8('A' - 1);
+        const __m128i above_z = _mm_set1_epi8('Z' + 1);
+        const __m128i case_bit = _mm_set1_epi8(0x20);
+        while (end - p >= 16) {
+            const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+            if (_mm_movemask_epi8(x) != 0) break;
+            const __m128i upper =
+                _mm_and_si128(_mm_cmpgt_epi8(x, below_a), _mm_cmplt_epi8(x, above_z));
+            _mm_storeu_si128(reinterpret_cast<__m128i*>(w),
+                             _mm_or_si128(x, _mm_and_si128(upper, case_bit)));
+            p += 16;
+            w += 16;
+        }
+#endif
         while (end - p >= 8) {
             std::uint64_t x;
             std::memcpy(&x, p, 8);
@@ -1186,6 +1203,45 @@ bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) 
     return std::all_of(words.begin(), words.end(), [&](const IndexWord& w) {
         return find_bytes(folded, w.text) != std::string_view::npos;
     });
+}
+
+/// folded_holds over the folded bytes of a whole document (fold_bytes), without writing its
+/// folded copy: the document is folded a block at a time (cut between characters, each block's
+/// search starting with the end of the block before, so that no word is missed across a cut),
+/// and the walk stops once every word has been seen. Also true when the document has a `\u`
+/// escape (which may spell a word). `scratch` keeps its buffers from call to call.
+///
+/// Complexity: linear in the size of `bytes` times the number of words; each block is read
+/// and searched while it is in the cache.
+template <class = void>
+bool folded_may_hold(const std::vector<IndexWord>& words, std::string_view bytes,
+                     std::string& scratch) {
+    constexpr std::size_t block = std::size_t{1} << 15;
+    std::size_t longest = 2;  // also the `\u` escape
+    for (const IndexWord& w : words) longest = std::max(longest, w.text.size());
+    std::vector<char> seen(words.size(), 0);
+    std::size_t missing = words.size();
+    scratch.clear();  // the last longest - 1 folded bytes of the block before, then this block's
+    for (std::size_t at = 0; at < bytes.size() && missing > 0;) {
+        std::size_t end = std::min(bytes.size(), at + block);
+        for (int k = 0; k < 3 && end < bytes.size() && end > at + 1 &&
+                        (static_cast<unsigned char>(bytes[end]) & 0xC0) == 0x80;
+             ++k)
+            --end;
+        // An escape across the cut is seen by the block before: it looks one byte further.
+        if (find_bytes(bytes.substr(at, end - at + (end < bytes.size() ? 1 : 0)), "\\u") !=
+            std::string_view::npos)
+            return true;
+        fold_bytes(bytes.substr(at, end - at), scratch, true);
+        for (std::size_t i = 0; i < words.size(); ++i)
+            if (seen[i] == 0 && find_bytes(scratch, words[i].text) != std::string_view::npos) {
+                seen[i] = 1;
+                --missing;
+            }
+        if (scratch.size() >= longest) scratch.erase(0, scratch.size() - (longest - 1));
+        at = end;
+    }
+    return missing == 0;
 }
 
 /// True unless the bytes of a JSON document (a session file, a line) surely hold none of the
