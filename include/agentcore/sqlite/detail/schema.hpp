@@ -241,6 +241,23 @@ inline Dialect dialect_of_column(std::int64_t value) noexcept {
     return value == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi : Dialect::native;
 }
 
+/// Steps the bound statement `q` and calls `each(entry)` with the entry of each row whose line
+/// (column `line`, in the dialect of column `line + 1`) the codec reads; the other rows are
+/// passed over (a line the codec cannot read is given no search row). Resets `q`.
+template <class Each>
+void each_decoded_row(Statement& q, int line, const Each& each) {
+    Reset reset(q);
+    while (q.step()) {
+        std::optional<SessionTreeEntry> entry;
+        try {
+            entry.emplace(decode_entry(q.text(line), dialect_of_column(q.int64(line + 1))));
+        } catch (const SessionError&) {
+            continue;
+        }
+        each(*entry);
+    }
+}
+
 /// Takes a session's entries out of the search index (a contentless FTS5 index needs the words
 /// a row was written with: they are computed again from the entries' lines). Its search_rows go
 /// with the session (ON DELETE CASCADE). Run in the transaction that removes the session.
@@ -249,23 +266,16 @@ inline void remove_search_rows(Database& db, std::string_view session) {
         "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
         "r.session_id AND e.seq = r.seq JOIN sessions s ON s.id = r.session_id WHERE "
         "r.session_id = ?1");
-    Reset reset(q);
     q.bind(1, session);
-    while (q.step()) {
-        std::optional<SessionTreeEntry> entry;
-        try {
-            entry.emplace(decode_entry(q.text(1), dialect_of_column(q.int64(2))));
-        } catch (const SessionError&) {
-            continue;  // a line the codec cannot read was given no row
-        }
-        const std::string text = search_index_text(*entry);
+    each_decoded_row(q, 1, [&](const SessionTreeEntry& entry) {
+        const std::string text = search_index_text(entry);
         db.statement(
               "INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', ?1, ?2)")
             .bind(1, q.int64(0))
             .bind(2, text)
             .run();
         write_repeat_marks(db, q.int64(0), text, true);
-    }
+    });
 }
 
 /// Writes the search rows of every stored entry into search_index (the migration to
@@ -277,35 +287,20 @@ inline void fill_search_rows(Database& db) {
     auto& q = db.statement(
         "SELECT e.session_id, e.seq, e.line, s.dialect FROM entries e JOIN sessions s ON s.id = "
         "e.session_id");
-    Reset reset(q);
-    while (q.step()) {
-        std::optional<SessionTreeEntry> entry;
-        try {
-            entry.emplace(decode_entry(q.text(2), dialect_of_column(q.int64(3))));
-        } catch (const SessionError&) {
-            continue;
-        }
-        index_search_row(db, q.text(0), q.int64(1), *entry, search_schema_version);
-    }
+    each_decoded_row(q, 2, [&](const SessionTreeEntry& entry) {
+        index_search_row(db, q.text(0), q.int64(1), entry, search_schema_version);
+    });
 }
 
 /// Writes the marks of the repeated words of every search row (the migration to
-/// repeats_schema_version), from the entries' lines. A line the codec cannot read has no search
-/// row.
+/// repeats_schema_version), from the entries' lines (streamed, as fill_search_rows).
 inline void fill_search_repeats(Database& db) {
     auto& q = db.statement(
         "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
         "r.session_id AND e.seq = r.seq JOIN sessions s ON s.id = r.session_id");
-    Reset reset(q);
-    while (q.step()) {
-        std::optional<SessionTreeEntry> entry;
-        try {
-            entry.emplace(decode_entry(q.text(1), dialect_of_column(q.int64(2))));
-        } catch (const SessionError&) {
-            continue;
-        }
-        write_repeat_marks(db, q.int64(0), search_index_text(*entry));
-    }
+    each_decoded_row(q, 1, [&](const SessionTreeEntry& entry) {
+        write_repeat_marks(db, q.int64(0), search_index_text(entry));
+    });
 }
 
 /// The name a session_info entry gives its session (trimmed; none when it clears the name).
