@@ -290,17 +290,14 @@ inline double saturated(double count) noexcept {
 }
 
 /// The most a hit can score for `query` in words mode when each term i occurs `most[i]` times at
-/// most (infinity: unknown; empty: every one unknown), before the length's share:
-/// match_text's sum over the terms, a hair above, so that rounding never puts an entry below
-/// its own score. Divided by length_share(words) it bounds the score in a text of `words`
-/// words or more.
-inline double score_sum_bound(const SearchQuery& query, const std::vector<double>& most = {}) {
+/// most (infinity: unknown), before the length's share: match_text's sum over the terms, a hair
+/// above, so that rounding never puts an entry below its own score. Divided by
+/// length_share(words) it bounds the score in a text of `words` words or more.
+inline double score_sum_bound(const SearchQuery& query, const std::vector<double>& most) {
     double sum = 0;
     for (std::size_t i = 0; i < query.terms.size(); ++i) {
         const auto& term = query.terms[i];
-        if (term.excluded) continue;
-        const double count = i < most.size() ? most[i] : std::numeric_limits<double>::infinity();
-        sum += saturated(count) * (term.tokens.size() > 1 ? 1.5 : 1.0);
+        if (!term.excluded) sum += saturated(most[i]) * (term.tokens.size() > 1 ? 1.5 : 1.0);
     }
     return sum * (1.0 + 1e-9);
 }
