@@ -17,8 +17,9 @@ using namespace agentcore::testing;
 
 namespace {
 
-// A valid native file: the header and `n` user messages in a chain.
-std::string chain_file(int n) {
+// A valid native file: the header and `n` user messages in a chain, each with `filler` more
+// bytes of text.
+std::string chain_file(int n, std::size_t filler = 0) {
     std::string text = encode_header(test_header(), Dialect::native) + "\n";
     std::optional<std::string> parent;
     for (int i = 0; i < n; ++i) {
@@ -26,7 +27,7 @@ std::string chain_file(int n) {
         e.id = "e" + std::to_string(1000 + i);
         e.parent_id = parent;
         e.timestamp = "2026-12-02T07:43:23.123Z";
-        e.message = user("message number " + std::to_string(i));
+        e.message = user("message number " + std::to_string(i) + std::string(filler, 'x'));
         text += encode_entry(e, Dialect::native) + "\n";
         parent = e.id;
     }
@@ -168,6 +169,89 @@ TEST_CASE("decoded entries stay cached within their byte budget after their hand
     (void)get_branch(tiny);
     (void)get_branch(tiny);
     CHECK(Faults::get().pread_calls == uncached_open + 2 * uncached_reads);
+}
+
+TEST_CASE("get_entries reads a run of lines with one read and decodes them together", "[jsonl]") {
+    ScratchDir dir;
+    const auto path = dir.file("big.jsonl");
+    // 600 lines of 10 KB: more than one run (JsonlSessionStorage reads up to 4 MiB at once).
+    const std::string text = chain_file(600, 10000);
+    write_file(path, text);
+    const auto lines = file_lines(path);
+    auto options = faulty_options();
+    options.decoded_cache_bytes = 0;  // every get_entries reads the file again
+
+    Faults::reset();
+    auto s = open_file_read_only(path, options);
+    {
+        const int at_open = Faults::get().pread_calls;
+        const auto all = s.storage().get_entries();
+        REQUIRE(all.size() == 600);
+        CHECK(Faults::get().pread_calls - at_open == 2);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            CHECK(encode_entry(*all[i], Dialect::native) == lines[i + 1]);
+    }
+    {
+        // A page in the middle, and single entries, are the same entries.
+        const auto page = s.storage().get_entries({123, 45});
+        REQUIRE(page.size() == 45);
+        for (std::size_t i = 0; i < page.size(); ++i)
+            CHECK(encode_entry(*page[i], Dialect::native) == lines[124 + i]);
+        CHECK(encode_entry(*s.storage().get_entries({599, 5}).at(0), Dialect::native) ==
+              lines.back());
+    }
+    // No entry is kept now (no cache, no handle left): the reads below go to the file.
+
+    SECTION("a read that fails names the first line it could not read") {
+        Faults::get().fail_pread_from = Faults::get().pread_calls + 1;
+        const auto read = [&] { (void)s.storage().get_entries({9}); };
+        CHECK(error_of(read) == ErrorCode::storage);
+        const std::string message = message_of_error(read);
+        CHECK(message.find("reading line 11 of") != std::string::npos);
+        CHECK(message.find(path) != std::string::npos);
+    }
+    SECTION("of two lines damaged after the open, the first is reported, by its line") {
+        std::string damaged = text;
+        for (const std::size_t entry : {std::size_t{450}, std::size_t{150}}) {
+            // The same length, so that the lines stay where the open found them: an array where
+            // the object of the entry was.
+            std::size_t at = 0;
+            for (std::size_t k = 0; k <= entry; ++k) at = damaged.find('\n', at) + 1;
+            damaged[at] = '[';
+        }
+        {
+            const int fd = ::open(path.c_str(), O_WRONLY);
+            REQUIRE(fd >= 0);
+            REQUIRE(::pwrite(fd, damaged.data(), damaged.size(), 0) ==
+                    static_cast<ssize_t>(damaged.size()));
+            ::close(fd);
+        }
+        const auto read = [&] { (void)s.storage().get_entries(); };
+        CHECK(error_of(read) == ErrorCode::invalid_entry);
+        const std::string message = message_of_error(read);
+        CHECK(message.find("line 152") != std::string::npos);
+        CHECK(s.storage().get_entries({0, 150}).size() == 150);  // the lines before still read
+    }
+}
+
+TEST_CASE("a file created with many entries reports the first bad entry in order and is not made",
+          "[jsonl]") {
+    ScratchDir dir;
+    const auto path = dir.file("many.jsonl");
+    // Enough entries to be encoded on several threads.
+    auto entries = chain_entries(300);
+    std::get<MessageEntry>(entries[200]).id = "e1000";  // a taken id
+    const auto create = [&] {
+        (void)JsonlSessionStorage::create(path, test_header(), jsonl_options(), entries);
+    };
+    SECTION("a taken id") { CHECK(error_of(create) == ErrorCode::already_exists); }
+    SECTION("an entry no line can hold, before the taken id") {
+        entries[100] = unwritable_entry("e1100", "e1099");
+        CHECK(error_of(create) == ErrorCode::invalid_entry);
+        CHECK(message_of_error(create).find("cannot be written") != std::string::npos);
+    }
+    CHECK_FALSE(std::filesystem::exists(path));
+    CHECK(count_files_with(dir.path(), "many") == 0);
 }
 
 TEST_CASE("appends to a pi-dialect file keep camelCase and the file opens again", "[jsonl]") {

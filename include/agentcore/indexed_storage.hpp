@@ -30,6 +30,9 @@ namespace agentcore {
 ///   Called after the tree rules were checked; the entry gets the next append position.
 /// - `EntryHandle load(std::size_t position) const`: the entry at that append position (it may
 ///   decode it, and cache it: entries are immutable).
+/// - optionally `std::vector<EntryHandle> load_range(std::size_t first, std::size_t n) const`:
+///   the entries at positions first .. first + n - 1 (all of them exist), as load would give
+///   them one by one; for a storage that reads or decodes many at once faster (get_entries).
 /// - optionally `void unpersist_last() noexcept`: undoes the newest persist, called when the
 ///   index could not record it (out of memory); a storage that cannot undo leaves it out.
 /// - optionally `void check_writable() const`: throws (`storage`) when the storage takes no
@@ -127,10 +130,15 @@ public:
         const std::size_t count = index_.size();
         if (query.after >= count) return {};
         const std::size_t n = std::min(query.limit, count - query.after);
-        detail::dependent<std::vector<EntryHandle>, Derived> out;
-        out.reserve(n);
-        for (std::size_t i = query.after; i < query.after + n; ++i) out.push_back(self().load(i));
-        return out;
+        if constexpr (requires(const Derived& d) { d.load_range(query.after, n); }) {
+            return self().load_range(query.after, n);
+        } else {
+            detail::dependent<std::vector<EntryHandle>, Derived> out;
+            out.reserve(n);
+            for (std::size_t i = query.after; i < query.after + n; ++i)
+                out.push_back(self().load(i));
+            return out;
+        }
     }
 
     [[nodiscard]] SessionStats get_session_stats() const noexcept { return index_.stats(); }

@@ -67,11 +67,12 @@ void unindex(SqliteSessionRepo& repo, const std::string& id) {
     tx.commit();
 }
 
-// A database of schema version `version` (2 to 5) holding one session `id` in /w whose entries
+// A database of schema version `version` (2 to 6) holding one session `id` in /w whose entries
 // are `entries` (native lines), as that version wrote it. Up to version 4 the session's state is
 // in its row; at version 3 each entry's text is in the trigram index; at 4 the words of the
 // first half are in the word index and those of the second half are pending; at 5 the state is
-// in the entries' rows and every entry's words and word counts are indexed, without repeats.
+// in the entries' rows and every entry's words and word counts are indexed, without repeats; at
+// 6 with them (and every entry, messages too, in the index by type).
 void write_old_database(const std::string& path, std::int64_t version, const std::string& id,
                         const std::vector<SessionTreeEntry>& entries) {
     SessionHeader header;
@@ -97,14 +98,13 @@ void write_old_database(const std::string& path, std::int64_t version, const std
         std::optional<std::int64_t> parent;
         if (parent_id_of(e))
             parent = static_cast<std::int64_t>(*index.position(*parent_id_of(e))) + 1;
-        if (version == 5) {
-            // The state columns and every entry's words (no repeats yet).
+        if (version >= 5) {
+            // The state columns and every entry's words (from 6 on, with their repeats).
             SessionStats after = state.stats;
             after.add(e);
             detail::sqlite::insert_entry_row(db, id, state.next_seq, e, parent,
                                              encode_entry(e, Dialect::native), after);
-            detail::sqlite::index_search_row(db, id, state.next_seq, e,
-                                             detail::sqlite::entry_state_schema_version);
+            detail::sqlite::index_search_row(db, id, state.next_seq, e, version);
             index.record(e);
             detail::sqlite::advance(state, e);
             continue;
@@ -142,7 +142,7 @@ void write_old_database(const std::string& path, std::int64_t version, const std
         detail::sqlite::advance(state, e);
     }
     // The session's row goes in last here (no foreign keys on this connection).
-    if (version == 5) {
+    if (version >= 5) {
         db.statement(
               "INSERT INTO sessions (id, created, cwd, dialect, header, indexed_to) VALUES (?1, "
               "?2, ?3, 0, ?4, ?5)")
@@ -462,6 +462,19 @@ void check_migrated(const std::string& db, std::int64_t from) {
     CHECK(keys_of(repo, "login").size() == 1);
     CHECK(keys_of(repo, "move").size() == 1);
     CHECK(keys_of(repo, "UserBy", {.mode = SearchMode::substring}).size() == 1);
+    // The index by type leaves messages out, and the reads by type use it.
+    CHECK(count_of(db,
+                   "SELECT count(*) FROM sqlite_schema WHERE name = 'entries_by_type' AND sql LIKE "
+                   "'%WHERE type <> ''message''%'") == 1);
+    CHECK(count_of(db,
+                   "SELECT count(*) FROM entries INDEXED BY entries_by_type WHERE type <> "
+                   "'message'") == 5);
+    {
+        const auto s = open_read_only(repo, "old");
+        CHECK(s.storage().find_entries("session_info").size() == 3);
+        CHECK(s.storage().find_entries("label").size() == 1);
+        CHECK(s.storage().find_entries("message").size() == 5);
+    }
     // The repeated words of the stored entries are marked.
     CHECK(count_of(db, repeats_of("retry", 2)) == 1);
     CHECK(count_of(db, repeats_of("retry", 4)) == 0);
@@ -491,8 +504,9 @@ TEST_CASE("databases of every older schema are migrated: state, words and append
           "[sqlite][search][schema]") {
     ScratchDir dir;
     // 2: before search; 3: the trigram index; 4: the word index with pending rows and the
-    // session's state in its row; 5: the state in the entries' rows, no repeats marked.
-    for (std::int64_t from = 2; from <= 5; ++from)
+    // session's state in its row; 5: the state in the entries' rows, no repeats marked; 6:
+    // messages in the index by type.
+    for (std::int64_t from = 2; from <= 6; ++from)
         sqlite_search_tests::check_migrated(dir.file("v" + std::to_string(from) + ".db"), from);
     // Version 3's trigram tables and triggers are gone.
     CHECK(count_of(dir.file("v3.db"),

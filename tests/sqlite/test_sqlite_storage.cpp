@@ -1,6 +1,7 @@
 // The SQLite storage and repository (SPEC §9): the conformance kit, the schema and its
 // versions, files and modes, losslessness, single writer, and bad input.
 
+#include "support/builders.hpp"
 #include "support/catch.hpp"
 #include "support/errors.hpp"
 #include "support/scratch.hpp"
@@ -21,10 +22,12 @@
 #include <vector>
 
 using namespace agentcore;
+using agentcore::testing::chain_entries;
 using agentcore::testing::error_of;
 using agentcore::testing::message_of_error;
 using agentcore::testing::read_file;
 using agentcore::testing::ScratchDir;
+using agentcore::testing::unwritable_entry;
 using agentcore::testing::write_file;
 
 namespace {
@@ -35,6 +38,15 @@ SqliteStorageOptions fast() {
     SqliteStorageOptions o;
     o.durability = Durability::os_buffered;
     return o;
+}
+
+SessionHeader header_of(std::string id) {
+    SessionHeader h;
+    h.id = std::move(id);
+    h.timestamp = "2026-12-02T07:43:23.123Z";
+    h.cwd = "/w";
+    h.metadata = Json::object();
+    return h;
 }
 
 CreateOptions named(std::string id, std::string cwd = "/w") {
@@ -461,6 +473,79 @@ TEST_CASE(
     const SessionList listed = list(repo, with_summaries);
     REQUIRE(listed.sessions.size() == 1);
     CHECK_FALSE(listed.sessions[0].summary);
+}
+
+TEST_CASE("a large page of entries is decoded together; of two damaged rows the first is reported",
+          "[sqlite][damage]") {
+    ScratchDir dir;
+    const std::string db = dir.file("p.db");
+    // 600 entries of 1 KB: a page large enough to be decoded on several threads.
+    const auto entries = chain_entries(600, 1000);
+    SqliteSessionRepo repo(db, fast());
+    (void)import_session(repo, header_of("pages"), entries);
+    {
+        const auto s = open_read_only(repo, "pages");
+        const auto all = s.storage().get_entries();
+        REQUIRE(all.size() == 600);
+        for (std::size_t i = 0; i < all.size(); ++i)
+            CHECK(encode_entry(*all[i], Dialect::native) ==
+                  encode_entry(entries[i], Dialect::native));
+        const auto page = s.storage().get_entries({100, 50});
+        REQUIRE(page.size() == 50);
+        CHECK(id_of(*page.front()) == "e1100");
+        CHECK(id_of(*page.back()) == "e1149");
+    }
+    REQUIRE(Raw(db).exec("UPDATE entries SET line = '[' || substr(line, 2) WHERE session_id = "
+                         "'pages' AND seq IN (451, 151)") == SQLITE_OK);
+    const auto s = open_read_only(repo, "pages");
+    const auto read = [&] { (void)s.storage().get_entries(); };
+    CHECK(error_of(read) == ErrorCode::invalid_entry);
+    const std::string message = message_of_error(read);
+    CHECK(message.find("session 'pages'") != std::string::npos);
+    CHECK(message.find("entry 151:") != std::string::npos);
+    CHECK(s.storage().get_entries({0, 150}).size() == 150);  // the rows before still read
+}
+
+TEST_CASE(
+    "a session written in batches reports the first bad entry in order and writes nothing; its "
+    "last batch is searchable",
+    "[sqlite][import]") {
+    ScratchDir dir;
+    const std::string db = dir.file("b.db");
+    SqliteSessionRepo repo(db, fast());
+    // Three batches and a bit (write_session prepares 1024 entries at a time, ahead).
+    auto entries = chain_entries(3300);
+    SECTION("an entry no line can hold, before a taken id") {
+        entries[1500] = unwritable_entry("e2500", "e2499");
+        std::get<MessageEntry>(entries[2200]).id = "e1000";  // a later fault, in a later batch
+        const auto write = [&] { (void)import_session(repo, header_of("batches"), entries); };
+        CHECK(error_of(write) == ErrorCode::invalid_entry);
+        CHECK(message_of_error(write).find("cannot be written") != std::string::npos);
+        Raw raw(db);
+        CHECK(raw.text("SELECT count(*) FROM sessions") == "0");
+        CHECK(raw.text("SELECT count(*) FROM entries") == "0");
+        CHECK(raw.text("SELECT count(*) FROM search_rows") == "0");
+    }
+    SECTION("a taken id in the last batch") {
+        std::get<MessageEntry>(entries[3200]).id = "e1000";
+        const auto write = [&] { (void)import_session(repo, header_of("batches"), entries); };
+        CHECK(error_of(write) == ErrorCode::already_exists);
+        CHECK(Raw(db).text("SELECT count(*) FROM entries") == "0");
+    }
+    SECTION("every batch is written, its words indexed") {
+        std::get<MessageEntry>(entries[3299]).message = agentcore::testing::user("quetzalcoatl");
+        const auto s = import_session(repo, header_of("batches"), entries);
+        CHECK(s.storage().entry_count() == 3300);
+        const auto all = s.storage().get_entries();
+        REQUIRE(all.size() == 3300);
+        for (std::size_t i = 0; i < all.size(); i += 97)
+            CHECK(encode_entry(*all[i], Dialect::native) ==
+                  encode_entry(entries[i], Dialect::native));
+        const SearchResult found = search(repo, "quetzalcoatl");
+        REQUIRE(found.hits.size() == 1);
+        CHECK(found.hits[0].entry_id == "e4299");
+        CHECK(search(repo, "\"message number 2048\"").hits.size() == 1);
+    }
 }
 
 TEST_CASE(

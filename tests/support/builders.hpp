@@ -76,6 +76,36 @@ inline MemorySession memory_session(std::uint64_t seed = 1) {
         InMemorySessionStorage<>(header, Environment::deterministic(1796197403123, seed)));
 }
 
+/// `n` user messages in a chain (ids e1000, e1001, ...), each "message number i" followed by
+/// `filler` bytes of text: a session to import or create in one step.
+inline std::vector<SessionTreeEntry> chain_entries(int n, std::size_t filler = 0) {
+    std::vector<SessionTreeEntry> out;
+    out.reserve(static_cast<std::size_t>(n));
+    std::optional<std::string> parent;
+    for (int i = 0; i < n; ++i) {
+        MessageEntry e;
+        e.id = "e" + std::to_string(1000 + i);
+        e.parent_id = parent;
+        e.timestamp = "2026-12-02T07:43:23.123Z";
+        e.message = user("message number " + std::to_string(i) + std::string(filler, 'x'));
+        parent = e.id;
+        out.emplace_back(std::move(e));
+    }
+    return out;
+}
+
+/// A custom entry whose data no line can hold (a binary JSON value): encoding it is
+/// invalid_entry.
+inline SessionTreeEntry unwritable_entry(std::string id, std::optional<std::string> parent) {
+    CustomEntry e;
+    e.id = std::move(id);
+    e.parent_id = std::move(parent);
+    e.timestamp = "2026-12-02T07:43:23.123Z";
+    e.custom_type = "blob";
+    e.data = Json::binary({1, 2, 3});
+    return e;
+}
+
 /// The text of a message, for compact assertions (the library's text_of).
 using agentcore::text_of;
 

@@ -132,6 +132,7 @@ struct Faults {
     int fail_fsync_at = -1;
     int fail_link_at = -1;
     int fail_rename_at = -1;
+    int fail_pread_from = -1;  ///< from this call number on, every pread fails with EIO
 
     static Faults& get() {
         static Faults f;
@@ -157,7 +158,12 @@ struct Faults {
                 return detail::FileOps::real().pwrite(fd, b, n, off);
             };
             o.pread = [](int fd, void* b, std::size_t n, off_t off) -> ssize_t {
-                ++get().pread_calls;
+                Faults& f = get();
+                ++f.pread_calls;
+                if (f.fail_pread_from > 0 && f.pread_calls >= f.fail_pread_from) {
+                    errno = EIO;
+                    return -1;
+                }
                 return detail::FileOps::real().pread(fd, b, n, off);
             };
             o.fdatasync = [](int fd) -> int {

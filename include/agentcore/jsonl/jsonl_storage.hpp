@@ -19,6 +19,7 @@
 #include <agentcore/codec.hpp>
 #include <agentcore/detail/atomic_file.hpp>
 #include <agentcore/detail/bytes.hpp>
+#include <agentcore/detail/codec_batch.hpp>
 #include <agentcore/detail/codec_check.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
@@ -166,9 +167,17 @@ public:
         Dep<TreeIndex> check;
         Dep<std::vector<EntryHandle>> handles;
         handles.reserve(entries.size());
-        for (auto& e : entries) {
+        // Encoded on several threads first; an entry that could not be is encoded again after
+        // its tree check, which reports what is wrong in the order of the entries.
+        auto lines = detail::encode_lines(entries, s.dialect_, s.scan_helpers() + 1);
+        std::size_t bytes = content.size();
+        for (const auto& line : lines) bytes += line ? line->size() + 1 : 0;
+        content.reserve(bytes);
+        for (std::size_t i = 0; i < entries.size(); ++i) {
+            auto& e = entries[i];
             check.check_append(e);
-            content += encode_entry(e, s.dialect_);
+            content += lines[i] ? *lines[i] : encode_entry(e, s.dialect_);
+            lines[i].reset();
             content.push_back('\n');
             auto handle = std::make_shared<const SessionTreeEntry>(std::move(e));
             check.record(*handle);
@@ -418,6 +427,75 @@ private:
     }
 
     [[nodiscard]] EntryHandle load(std::size_t position) const { return materialise(position); }
+
+    // The most bytes of consecutive lines load_range reads with one call.
+    static constexpr std::uint64_t range_read_bytes = std::uint64_t{4} << 20;
+
+    // load for positions first .. first + n - 1: the lines not kept decoded are read a run of
+    // consecutive lines at a time (one pread for up to range_read_bytes) and decoded together,
+    // on several threads for a large run. A line that cannot be read or decoded goes through
+    // materialise, which reports it as load would.
+    [[nodiscard]] std::vector<EntryHandle> load_range(std::size_t first, std::size_t n) const {
+        std::vector<EntryHandle> out(n);
+        std::size_t i = 0;
+        while (i < n) {
+            // A run: the next lines to read, while their bytes fit in one read.
+            std::vector<std::size_t> run;
+            std::uint64_t start = 0;
+            for (; i < n; ++i) {
+                const Slot& slot = slots_[first + i];
+                if (EntryHandle kept = slot.pinned ? slot.pinned
+                                       : slot.held ? slot.held
+                                                   : slot.cache.lock()) {
+                    out[i] = std::move(kept);
+                    continue;
+                }
+                if (run.empty()) {
+                    start = slot.offset;
+                } else if (slot.offset < start ||
+                           slot.offset + slot.length - start > range_read_bytes) {
+                    break;
+                }
+                run.push_back(i);
+            }
+            if (run.empty()) break;
+            if (run.size() == 1) {
+                out[run.front()] = materialise(first + run.front());
+                continue;
+            }
+            const Slot& last = slots_[first + run.back()];
+            std::string bytes;
+            std::vector<std::string_view> lines;
+            try {
+                bytes.resize(static_cast<std::size_t>(last.offset + last.length - start));
+                if (detail::pread_all(*ops_, fd_.get(), bytes.data(), bytes.size(), start) == 0) {
+                    lines.reserve(run.size());
+                    for (const std::size_t k : run) {
+                        const Slot& slot = slots_[first + k];
+                        lines.emplace_back(bytes.data() + (slot.offset - start),
+                                           static_cast<std::size_t>(slot.length));
+                    }
+                }
+            } catch (const std::bad_alloc&) {
+                lines.clear();
+            }
+            // Nothing read (an error, or not enough memory for the run): line by line.
+            auto decoded = lines.empty()
+                               ? std::vector<EntryHandle>(run.size())
+                               : detail::decode_lines(lines, dialect_, scan_helpers() + 1);
+            for (std::size_t k = 0; k < run.size(); ++k) {
+                const std::size_t pos = first + run[k];
+                if (!decoded[k]) {
+                    out[run[k]] = materialise(pos);
+                    continue;
+                }
+                slots_[pos].cache = decoded[k];
+                hold_decoded(pos, decoded[k]);
+                out[run[k]] = std::move(decoded[k]);
+            }
+        }
+        return out;
+    }
 
     [[noreturn]] void fail_line(ErrorCode code, std::size_t line, std::string_view reason,
                                 const ErrorLocation& inner = {}) const {

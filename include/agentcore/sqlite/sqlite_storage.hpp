@@ -18,8 +18,10 @@
 // Not thread-safe: one storage is used by one thread at a time.
 
 #include <agentcore/codec.hpp>
+#include <agentcore/detail/codec_batch.hpp>
 #include <agentcore/detail/file_lock.hpp>
 #include <agentcore/detail/file_ops.hpp>
+#include <agentcore/detail/threads.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/ids.hpp>
@@ -31,6 +33,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -177,8 +180,8 @@ inline SessionState read_state(Database& db, std::string_view id,
     static constexpr const char* columns =
         "SELECT e.seq, e.id, e.type, e.target_id, e.message_count, e.cached_tokens, "
         "e.uncached_tokens, e.total_tokens, e.cost_total, (SELECT n.label FROM entries n INDEXED "
-        "BY entries_by_type WHERE n.session_id = ?1 AND n.type = 'session_info' ORDER BY n.seq "
-        "DESC LIMIT 1)";
+        "BY entries_by_type WHERE n.session_id = ?1 AND n.type = 'session_info' AND n.type <> "
+        "'message' ORDER BY n.seq DESC LIMIT 1)";
     static const std::string without_line =
         std::string(columns) +
         " FROM entries e WHERE e.session_id = ?1 ORDER BY e.seq DESC LIMIT 1";
@@ -207,7 +210,7 @@ inline SessionState read_state(Database& db, std::string_view id,
 inline std::optional<std::string> session_name(Database& db, std::string_view id) {
     auto& q = db.statement(
         "SELECT label FROM entries INDEXED BY entries_by_type WHERE session_id = ?1 AND type = "
-        "'session_info' ORDER BY seq DESC LIMIT 1");
+        "'session_info' AND type <> 'message' ORDER BY seq DESC LIMIT 1");
     Reset reset(q);
     q.bind(1, id);
     if (!q.step()) return std::nullopt;
@@ -253,11 +256,54 @@ inline void insert_entry_row(Database& db, std::string_view session, std::int64_
     bind_stats(insert, 9, after).run();
 }
 
+/// What write_session writes of one entry besides its tree links and stats, computed from the
+/// entry alone: its line (unless copied from another session's row) and its search row.
+struct PreparedRow {
+    std::string line;
+    SearchRowText search;
+    bool ready = false;  ///< false: not computed (the writer computes it, and reports a failure)
+};
+
+/// Entries write_session prepares a batch at a time; a session with more than one batch has the
+/// next batch prepared on another thread while this one is written.
+inline constexpr std::size_t prepare_batch_entries = 1024;
+
+inline PreparedRow prepare_row(const SessionTreeEntry& e, Dialect dialect, bool copied) {
+    PreparedRow out;
+    if (!copied) out.line = encode_entry(e, dialect);
+    out.search = search_row_text(e);
+    out.ready = true;
+    return out;
+}
+
+/// Prepares the rows of entries [first, first + rows.size()) into `rows`, on the thread that
+/// runs it. Never throws: a row it cannot prepare is left not ready.
+struct PrepareRows {
+    const std::vector<SessionTreeEntry>* entries;
+    const std::vector<bool>* copied;
+    Dialect dialect;
+    std::size_t first = 0;
+    std::vector<PreparedRow>* rows;
+
+    void operator()() const noexcept {
+        for (std::size_t k = 0; k < rows->size(); ++k) {
+            const std::size_t i = first + k;
+            try {
+                (*rows)[k] =
+                    prepare_row((*entries)[i], dialect, i < copied->size() && (*copied)[i]);
+            } catch (...) {
+                (*rows)[k].ready = false;
+            }
+        }
+    }
+};
+
 /// Writes a new session's row and its entries (in order, each checked as an append would be) in
 /// one IMMEDIATE transaction on `db`, their words straight into search_index (one FTS5 segment
 /// for all of them), and returns the session's state. A taken id:
 /// already_exists; entries that do not form a tree: already_exists / invalid_entry; nothing is
-/// written then.
+/// written then. The lines and search rows of a batch of entries are computed on another thread
+/// while the batch before is written.
 ///
 /// A fork passes `copy_from`, the session the entries come from, and `copied`: the entries i
 /// with copied[i] are the same entries as there (same id, same links), so their stored line is
@@ -280,32 +326,55 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
         .bind(6, static_cast<std::int64_t>(entries.size()))
         .run();
     SessionState state;
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-        const SessionTreeEntry& e = entries[i];
-        check.check_append(e);
-        const auto& parent = parent_id_of(e);
-        std::optional<std::int64_t> parent_seq;
-        if (parent) parent_seq = static_cast<std::int64_t>(*check.position(*parent)) + 1;
-        const std::int64_t seq = state.next_seq;
-        advance(state, e);
-        if (i < copied.size() && copied[i]) {
-            // Read and inserted as a value: an INSERT ... SELECT would keep a statement journal
-            // of the pages it changes, for each entry.
-            auto& line = db.statement("SELECT line FROM entries WHERE session_id = ?1 AND id = ?2");
-            Reset reset_line(line);
-            line.bind(1, copy_from).bind(2, id_of(e));
-            if (!line.step())
-                throw SessionError(ErrorCode::not_found, "entry '" + id_of(e) +
-                                                             "' is no longer in session '" +
-                                                             std::string(copy_from) +
-                                                             "' in database '" + db.path() + "'");
-            insert_entry_row(db, header.id, seq, e, parent_seq, line.text(0), state.stats);
-        } else {
-            insert_entry_row(db, header.id, seq, e, parent_seq, encode_entry(e, dialect),
-                             state.stats);
+    std::vector<PreparedRow> current;
+    std::vector<PreparedRow> ahead;
+    const auto batch_of = [&](std::size_t first, std::vector<PreparedRow>& rows) {
+        rows.assign(std::min(prepare_batch_entries, entries.size() - first), PreparedRow{});
+        return PrepareRows{&entries, &copied, dialect, first, &rows};
+    };
+    if (!entries.empty()) {
+        PrepareRows first = batch_of(0, current);
+        first();
+    }
+    for (std::size_t start = 0; start < entries.size(); start += prepare_batch_entries) {
+        const std::size_t next = start + prepare_batch_entries;
+        PrepareRows work{&entries, &copied, dialect, next, &ahead};
+        if (next < entries.size()) work = batch_of(next, ahead);
+        // Joined before `ahead` is read, and when a check below throws.
+        detail::BackgroundThreads<PrepareRows> helper(next < entries.size() ? 1 : 0, work);
+        for (std::size_t k = 0; k < current.size(); ++k) {
+            const std::size_t i = start + k;
+            const SessionTreeEntry& e = entries[i];
+            const bool from_copy = i < copied.size() && copied[i];
+            check.check_append(e);
+            const auto& parent = parent_id_of(e);
+            std::optional<std::int64_t> parent_seq;
+            if (parent) parent_seq = static_cast<std::int64_t>(*check.position(*parent)) + 1;
+            const std::int64_t seq = state.next_seq;
+            advance(state, e);
+            PreparedRow& row = current[k];
+            if (!row.ready) row = prepare_row(e, dialect, from_copy);
+            if (from_copy) {
+                // Read and inserted as a value: an INSERT ... SELECT would keep a statement
+                // journal of the pages it changes, for each entry.
+                auto& line =
+                    db.statement("SELECT line FROM entries WHERE session_id = ?1 AND id = ?2");
+                Reset reset_line(line);
+                line.bind(1, copy_from).bind(2, id_of(e));
+                if (!line.step())
+                    throw SessionError(ErrorCode::not_found,
+                                       "entry '" + id_of(e) + "' is no longer in session '" +
+                                           std::string(copy_from) + "' in database '" + db.path() +
+                                           "'");
+                insert_entry_row(db, header.id, seq, e, parent_seq, line.text(0), state.stats);
+            } else {
+                insert_entry_row(db, header.id, seq, e, parent_seq, row.line, state.stats);
+            }
+            write_search_row(db, header.id, seq, row.search);
+            check.record(e);
         }
-        index_search_row(db, header.id, seq, e);
-        check.record(e);
+        helper.join();
+        current.swap(ahead);
     }
     tx.commit();
     return state;
@@ -510,9 +579,14 @@ public:
     }
 
     [[nodiscard]] std::vector<EntryHandle> find_entries(std::string_view type) const {
+        // Messages are read along the session's positions; any other type through the index
+        // by type, whose condition (not a message) the query states so that it applies.
         auto& q = db_->statement(
-            "SELECT seq, line FROM entries WHERE session_id = ?1 AND type = ?2 AND seq < ?3 ORDER "
-            "BY seq");
+            type == MessageEntry::type
+                ? "SELECT seq, line FROM entries WHERE session_id = ?1 AND type = ?2 AND seq < ?3 "
+                  "ORDER BY seq"
+                : "SELECT seq, line FROM entries WHERE session_id = ?1 AND type = ?2 AND type <> "
+                  "'message' AND seq < ?3 ORDER BY seq");
         detail::sqlite::Reset reset_q(q);
         q.bind(1, header_.id).bind(2, type).bind(3, state_.next_seq);
         std::vector<EntryHandle> out;
@@ -601,9 +675,35 @@ public:
             .bind(2, static_cast<std::int64_t>(query.after))
             .bind(3, static_cast<std::int64_t>(n))
             .bind(4, state_.next_seq);
+        // The rows' lines are decoded together (on several threads for a large page); the
+        // entries already decoded are taken from the cache.
         std::vector<EntryHandle> out;
         out.reserve(n);
-        while (q.step()) out.push_back(decode(q.int64(0), q.text(1)));
+        std::vector<std::int64_t> seqs;
+        std::vector<std::string> lines;
+        std::vector<std::size_t> slots;  // where each line's entry goes in `out`
+        while (q.step()) {
+            const std::int64_t seq = q.int64(0);
+            if (auto it = cache_.find(seq); it != cache_.end()) {
+                out.push_back(it->second);
+                continue;
+            }
+            slots.push_back(out.size());
+            out.emplace_back();
+            seqs.push_back(seq);
+            lines.emplace_back(q.text(1));
+        }
+        const std::vector<std::string_view> views(lines.begin(), lines.end());
+        auto decoded = detail::decode_lines(views, dialect_, detail::decode_threads());
+        for (std::size_t i = 0; i < decoded.size(); ++i) {
+            // A line the batch could not decode is decoded again here, which reports why.
+            if (!decoded[i]) {
+                out[slots[i]] = decode(seqs[i], lines[i]);
+                continue;
+            }
+            remember(seqs[i], decoded[i]);
+            out[slots[i]] = std::move(decoded[i]);
+        }
         return out;
     }
 

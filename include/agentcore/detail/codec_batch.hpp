@@ -1,0 +1,106 @@
+#pragma once
+// Decoding and encoding many entries at once, on several threads: what a storage's get_entries
+// does for a page of entries it has not decoded yet, and what a storage created with many
+// entries does to write their lines (a copy or an export reads and writes every entry).
+
+#include <agentcore/codec.hpp>
+#include <agentcore/detail/threads.hpp>
+#include <agentcore/entries.hpp>
+
+#include <algorithm>
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace agentcore::detail {
+
+/// A batch smaller than this many bytes is decoded by the calling thread alone: starting a
+/// thread costs about as much as decoding a few kilobytes of lines.
+inline constexpr std::size_t min_parallel_decode_bytes = std::size_t{64} << 10;
+
+/// The lines of a batch a thread takes at a time.
+inline constexpr std::size_t decode_chunk_lines = 32;
+
+/// The entries of `lines` (each in `dialect`), decoded by up to `threads` threads (the calling
+/// one included; fewer for a small batch). A line the codec refuses, or that memory cannot hold,
+/// is left null: the caller decodes it again on its own to report the error as it always does,
+/// so that the first bad line in order is the one reported. Never throws but std::bad_alloc
+/// from the result's own allocation.
+template <class = void>
+std::vector<EntryHandle> decode_lines(const std::vector<std::string_view>& lines, Dialect dialect,
+                                      std::size_t threads) {
+    std::vector<EntryHandle> out(lines.size());
+    std::size_t bytes = 0;
+    for (const auto line : lines) bytes += line.size();
+    struct Work {
+        const std::vector<std::string_view>* lines;
+        std::vector<EntryHandle>* out;
+        Dialect dialect;
+        SharedCounter<std::size_t> next{0};
+
+        void operator()() noexcept {
+            const std::size_t n = lines->size();
+            for (;;) {
+                const std::size_t first = next.fetch_add(decode_chunk_lines);
+                if (first >= n) return;
+                const std::size_t last = std::min(n, first + decode_chunk_lines);
+                for (std::size_t i = first; i < last; ++i) {
+                    try {
+                        (*out)[i] = std::make_shared<const SessionTreeEntry>(
+                            decode_entry((*lines)[i], dialect));
+                    } catch (...) {
+                        // Left null: the caller reports it.
+                    }
+                }
+            }
+        }
+    };
+    Work work{&lines, &out, dialect};
+    run_on_threads(bytes >= min_parallel_decode_bytes ? std::max<std::size_t>(threads, 1) : 1,
+                   work);
+    return out;
+}
+
+/// The lines of `entries` (encode_entry in `dialect`), encoded by up to `threads` threads (the
+/// calling one included; one for fewer than decode_chunk_lines * 4 entries). An entry the codec
+/// cannot encode is left nullopt: the caller encodes it again on its own, in its order, to report
+/// the error as it always does.
+template <class = void>
+std::vector<std::optional<std::string>> encode_lines(const std::vector<SessionTreeEntry>& entries,
+                                                     Dialect dialect, std::size_t threads) {
+    std::vector<std::optional<std::string>> out(entries.size());
+    struct Work {
+        const std::vector<SessionTreeEntry>* entries;
+        std::vector<std::optional<std::string>>* out;
+        Dialect dialect;
+        SharedCounter<std::size_t> next{0};
+
+        void operator()() noexcept {
+            const std::size_t n = entries->size();
+            for (;;) {
+                const std::size_t first = next.fetch_add(decode_chunk_lines);
+                if (first >= n) return;
+                const std::size_t last = std::min(n, first + decode_chunk_lines);
+                for (std::size_t i = first; i < last; ++i) {
+                    try {
+                        (*out)[i] = encode_entry((*entries)[i], dialect);
+                    } catch (...) {
+                        // Left nullopt: the caller reports it.
+                    }
+                }
+            }
+        }
+    };
+    Work work{&entries, &out, dialect};
+    run_on_threads(entries.size() >= decode_chunk_lines * 4 ? std::max<std::size_t>(threads, 1) : 1,
+                   work);
+    return out;
+}
+
+/// The threads a storage decodes a batch of lines with: the machine's, at most 8.
+inline std::size_t decode_threads() noexcept { return std::min<std::size_t>(online_cpus(), 8); }
+
+}  // namespace agentcore::detail
