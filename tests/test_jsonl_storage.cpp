@@ -17,20 +17,11 @@ using namespace agentcore::testing;
 
 namespace {
 
-// A valid native file: the header and `n` user messages in a chain, each with `filler` more
-// bytes of text.
+// A valid native file: the header and chain_entries(n, filler), `n` user messages in a chain,
+// each with `filler` more bytes of text.
 std::string chain_file(int n, std::size_t filler = 0) {
     std::string text = encode_header(test_header(), Dialect::native) + "\n";
-    std::optional<std::string> parent;
-    for (int i = 0; i < n; ++i) {
-        MessageEntry e;
-        e.id = "e" + std::to_string(1000 + i);
-        e.parent_id = parent;
-        e.timestamp = "2026-12-02T07:43:23.123Z";
-        e.message = user("message number " + std::to_string(i) + std::string(filler, 'x'));
-        text += encode_entry(e, Dialect::native) + "\n";
-        parent = e.id;
-    }
+    for (const auto& e : chain_entries(n, filler)) text += encode_entry(e, Dialect::native) + "\n";
     return text;
 }
 

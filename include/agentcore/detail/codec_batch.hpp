@@ -24,43 +24,48 @@ inline constexpr std::size_t min_parallel_decode_bytes = std::size_t{64} << 10;
 /// The lines of a batch a thread takes at a time.
 inline constexpr std::size_t decode_chunk_lines = 32;
 
+/// Calls `each(i)` for every i in [0, n), on up to `threads` threads (the calling one included),
+/// each taking decode_chunk_lines indexes at a time. `each` must not throw.
+template <class Each>
+void for_each_index(std::size_t n, std::size_t threads, const Each& each) {
+    struct Work {
+        std::size_t n;
+        const Each* each;
+        SharedCounter<std::size_t> next{0};
+
+        void operator()() noexcept {
+            for (;;) {
+                const std::size_t first = next.fetch_add(decode_chunk_lines);
+                if (first >= n) return;
+                const std::size_t last = std::min(n, first + decode_chunk_lines);
+                for (std::size_t i = first; i < last; ++i) (*each)(i);
+            }
+        }
+    };
+    Work work{n, &each};
+    run_on_threads(std::max<std::size_t>(threads, 1), work);
+}
+
 /// The entries of `lines` (each in `dialect`), decoded by up to `threads` threads (the calling
-/// one included; fewer for a small batch). A line the codec refuses, or that memory cannot hold,
-/// is left null: the caller decodes it again on its own to report the error as it always does,
-/// so that the first bad line in order is the one reported. Never throws but std::bad_alloc
-/// from the result's own allocation.
+/// one included; one for a batch under min_parallel_decode_bytes). A line the codec refuses, or
+/// that memory cannot hold, is left null: the caller decodes it again on its own to report the
+/// error as it always does, so that the first bad line in order is the one reported. Never
+/// throws but std::bad_alloc from the result's own allocation.
 template <class = void>
 std::vector<EntryHandle> decode_lines(const std::vector<std::string_view>& lines, Dialect dialect,
                                       std::size_t threads) {
     std::vector<EntryHandle> out(lines.size());
     std::size_t bytes = 0;
     for (const auto line : lines) bytes += line.size();
-    struct Work {
-        const std::vector<std::string_view>* lines;
-        std::vector<EntryHandle>* out;
-        Dialect dialect;
-        SharedCounter<std::size_t> next{0};
-
-        void operator()() noexcept {
-            const std::size_t n = lines->size();
-            for (;;) {
-                const std::size_t first = next.fetch_add(decode_chunk_lines);
-                if (first >= n) return;
-                const std::size_t last = std::min(n, first + decode_chunk_lines);
-                for (std::size_t i = first; i < last; ++i) {
-                    try {
-                        (*out)[i] = std::make_shared<const SessionTreeEntry>(
-                            decode_entry((*lines)[i], dialect));
-                    } catch (...) {
-                        // Left null: the caller reports it.
-                    }
-                }
+    for_each_index(
+        lines.size(), bytes >= min_parallel_decode_bytes ? threads : 1,
+        [&](std::size_t i) noexcept {
+            try {
+                out[i] = std::make_shared<const SessionTreeEntry>(decode_entry(lines[i], dialect));
+            } catch (...) {
+                // Left null: the caller reports it.
             }
-        }
-    };
-    Work work{&lines, &out, dialect};
-    run_on_threads(bytes >= min_parallel_decode_bytes ? std::max<std::size_t>(threads, 1) : 1,
-                   work);
+        });
     return out;
 }
 
@@ -72,31 +77,14 @@ template <class = void>
 std::vector<std::optional<std::string>> encode_lines(const std::vector<SessionTreeEntry>& entries,
                                                      Dialect dialect, std::size_t threads) {
     std::vector<std::optional<std::string>> out(entries.size());
-    struct Work {
-        const std::vector<SessionTreeEntry>* entries;
-        std::vector<std::optional<std::string>>* out;
-        Dialect dialect;
-        SharedCounter<std::size_t> next{0};
-
-        void operator()() noexcept {
-            const std::size_t n = entries->size();
-            for (;;) {
-                const std::size_t first = next.fetch_add(decode_chunk_lines);
-                if (first >= n) return;
-                const std::size_t last = std::min(n, first + decode_chunk_lines);
-                for (std::size_t i = first; i < last; ++i) {
-                    try {
-                        (*out)[i] = encode_entry((*entries)[i], dialect);
-                    } catch (...) {
-                        // Left nullopt: the caller reports it.
-                    }
-                }
-            }
-        }
-    };
-    Work work{&entries, &out, dialect};
-    run_on_threads(entries.size() >= decode_chunk_lines * 4 ? std::max<std::size_t>(threads, 1) : 1,
-                   work);
+    for_each_index(entries.size(), entries.size() >= decode_chunk_lines * 4 ? threads : 1,
+                   [&](std::size_t i) noexcept {
+                       try {
+                           out[i] = encode_entry(entries[i], dialect);
+                       } catch (...) {
+                           // Left nullopt: the caller reports it.
+                       }
+                   });
     return out;
 }
 
