@@ -241,8 +241,9 @@ inline PostgresSessionRepo::session_type import_session(
 /// Throws invalid_query for options that cannot be met; storage when the database fails;
 /// invalid_session / invalid_entry for a stored header or line the codec cannot read.
 ///
-/// Complexity: one index query (and one lookup in the list of words per part of a word), whose
-/// rows are the candidate entries' lines, each decoded and matched.
+/// Complexity: one statement (and one lookup in the list of words per part of a word), prepared
+/// once per connection, whose rows are the candidate entries' lines, each decoded and matched,
+/// and their sessions' rows.
 inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& query,
                         const SearchOptions& options, const SearchHitSink& sink) {
     detail::check_search_options(options);
@@ -259,64 +260,56 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
         search_each<PostgresSessionRepo>(repo, query, options, sink);
         return;
     }
-    // The candidates, then their sessions' rows: two statements, so that the planner never
-    // joins the candidates with every session's row.
-    const auto r = c.exec(
-        "SELECT session_id, seq, line FROM entries WHERE words @@ $1::tsquery AND ($2::text IS "
-        "NULL OR session_id IN (SELECT id FROM sessions WHERE cwd = $2)) ORDER BY session_id, seq",
+    // One statement, prepared once per connection: the candidates, and their sessions' rows
+    // looked up by id (the array of their ids is computed first, so that the planner never
+    // joins the candidates with every session's row). Each session's row comes before its
+    // entries (kind 0, then 1), the whole in the order of session ids.
+    const auto r = c.exec_prepared(
+        "WITH c AS MATERIALIZED (SELECT session_id, seq, line FROM entries WHERE words @@ "
+        "$1::tsquery AND ($2::text IS NULL OR session_id IN (SELECT id FROM sessions WHERE cwd = "
+        "$2))) "
+        "SELECT 0 AS kind, id, 0::bigint AS seq, header, dialect, name FROM sessions WHERE id = "
+        "ANY(ARRAY(SELECT DISTINCT session_id FROM c)) "
+        "UNION ALL SELECT 1, session_id, seq, line, 0, NULL FROM c ORDER BY 2, 1, 3",
         detail::pg::Params().text(tsquery).text(options.cwd), "searching");
-    if (r.rows() == 0) return;
-    std::vector<std::optional<std::string>> ids;
-    for (int i = 0; i < r.rows(); ++i)
-        if (i == 0 || r.text(i, 0) != r.text(i - 1, 0)) ids.emplace_back(std::string(r.text(i, 0)));
-    const auto sessions = c.exec(
-        "SELECT id, header, dialect, name FROM sessions WHERE id = ANY($1::text[]) ORDER BY "
-        "id",
-        detail::pg::Params().text(detail::pg::text_array(ids)), "searching");
     const std::string where = "database '" + c.name() + "'";
-    int i = 0;
-    int row = 0;  // the session's row in `sessions` (both are in the order of session ids)
-    while (i < r.rows()) {
-        const std::string session_id(r.text(i, 0));
-        int end = i + 1;
-        while (end < r.rows() && r.text(end, 0) == session_id) ++end;
-        while (row < sessions.rows() && sessions.text(row, 0) < session_id) ++row;
-        // A session removed since its entries were read is skipped, as in every repository.
-        if (row == sessions.rows() || sessions.text(row, 0) != session_id) {
-            i = end;
+    SessionHeader header;
+    Dialect dialect = Dialect::native;
+    std::string name;
+    std::string session_id;  // the session of the last kind 0 row
+    bool passes = false;
+    for (int i = 0; i < r.rows(); ++i) {
+        if (r.int64(i, 0) == 0) {
+            session_id = r.text(i, 1);
+            try {
+                header = decode_header(r.text(i, 3));
+            } catch (const SessionError& e) {
+                std::string what = "session '";
+                what.append(session_id).append("' in ").append(where).append(": header: ");
+                what.append(e.detail());
+                throw SessionError(ErrorCode::invalid_session, what);
+            }
+            dialect = r.int64(i, 4) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi
+                                                                              : Dialect::native;
+            name = r.optional_text(i, 5).value_or("");
+            passes = detail::session_passes(options, header, name);
             continue;
         }
-        SessionHeader header;
+        // An entry follows its session's row (the statement reads one snapshot).
+        if (!passes || r.text(i, 1) != session_id) continue;
+        const std::int64_t seq = r.int64(i, 2);
+        SessionTreeEntry entry;
         try {
-            header = decode_header(sessions.text(row, 1));
+            entry = decode_entry(r.text(i, 3), dialect);
         } catch (const SessionError& e) {
             std::string what = "session '";
-            what.append(session_id).append("' in ").append(where).append(": header: ");
-            what.append(e.detail());
-            throw SessionError(ErrorCode::invalid_session, what);
+            what.append(session_id).append("' in ").append(where).append(" entry ");
+            what.append(std::to_string(seq)).append(": ").append(e.detail());
+            throw SessionError(ErrorCode::invalid_entry, what);
         }
-        const Dialect dialect = sessions.int64(row, 2) == static_cast<std::int64_t>(Dialect::pi)
-                                    ? Dialect::pi
-                                    : Dialect::native;
-        const std::string name = sessions.optional_text(row, 3).value_or("");
-        if (detail::session_passes(options, header, name)) {
-            for (int k = i; k < end; ++k) {
-                const std::int64_t seq = r.int64(k, 1);
-                SessionTreeEntry entry;
-                try {
-                    entry = decode_entry(r.text(k, 2), dialect);
-                } catch (const SessionError& e) {
-                    std::string what = "session '";
-                    what.append(session_id).append("' in ").append(where).append(" entry ");
-                    what.append(std::to_string(seq)).append(": ").append(e.detail());
-                    throw SessionError(ErrorCode::invalid_entry, what);
-                }
-                if (!detail::search_entry(query, options, header, name, entry,
-                                          static_cast<std::uint64_t>(seq - 1), sink))
-                    return;
-            }
-        }
-        i = end;
+        if (!detail::search_entry(query, options, header, name, entry,
+                                  static_cast<std::uint64_t>(seq - 1), sink))
+            return;
     }
 }
 
