@@ -444,9 +444,7 @@ private:
             std::uint64_t start = 0;
             for (; i < n; ++i) {
                 const Slot& slot = slots_[first + i];
-                if (EntryHandle kept = slot.pinned ? slot.pinned
-                                       : slot.held ? slot.held
-                                                   : slot.cache.lock()) {
+                if (EntryHandle kept = kept_entry(slot)) {
                     out[i] = std::move(kept);
                     continue;
                 }
@@ -513,11 +511,17 @@ private:
         if (detail::truncate_file(*ops_, fd_.get(), file_size_) != 0) poisoned_ = true;
     }
 
-    EntryHandle materialise(std::size_t pos) const {
-        const Slot& slot = slots_[pos];
+    // The line's entry when it is in memory (pinned, held by the cache, or still alive
+    // elsewhere); null when it must be read.
+    static EntryHandle kept_entry(const Slot& slot) {
         if (slot.pinned) return slot.pinned;
         if (slot.held) return slot.held;
-        if (auto cached = slot.cache.lock()) return cached;
+        return slot.cache.lock();
+    }
+
+    EntryHandle materialise(std::size_t pos) const {
+        const Slot& slot = slots_[pos];
+        if (EntryHandle kept = kept_entry(slot)) return kept;
         EntryHandle handle;
         try {
             std::string text(static_cast<std::size_t>(slot.length), '\0');

@@ -332,16 +332,13 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
         rows.assign(std::min(prepare_batch_entries, entries.size() - first), PreparedRow{});
         return PrepareRows{&entries, &copied, dialect, first, &rows};
     };
-    if (!entries.empty()) {
-        PrepareRows first = batch_of(0, current);
-        first();
-    }
+    batch_of(0, current)();
     for (std::size_t start = 0; start < entries.size(); start += prepare_batch_entries) {
-        const std::size_t next = start + prepare_batch_entries;
-        PrepareRows work{&entries, &copied, dialect, next, &ahead};
-        if (next < entries.size()) work = batch_of(next, ahead);
-        // Joined before `ahead` is read, and when a check below throws.
-        detail::BackgroundThreads<PrepareRows> helper(next < entries.size() ? 1 : 0, work);
+        // The next batch (none after the last) is prepared meanwhile; the helper is joined
+        // before `ahead` is read, and when a check below throws.
+        const bool more = start + prepare_batch_entries < entries.size();
+        PrepareRows work = batch_of(more ? start + prepare_batch_entries : entries.size(), ahead);
+        detail::BackgroundThreads<PrepareRows> helper(more ? 1 : 0, work);
         for (std::size_t k = 0; k < current.size(); ++k) {
             const std::size_t i = start + k;
             const SessionTreeEntry& e = entries[i];
