@@ -163,8 +163,11 @@ double pg_bare_append_seconds(const std::string& conninfo, std::size_t n) {
         "line, depth) SELECT ";
     const std::string placeholders = pg::row_placeholders(13);
     sql += placeholders.substr(0, placeholders.rfind(", array_to_tsvector"));
-    // The words parameter is bound (as the library binds it) but not written.
-    sql += " FROM s WHERE $36::text IS NULL OR true";
+    // The search parameters (words, marks, counts) are bound as the library binds them, but not
+    // written.
+    sql +=
+        " FROM s WHERE ($36::text IS NULL OR true) AND ($37::text IS NULL OR true) AND "
+        "($38::bigint IS NULL OR true) AND ($39::bigint IS NULL OR true)";
     std::mt19937_64 rng(42);
     Environment env = Environment::system();
     pg::SessionState state;

@@ -1,7 +1,9 @@
 // Search over the PostgreSQL repository through its index of words (schema version 4): the hits,
 // order, snippets and pages of memory on the generated corpus; the index written by appends,
 // imports and forks, removed with its session, built by the migration from version 3, and used
-// without pg_trgm; hostile queries that stay data.
+// without pg_trgm; hostile queries that stay data. Pages by relevance read their candidates best
+// bound first (schema version 6: word counts and the marks of repeated words) and give every
+// page as memory does; the migration from version 5 writes the counts and marks.
 
 #include "postgres/pg_test.hpp"
 #include "support/catch.hpp"
@@ -194,6 +196,10 @@ TEST_CASE("every append, import and fork writes its entries' words in its own tr
              open_read_only(memory, l.header.id).storage().get_entries(EntriesQuery{}))
             if (!search_index_text(*e).empty()) ++expected;
         CHECK(with_words == expected);
+        // Every entry with words has its counts, but one a tsvector could not hold.
+        CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = '" + l.header.id +
+                         "' AND words IS NOT NULL AND words <> '*'::tsvector AND (word_count IS "
+                         "NULL OR base_word_count IS NULL)") == 0);
     }
 }
 
@@ -228,11 +234,12 @@ TEST_CASE("a database of schema version 3 is migrated and its stored entries ind
         PostgresSessionRepo postgres(conninfo, pgt::fast());
         for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
     }
-    // Back to version 3 exactly: what versions 4 and 5 changed, undone.
+    // Back to version 3 exactly: what versions 4 to 6 changed, undone.
     pgt::Raw raw(conninfo);
     raw.c.exec_script(
         "DROP INDEX entries_words; ALTER TABLE entries DROP COLUMN words; DROP TABLE "
-        "search_words; DROP INDEX entries_by_type;"
+        "search_words; DROP INDEX entries_by_type; ALTER TABLE entries DROP COLUMN word_count;"
+        " ALTER TABLE entries DROP COLUMN base_word_count;"
         " CREATE INDEX entries_by_type ON entries (session_id, type, seq);"
         " DELETE FROM agentcore_schema_migrations WHERE version >= 4",
         "testing");
@@ -340,4 +347,156 @@ TEST_CASE("hostile queries are data: no SQL and no tsquery syntax reaches the se
         CHECK(r.boolean(0, 1));
         CHECK_FALSE(r.boolean(0, 2));
     }
+}
+
+namespace {
+
+// The number of entries whose tsvector holds the mark of `word` repeated `level` times.
+std::int64_t marked(pgt::Raw& raw, const std::string& word, int level) {
+    return raw.number("SELECT count(*) FROM entries WHERE words @@ '''" + word + "~" +
+                      std::to_string(level) + "'''::tsquery");
+}
+
+// The pages of `q` under `o` as memory gives them, up to `pages` of them; the number compared.
+template <class Repo>
+std::size_t check_pages(const InMemorySessionRepo& memory, const Repo& repo, const std::string& q,
+                        SearchOptions o, int pages) {
+    std::size_t compared = 0;
+    for (int page = 0; page < pages; ++page) {
+        INFO("page " << page);
+        const SearchResult expected = search(memory, q, o);
+        check_same(search(repo, q, o), expected);
+        ++compared;
+        if (!expected.next) break;
+        o.after = expected.next;
+    }
+    return compared;
+}
+
+}  // namespace
+
+TEST_CASE("PostgreSQL pages by relevance read candidates best bound first and give every page",
+          "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 11, 997));
+    agentcore::testing::write_search_corpus(memory, 17, 40);
+    const std::string conninfo = pgt::fresh_database();
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    // Rows without counts (as rows written before them): no bound, read first.
+    pgt::Raw raw(conninfo);
+    raw.exec("UPDATE entries SET word_count = NULL, base_word_count = NULL WHERE seq % 7 = 0");
+    AnyRepository any(postgres);
+    std::size_t pages = 0;
+    for (const std::string q :
+         {"session", "token", "login bug", "\"fixed the\"", "caf*", "deploy -timeout"}) {
+        for (const std::size_t limit : {std::size_t{1}, std::size_t{3}}) {
+            for (const SearchTextOptions text :
+                 {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
+                  SearchTextOptions{.thinking = true, .tool_result_cap = 30}}) {
+                INFO(q << " limit " << limit << " tool_results " << text.tool_results << " cap "
+                       << text.tool_result_cap);
+                SearchOptions o;
+                o.limit = limit;
+                o.text = text;
+                pages += check_pages(memory, postgres, q, o, 5);
+                (void)check_pages(memory, any, q, o, 2);
+            }
+        }
+    }
+    CHECK(pages > 100);
+    // A cwd filter, and a page larger than a batch of lines.
+    (void)check_pages(memory, postgres, "login", {.cwd = "/work/app", .limit = 2}, 3);
+    (void)check_pages(memory, postgres, "session", {.limit = 500}, 2);
+}
+
+TEST_CASE("PostgreSQL marks repeated words in the tsvector, and they bound the score",
+          "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 5, 997));
+    // The best hit of `zeta` holds it 7 times (marked at 4, so at most 7); entries holding it 4
+    // times in fewer words come close, and many hold it once. A bound that let 7 occurrences
+    // count as fewer would leave the best hit unread at limit 1.
+    auto best = create(memory, CreateOptions{std::string("best"), "/w", {}, std::nullopt});
+    append_message(best, UserMessage{"zeta zeta zeta zeta zeta zeta zeta", 1, {}});
+    for (int i = 0; i < 40; ++i) {
+        auto once =
+            create(memory, CreateOptions{"once" + std::to_string(i), "/w", {}, std::nullopt});
+        append_message(once, UserMessage{"zeta once " + std::to_string(i), 1, {}});
+        append_message(once, UserMessage{"zeta zeta, then", 1, {}});
+    }
+    const std::string conninfo = pgt::fresh_database();
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    // An import, appends and a fork write the same marks.
+    for (const auto& l : list(memory, ListOptions{.limit = 1000}).sessions)
+        copy_session(memory, postgres, l.header.id);
+    for (int i = 0; i < 3; ++i) {
+        const std::string id = "near" + std::to_string(i);
+        auto near = create(postgres, pgt::named(id, "/w"));
+        append_message(near, UserMessage{"zeta zeta zeta zeta", 1, {}});
+        (void)copy_session(postgres, memory, id);
+    }
+    (void)fork(postgres, "near0", ForkOptions{.session_id = "near-fork"});
+    (void)fork(memory, "near0", ForkOptions{.session_id = "near-fork"});
+    pgt::Raw raw(conninfo);
+    CHECK(marked(raw, "zeta", 2) == 45);
+    CHECK(marked(raw, "zeta", 4) == 5);
+    CHECK(marked(raw, "zeta", 8) == 0);
+    CHECK(marked(raw, "once", 2) == 0);
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'best'") ==
+          "'zeta' 'zeta~2' 'zeta~4'");
+    CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'near1'") == 4);
+    // The marks are not words: the list of words for substrings never holds them.
+    CHECK(raw.number("SELECT count(*) FROM search_words WHERE word LIKE '%~%'") == 0);
+    for (const std::string q : {"zeta", "\"zeta zeta\"", "zeta then", "zeta -once"}) {
+        for (const std::size_t limit : {std::size_t{1}, std::size_t{2}, std::size_t{5}}) {
+            INFO(q << " limit " << limit);
+            (void)check_pages(memory, postgres, q, {.limit = limit}, 3);
+        }
+    }
+    CHECK(search(postgres, "zeta", SearchOptions{.limit = 1}).hits.at(0).session_id == "best");
+    remove(postgres, "best");
+    CHECK(marked(raw, "zeta", 4) == 4);
+    CHECK(search(postgres, "zeta", SearchOptions{.limit = 1}).hits.at(0).session_id == "near-fork");
+}
+
+TEST_CASE("a database of schema version 5 is migrated: every entry gets its counts and marks",
+          "[postgres][search][schema]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 9, 12);
+    {
+        auto s = create(memory, CreateOptions{std::string("repeats"), "/w", {}, std::nullopt});
+        append_message(s, UserMessage{"login login login login then login", 1, {}});
+    }
+    const std::string conninfo = pgt::fresh_database();
+    {
+        PostgresSessionRepo postgres(conninfo, pgt::fast());
+        for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    }
+    // Back to version 5: no counts, no marks.
+    pgt::Raw raw(conninfo);
+    raw.c.exec_script(
+        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
+        "unnest(tsvector_to_array(words)) AS w WHERE position('~' in w) = 0)) WHERE words IS NOT "
+        "NULL; ALTER TABLE entries DROP COLUMN word_count; ALTER TABLE entries DROP COLUMN "
+        "base_word_count; DELETE FROM agentcore_schema_migrations WHERE version >= 6",
+        "testing");
+    REQUIRE(marked(raw, "login", 2) == 0);
+    damage_line(raw, "corpus-9-4", 2);  // gets no search columns; the migration goes on
+    CHECK(agentcore::testing::error_of([&] {
+              (void)PostgresSessionStorage::open_read_only(conninfo, "corpus-9-0", pgt::fast());
+          }) == ErrorCode::invalid_session);
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
+          detail::pg::schema_version);
+    CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'repeats'") == 6);
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
+          "'login' 'login~2' 'login~4' 'then'");
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE words IS NOT NULL AND word_count IS "
+                     "NULL AND NOT (session_id = 'corpus-9-4' AND seq = 2)") == 0);
+    CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
+              .find("USING gin (words)") != std::string::npos);
+    remove(postgres, "corpus-9-4");
+    remove(memory, "corpus-9-4");
+    check_queries(memory, postgres, corpus_queries());
+    for (const std::string q : {"login", "session", "token"})
+        (void)check_pages(memory, postgres, q, {.limit = 2}, 4);
 }

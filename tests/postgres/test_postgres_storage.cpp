@@ -502,8 +502,10 @@ TEST_CASE(
     CHECK(raw.text(strategies_sql) == "false,true");
 
     // The database as version 2 left it: no depths, the foreign key (and no search index, which
-    // version 4 adds).
+    // versions 4 and 6 add).
     raw.exec("ALTER TABLE entries DROP COLUMN words");
+    raw.exec("ALTER TABLE entries DROP COLUMN word_count");
+    raw.exec("ALTER TABLE entries DROP COLUMN base_word_count");
     raw.exec("DROP TABLE search_words");
     raw.exec("ALTER TABLE entries DROP COLUMN depth");
     raw.exec(

@@ -11,6 +11,7 @@
 // best kept out of it (PGPASSWORD, ~/.pgpass).
 
 #include <agentcore/any_repo.hpp>
+#include <agentcore/detail/search_bound.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/fork.hpp>
@@ -24,9 +25,11 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
+#include <queue>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -228,6 +231,74 @@ inline PostgresSessionRepo::session_type import_session(
                                                                    std::move(options), entries));
 }
 
+namespace detail::pg {
+
+/// Judges the rows of a search statement by the matcher of search.hpp: rows of kind 0 are
+/// sessions (id, header, dialect, name), each before its entries, rows of kind 1 are entries
+/// (session id, position, line), the whole in the order of session ids; rows of kind 2 are
+/// search's candidates, passed over. Each hit goes to `sink`;
+/// false when the sink asked to stop. `where` names the database in errors.
+inline bool judge_rows(const Result& r, const std::string& where, const SearchQuery& query,
+                       const SearchOptions& options, const SearchHitSink& sink) {
+    SessionHeader header;
+    Dialect dialect = Dialect::native;
+    std::string name;
+    std::string session_id;  // the session of the last kind 0 row
+    bool passes = false;
+    for (int i = 0; i < r.rows(); ++i) {
+        const std::int64_t kind = r.int64(i, 0);
+        if (kind == 2 && r.is_null(i, 3)) continue;  // a candidate without its line
+        if (kind == 0) {
+            session_id = r.text(i, 1);
+            try {
+                header = decode_header(r.text(i, 3));
+            } catch (const SessionError& e) {
+                std::string what = "session '";
+                what.append(session_id).append("' in ").append(where).append(": header: ");
+                what.append(e.detail());
+                throw SessionError(ErrorCode::invalid_session, what);
+            }
+            dialect = r.int64(i, 4) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi
+                                                                              : Dialect::native;
+            name = r.optional_text(i, 5).value_or("");
+            passes = session_passes(options, header, name);
+            continue;
+        }
+        // An entry follows its session's row (the statement reads one snapshot).
+        if (!passes || r.text(i, 1) != session_id) continue;
+        const std::int64_t seq = r.int64(i, 2);
+        SessionTreeEntry entry;
+        try {
+            entry = decode_entry(r.text(i, 3), dialect);
+        } catch (const SessionError& e) {
+            std::string what = "session '";
+            what.append(session_id).append("' in ").append(where).append(" entry ");
+            what.append(std::to_string(seq)).append(": ").append(e.detail());
+            throw SessionError(ErrorCode::invalid_entry, what);
+        }
+        if (!search_entry(query, options, header, name, entry, static_cast<std::uint64_t>(seq - 1),
+                          sink))
+            return false;
+    }
+    return true;
+}
+
+/// The fewest and the most candidate lines a page by relevance reads in one statement: as many
+/// as the page still lacks, within these.
+inline constexpr std::size_t read_batch_min = 32;
+inline constexpr std::size_t read_batch_max = 1024;
+
+/// The end of a search statement over candidate entries `c` (session_id, seq, line): their
+/// sessions' rows looked up by id (the array of their ids is computed first, so that the
+/// planner never joins the candidates with every session's row), then the entries, in the
+/// shape judge_rows reads.
+inline constexpr const char* judged_rows_sql =
+    "SELECT 0 AS kind, id, 0::bigint AS seq, header, dialect, name FROM sessions WHERE id = "
+    "ANY(ARRAY(SELECT DISTINCT session_id FROM c)) "
+    "UNION ALL SELECT 1, session_id, seq, line, 0, NULL FROM c ORDER BY 2, 1, 3";
+
+}  // namespace detail::pg
+
 /// Streams the hits of `query` over the repository's sessions to `sink` (SearchOptions and
 /// search_each in search.hpp). The search index (detail/search_index.hpp: each entry's words as a
 /// tsvector under a GIN index) gives the entries that meet every condition of
@@ -260,57 +331,150 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
         search_each<PostgresSessionRepo>(repo, query, options, sink);
         return;
     }
-    // One statement, prepared once per connection: the candidates, and their sessions' rows
-    // looked up by id (the array of their ids is computed first, so that the planner never
-    // joins the candidates with every session's row). Each session's row comes before its
-    // entries (kind 0, then 1), the whole in the order of session ids.
+    // One statement, prepared once per connection: the candidates, and their sessions' rows.
     const auto r = c.exec_prepared(
         "WITH c AS MATERIALIZED (SELECT session_id, seq, line FROM entries WHERE words @@ "
         "$1::tsquery AND ($2::text IS NULL OR session_id IN (SELECT id FROM sessions WHERE cwd = "
-        "$2))) "
-        "SELECT 0 AS kind, id, 0::bigint AS seq, header, dialect, name FROM sessions WHERE id = "
-        "ANY(ARRAY(SELECT DISTINCT session_id FROM c)) "
-        "UNION ALL SELECT 1, session_id, seq, line, 0, NULL FROM c ORDER BY 2, 1, 3",
+        "$2))) " +
+            std::string(detail::pg::judged_rows_sql),
         detail::pg::Params().text(tsquery).text(options.cwd), "searching");
-    const std::string where = "database '" + c.name() + "'";
-    SessionHeader header;
-    Dialect dialect = Dialect::native;
-    std::string name;
-    std::string session_id;  // the session of the last kind 0 row
-    bool passes = false;
-    for (int i = 0; i < r.rows(); ++i) {
-        if (r.int64(i, 0) == 0) {
-            session_id = r.text(i, 1);
-            try {
-                header = decode_header(r.text(i, 3));
-            } catch (const SessionError& e) {
-                std::string what = "session '";
-                what.append(session_id).append("' in ").append(where).append(": header: ");
-                what.append(e.detail());
-                throw SessionError(ErrorCode::invalid_session, what);
-            }
-            dialect = r.int64(i, 4) == static_cast<std::int64_t>(Dialect::pi) ? Dialect::pi
-                                                                              : Dialect::native;
-            name = r.optional_text(i, 5).value_or("");
-            passes = detail::session_passes(options, header, name);
-            continue;
-        }
-        // An entry follows its session's row (the statement reads one snapshot).
-        if (!passes || r.text(i, 1) != session_id) continue;
-        const std::int64_t seq = r.int64(i, 2);
-        SessionTreeEntry entry;
-        try {
-            entry = decode_entry(r.text(i, 3), dialect);
-        } catch (const SessionError& e) {
-            std::string what = "session '";
-            what.append(session_id).append("' in ").append(where).append(" entry ");
-            what.append(std::to_string(seq)).append(": ").append(e.detail());
-            throw SessionError(ErrorCode::invalid_entry, what);
-        }
-        if (!detail::search_entry(query, options, header, name, entry,
-                                  static_cast<std::uint64_t>(seq - 1), sink))
-            return;
+    (void)detail::pg::judge_rows(r, "database '" + c.name() + "'", query, options, sink);
+}
+
+/// The page of hits of `query` that the options ask for (search in search.hpp: the same hits,
+/// order and cursor as every repository). In relevance order of a words query, the first
+/// statement gives the candidates' keys and word counts (entries.word_count, base_word_count),
+/// and their lines too when there are no more of them than the page needs (a rare word: one
+/// statement in all). Otherwise the candidates are read best bound first, a batch of lines at a
+/// time, and the reading stops once the page and one hit more are found and no candidate left
+/// can score as much as the last of them. A candidate's bound comes from its word count and how
+/// often it can hold each term (the marks of the words it repeats 2, 4, 8 times or more, in its
+/// tsvector): the best hits of a word that thousands of entries hold cost the lines of the few
+/// that repeat it or are short enough to compete. An entry never changes once written, so its
+/// bound holds across statements; each batch of lines is read with its sessions' rows in one
+/// statement. Other orders and modes read every candidate (search_each).
+///
+/// Complexity: one statement for the candidates; when they are more than the page needs, one
+/// index query per level and whole word of the query, and one statement per batch of lines. A
+/// page without a limit is search_each's one statement.
+inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& query,
+                           const SearchOptions& options = {}) {
+    detail::check_search_options(options);
+    std::vector<SearchHit> hits;
+    const auto keep = [&hits](SearchHit&& h) {
+        hits.push_back(std::move(h));
+        return true;
+    };
+    const std::vector<detail::IndexWord> words = detail::index_words(query);
+    if (options.order != SearchOrder::relevance || query.mode != SearchMode::words ||
+        words.empty() || options.limit == std::numeric_limits<std::size_t>::max() ||
+        (options.cwd && detail::pg::has_nul(*options.cwd))) {
+        search_each(repo, query, options, keep);
+        return detail::page_hits(std::move(hits), options);
     }
+    const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
+    auto& c = *link->conn;
+    const std::string tsquery = detail::pg::tsquery_of(c, words);
+    if (tsquery.empty()) {
+        search_each(repo, query, options, keep);
+        return detail::page_hits(std::move(hits), options);
+    }
+    // The scores of the best `wanted` hits after the cursor, the least on top.
+    const std::size_t wanted = options.limit + 1;
+    std::priority_queue<double, std::vector<double>, std::greater<>> best;
+    const auto judged = [&](SearchHit&& h) {
+        if (options.after && !detail::hit_before(*options.after, h.cursor(), options.order))
+            return true;
+        best.push(h.score);
+        if (best.size() > wanted) best.pop();
+        hits.push_back(std::move(h));
+        return true;
+    };
+    const std::string where = "database '" + c.name() + "'";
+    // The candidates (kind 2: key, counts, and when they are no more than $3 their lines) and
+    // then their sessions' rows, as judge_rows reads them, in one snapshot.
+    const auto first = c.exec_prepared(
+        "WITH k AS MATERIALIZED (SELECT session_id, seq, word_count, base_word_count FROM entries "
+        "WHERE words @@ $1::tsquery AND ($2::text IS NULL OR session_id IN (SELECT id FROM "
+        "sessions WHERE cwd = $2))), "
+        "n AS (SELECT count(*) <= $3::bigint AS few FROM k) "
+        "SELECT 2 AS kind, session_id, seq, CASE WHEN n.few THEN (SELECT e.line FROM entries e "
+        "WHERE e.session_id = k.session_id AND e.seq = k.seq) END, word_count, NULL::text, "
+        "base_word_count FROM k, n UNION ALL "
+        "SELECT 0, id, 0, header, dialect, name, NULL FROM sessions, n WHERE n.few AND id = "
+        "ANY(ARRAY(SELECT DISTINCT session_id FROM k)) ORDER BY 2, 1, 3",
+        detail::pg::Params()
+            .text(tsquery)
+            .text(options.cwd)
+            .int64(static_cast<std::int64_t>(
+                std::min<std::size_t>(wanted, std::numeric_limits<std::int64_t>::max()))),
+        "searching");
+    using Key = std::pair<std::string, std::int64_t>;
+    struct Candidate {
+        Key key;
+        std::optional<std::int64_t> count;
+        double bound = std::numeric_limits<double>::infinity();
+    };
+    std::vector<Candidate> candidates;
+    bool lines = false;  // the statement gave the candidates' lines
+    const int count_column = detail::reads_default_words(options.text) ? 4 : 6;
+    for (int i = 0; i < first.rows(); ++i) {
+        if (first.int64(i, 0) != 2 || !first.is_null(i, 3)) lines = true;
+        if (first.int64(i, 0) != 2) continue;
+        candidates.push_back(Candidate{Key(first.text(i, 1), first.int64(i, 2)),
+                                       first.optional_int64(i, count_column)});
+    }
+    if (lines || candidates.size() <= wanted) {
+        (void)detail::pg::judge_rows(first, where, query, options, keep);
+        return detail::page_hits(std::move(hits), options);
+    }
+    const detail::TermRepeats<Key> repeats(query, [&c](const std::string& mark) {
+        const auto r = c.exec_prepared(
+            "SELECT session_id, seq FROM entries WHERE words @@ $1::tsquery",
+            detail::pg::Params().text(detail::pg::tsquery_literal(mark)), "searching");
+        std::vector<Key> keys;
+        keys.reserve(static_cast<std::size_t>(r.rows()));
+        for (int i = 0; i < r.rows(); ++i) keys.emplace_back(r.text(i, 0), r.int64(i, 1));
+        std::sort(keys.begin(), keys.end());
+        return keys;
+    });
+    std::vector<double> most;
+    for (Candidate& k : candidates) {
+        // No counts: an entry a tsvector could not hold, or written before them.
+        if (!k.count) continue;
+        repeats.most(k.key, most);
+        k.bound = detail::score_sum_bound(query, most) / detail::length_share(*k.count);
+    }
+    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
+        return a.bound != b.bound ? a.bound > b.bound : a.key < b.key;
+    });
+    const std::string read_sql =
+        "WITH c AS MATERIALIZED (SELECT e.session_id, e.seq, e.line FROM unnest($1::text[], "
+        "$2::bigint[]) AS k(session_id, seq) JOIN entries e ON e.session_id = k.session_id AND "
+        "e.seq = k.seq) " +
+        std::string(detail::pg::judged_rows_sql);
+    // No candidate after `next` can score more than candidates[next].
+    const auto can_reach = [&](std::size_t next) {
+        return best.size() < wanted || candidates[next].bound >= best.top();
+    };
+    for (std::size_t next = 0; next < candidates.size() && can_reach(next);) {
+        const std::size_t batch =
+            std::clamp<std::size_t>(best.size() < wanted ? wanted - best.size() : 0,
+                                    detail::pg::read_batch_min, detail::pg::read_batch_max);
+        std::vector<std::optional<std::string>> ids;
+        std::vector<std::optional<std::int64_t>> seqs;
+        for (; next < candidates.size() && ids.size() < batch && can_reach(next); ++next) {
+            ids.emplace_back(candidates[next].key.first);
+            seqs.emplace_back(candidates[next].key.second);
+        }
+        const auto r = c.exec_prepared(read_sql,
+                                       detail::pg::Params()
+                                           .text(detail::pg::text_array(ids))
+                                           .text(detail::pg::int_array(seqs)),
+                                       "searching");
+        (void)detail::pg::judge_rows(r, where, query, options, judged);
+    }
+    return detail::page_hits(std::move(hits), options);
 }
 
 static_assert(SessionRepository<PostgresSessionRepo>);

@@ -100,23 +100,30 @@ inline std::unique_ptr<Link> connect(const std::shared_ptr<Pool>& pool, std::str
 }
 
 /// The typed placeholders of one row of entries ("$1::text, $2::bigint, ..."), from parameter
-/// `first`; the words column is made from its words parameter (words_expression).
+/// `first`; the words column is made from its words and marks parameters (words_expression).
 inline std::string row_placeholders(int first) {
-    static const char* const types[insert_column_count - 1] = {
+    constexpr int before_words = insert_column_count - 3;
+    static const char* const types[before_words] = {
         "text",   "bigint",   "text",    "bigint", "text",   "text",   "text",
         "text",   "text",     "boolean", "bigint", "bigint", "bigint", "bigint",
         "bigint", "smallint", "bigint",  "bigint", "bigint", "bigint", "double precision",
         "text",   "bigint"};
     std::string out;
-    for (int i = 0; i < insert_column_count - 1; ++i) {
-        if (i) out += ", ";
+    const auto typed = [&out](int n, const char* type) {
         out += '$';
-        out += std::to_string(first + i);
+        out += std::to_string(n);
         out += "::";
-        out += types[i];
+        out += type;
+    };
+    for (int i = 0; i < before_words; ++i) {
+        typed(first + i, types[i]);
+        out += ", ";
     }
+    out += words_expression(first + before_words);
     out += ", ";
-    out += words_expression(first + insert_column_count - 1);
+    typed(first + before_words + 2, "bigint");
+    out += ", ";
+    typed(first + before_words + 3, "bigint");
     return out;
 }
 
@@ -135,7 +142,7 @@ inline void insert_rows(Connection& c, std::string_view session,
     std::vector<const std::string*> words;
     words.reserve(rows.size());
     for (const auto& row : rows)
-        if (row.columns.words) words.push_back(&*row.columns.words);
+        if (row.columns.search.words) words.push_back(&*row.columns.search.words);
     insert_words(c, words);
     std::size_t i = 0;
     while (i < rows.size()) {
@@ -146,7 +153,7 @@ inline void insert_rows(Connection& c, std::string_view session,
         for (; i < rows.size() && n < 500 && bytes < (8u << 20); ++i, ++n) {
             if (n) sql += ", ";
             sql += '(';
-            sql += row_placeholders(n * insert_column_count + 1);
+            sql += row_placeholders(n * insert_parameter_count + 1);
             sql += ')';
             bind_row(p, session, rows[i].node, rows[i].id, rows[i].columns, rows[i].line);
             bytes += rows[i].line.size();

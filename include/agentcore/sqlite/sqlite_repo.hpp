@@ -3,6 +3,7 @@
 // §9). Needs the target agentcore::sqlite; the umbrella header does not include it.
 
 #include <agentcore/any_repo.hpp>
+#include <agentcore/detail/search_bound.hpp>
 #include <agentcore/detail/search_line.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
@@ -283,30 +284,6 @@ struct SearchCandidate {
     double bound = std::numeric_limits<double>::infinity();
 };
 
-/// The saturating part of match_text's score for a term found `count` times (infinity: its
-/// limit, 2.2).
-inline double saturated(double count) noexcept {
-    return std::isinf(count) ? 2.2 : count * 2.2 / (count + 1.2);
-}
-
-/// The most a hit can score for `query` in words mode when each term i occurs `most[i]` times at
-/// most (infinity: unknown), before the length's share: match_text's sum over the terms, a hair
-/// above, so that rounding never puts an entry below its own score. Divided by
-/// length_share(words) it bounds the score in a text of `words` words or more.
-inline double score_sum_bound(const SearchQuery& query, const std::vector<double>& most) {
-    double sum = 0;
-    for (std::size_t i = 0; i < query.terms.size(); ++i) {
-        const auto& term = query.terms[i];
-        if (!term.excluded) sum += saturated(most[i]) * (term.tokens.size() > 1 ? 1.5 : 1.0);
-    }
-    return sum * (1.0 + 1e-9);
-}
-
-/// What match_text divides a score by for a text of `words` words.
-inline double length_share(std::int64_t words) noexcept {
-    return 1.0 + std::log1p(static_cast<double>(words) / 64.0);
-}
-
 /// The entries whose words are not yet in search_index (after their session's indexed_to, in
 /// the sessions of search_pending_sessions) that meet every condition of `words`, checked as
 /// the index would check them; their score is unbounded. CROSS JOIN keeps that order: one range
@@ -372,55 +349,6 @@ inline std::vector<std::int64_t> matching_rows(Database& db, const std::string& 
     while (q.step()) out.push_back(q.int64(0));
     return out;
 }
-
-/// How often the terms of a words query can occur in each indexed entry: for each whole word
-/// of a term (the last word of a `prefix*` term is not one), the rows that repeat it at each
-/// of repeat_levels (search_repeats). A term occurs at most as often as each of its whole
-/// words (a phrase's every occurrence holds each of them at a place of its own).
-class TermRepeats {
-public:
-    TermRepeats(Database& db, const SearchQuery& query) : terms_(query.terms.size()) {
-        for (std::size_t t = 0; t < query.terms.size(); ++t) {
-            const auto& term = query.terms[t];
-            if (term.excluded) continue;
-            for (std::size_t k = 0; k < term.tokens.size(); ++k) {
-                if (term.prefix && k + 1 == term.tokens.size()) continue;
-                const auto found = std::find(words_.begin(), words_.end(), term.tokens[k]);
-                terms_[t].push_back(static_cast<std::size_t>(found - words_.begin()));
-                if (found == words_.end()) words_.push_back(term.tokens[k]);
-            }
-        }
-        for (const std::string& word : words_) {
-            auto& levels = rows_.emplace_back();
-            // Each level's rows are among the level's before it: an empty one ends the asking.
-            for (const std::size_t level : repeat_levels) {
-                levels.push_back(matching_rows(db, fts5_literal(repeat_mark(word, level)), true));
-                if (levels.back().empty()) break;
-            }
-        }
-    }
-
-    /// The most each term of the query can occur in the entry of `row` (infinity: unknown),
-    /// into `most` (one per term).
-    void most(std::int64_t row, std::vector<double>& most) const {
-        most.assign(terms_.size(), std::numeric_limits<double>::infinity());
-        for (std::size_t t = 0; t < terms_.size(); ++t)
-            for (const std::size_t w : terms_[t]) {
-                int marked = -1;
-                for (std::size_t level = 0; level < rows_[w].size(); ++level) {
-                    const auto& rows = rows_[w][level];
-                    if (!std::binary_search(rows.begin(), rows.end(), row)) break;
-                    marked = static_cast<int>(level);
-                }
-                most[t] = std::min(most[t], most_repeats(marked));
-            }
-    }
-
-private:
-    std::vector<std::vector<std::size_t>> terms_;  // per term: its whole words in words_
-    std::vector<std::string> words_;
-    std::vector<std::vector<std::vector<std::int64_t>>> rows_;  // per word, per level
-};
 
 /// What a search needs of a session: its header, name and dialect, read once.
 struct SearchedSession {
@@ -583,11 +511,13 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
     };
     std::vector<Loose> loose;
     if (match) {
-        const detail::sqlite::TermRepeats repeats(db, query);
+        const detail::TermRepeats<std::int64_t> repeats(query, [&db](const std::string& mark) {
+            return detail::sqlite::matching_rows(db, detail::fts5_literal(mark), true);
+        });
         std::vector<double> most;
         for (const std::int64_t row : detail::sqlite::matching_rows(db, *match)) {
             repeats.most(row, most);
-            loose.push_back(Loose{detail::sqlite::score_sum_bound(query, most), row});
+            loose.push_back(Loose{detail::score_sum_bound(query, most), row});
         }
         std::sort(loose.begin(), loose.end(), [](const Loose& a, const Loose& b) {
             return a.bound != b.bound ? a.bound > b.bound : a.row < b.row;
@@ -599,10 +529,7 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
         return std::tie(a.session_id, a.seq) > std::tie(b.session_id, b.seq);
     };
     std::make_heap(heap.begin(), heap.end(), lower);
-    // The default text options read `words` words of an entry; any other options read at
-    // least `base_words` (more thinking or tool output only adds words).
-    const bool defaults = options.text.tool_results &&
-                          options.text.tool_result_cap == SearchTextOptions{}.tool_result_cap;
+    const bool defaults = detail::reads_default_words(options.text);
     auto& row_of = db.statement(
         "SELECT r.session_id, r.seq, r.words, r.base_words FROM search_rows r WHERE r.row = ?1 "
         "AND (?2 IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND "
@@ -626,7 +553,7 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
                 std::string(row_of.text(0)), row_of.int64(1),
                 row_of.is_null(count_column)
                     ? l.bound
-                    : l.bound / detail::sqlite::length_share(row_of.int64(count_column))});
+                    : l.bound / detail::length_share(row_of.int64(count_column))});
             std::push_heap(heap.begin(), heap.end(), lower);
         }
         if (heap.empty()) break;

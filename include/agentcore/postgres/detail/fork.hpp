@@ -219,7 +219,7 @@ struct ForkAccess {
                     if (auto* comp = std::get_if<CompactionEntry>(&entry))
                         comp->first_kept_entry_id = copy.columns.first_kept_id;
                     EntryColumns columns = copy.columns;
-                    columns.words = index_words_of(entry);
+                    columns.search = search_columns_of(entry);
                     rewritten.push_back(PendingRow{copy.node, copy.source->id, std::move(columns),
                                                    encode_entry(entry, dialect)});
                 }
@@ -276,7 +276,7 @@ struct ForkAccess {
                            " e.retained_tail, m.root_seq, m.path_start_seq, m.state_thinking, "
                            "m.state_model, m.state_tools,"
                            " e.sets, e.u_input, e.u_output, e.u_cache_read, e.u_cache_write, "
-                           "e.u_cost, e.line, m.depth, e.words"
+                           "e.u_cost, e.line, m.depth, e.words, e.word_count, e.base_word_count"
                            " FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], "
                            "$7::bigint[],"
                            " $8::bigint[], $9::bigint[], $10::bigint[], $11::bigint[]) AS "

@@ -43,15 +43,15 @@ struct EntryColumns {
     std::optional<bool> retained_tail;  ///< compactions: whether they keep a tail of their own
     int sets = 0;
     std::optional<Usage> usage;  ///< what the stats count, when the entry has any
-    /// The entry's words for the search index (index_words_of); none when it has none.
-    std::optional<std::string> words;
+    /// What the search index keeps of the entry (search_columns_of).
+    SearchColumns search;
 };
 
 inline EntryColumns columns_of(const SessionTreeEntry& entry) {
     EntryColumns c;
     c.type = std::string(type_of(entry));
     c.sets = sets_bits(state_sets_of(entry));
-    c.words = index_words_of(entry);
+    c.search = search_columns_of(entry);
     if (const auto* l = std::get_if<LabelEntry>(&entry)) {
         c.target_id = l->target_id;
         const std::string_view text = l->label ? trim(*l->label) : std::string_view{};
@@ -136,15 +136,17 @@ inline Node place(std::int64_t seq, const Node* parent, int sets, const EntryCol
 /// The columns of an entries row, in the order of insert_columns: session, seq, id, parent_seq,
 /// type, target_id, label, name, first_kept_id, retained_tail, root_seq, path_start_seq,
 /// state_thinking, state_model, state_tools, sets, u_input, u_output, u_cache_read,
-/// u_cache_write, u_cost, line, depth, words (the last given as its words parameter:
-/// words_expression).
-inline constexpr int insert_column_count = 24;
+/// u_cache_write, u_cost, line, depth, words, word_count, base_word_count (words given as its
+/// words and marks parameters: words_expression).
+inline constexpr int insert_column_count = 26;
+/// The parameters of one row (words takes two).
+inline constexpr int insert_parameter_count = insert_column_count + 1;
 inline constexpr const char* insert_columns =
     "session_id, seq, id, parent_seq, type, target_id, label, name, first_kept_id, retained_tail, "
     "root_seq,"
     " path_start_seq, state_thinking, state_model, state_tools, sets, u_input, u_output, "
     "u_cache_read,"
-    " u_cache_write, u_cost, line, depth, words";
+    " u_cache_write, u_cost, line, depth, words, word_count, base_word_count";
 
 inline void bind_row(Params& p, std::string_view session, const Node& n, std::string_view id,
                      const EntryColumns& c, std::string_view line) {
@@ -175,7 +177,12 @@ inline void bind_row(Params& p, std::string_view session, const Node& n, std::st
             .real(c.usage->cost.total);
     else
         p.null().null().null().null().null();
-    p.text(line).int64(n.depth).text(c.words);
+    p.text(line)
+        .int64(n.depth)
+        .text(c.search.words)
+        .text(c.search.marks)
+        .int64(c.search.word_count)
+        .int64(c.search.base_word_count);
 }
 
 /// The columns a reader selects to know an entry's place (after seq): parent_seq, root_seq,

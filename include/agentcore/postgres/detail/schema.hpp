@@ -86,10 +86,21 @@ inline constexpr const char* migrations[] = {
     // less (a third of a fork's time went into this index).
     "DROP INDEX entries_by_type;"
     "CREATE INDEX entries_by_type ON entries (session_id, type, seq) WHERE type <> 'message';",
+    // 6: bounds of the score (detail/search_index.hpp): each entry's word counts, and the marks
+    // of the words it repeats in its tsvector. After this script every stored entry's search
+    // columns are written again (index_stored_entries), the GIN index dropped first and built
+    // after.
+    "ALTER TABLE entries ADD COLUMN word_count bigint;"
+    "ALTER TABLE entries ADD COLUMN base_word_count bigint;",
 };
 
-/// The schema version of the search index; migrating to it indexes the entries already stored.
+/// The schema version of the search index; migrating to it indexes the entries already stored,
+/// builds the GIN index and, where pg_trgm can be had, the trigram index of the words.
 inline constexpr std::int64_t search_schema_version = 4;
+
+/// The schema version whose entries keep their word counts and the marks of their repeated
+/// words; migrating to it writes every stored entry's search columns again.
+inline constexpr std::int64_t bounds_schema_version = 6;
 
 /// The index over the words, built after the stored entries were indexed (faster than
 /// growing it row by row, and packed). Appends add to its pending list (GIN's fastupdate): the
@@ -150,6 +161,8 @@ inline void prepare(Connection& c, bool writable) {
     }
     retrying(5, [&] {
         Transaction tx(c);
+        bool index = false;  // a version claimed here asks for the stored entries' search columns
+        bool trigrams = false;
         for (std::int64_t v = 1; v <= schema_version; ++v) {
             const Result claimed = c.exec(
                 "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES ($1, now())"
@@ -168,12 +181,17 @@ inline void prepare(Connection& c, bool writable) {
                                            "agentcore's; use another database or schema");
                 throw;
             }
-            if (v == search_schema_version) {
-                index_stored_entries(c);
-                c.exec(search_index_ddl, "migrating the schema of");
-                (void)create_trigram_index(c);
-            }
+            index = index || v == search_schema_version || v == bounds_schema_version;
+            trigrams = trigrams || v == search_schema_version;
         }
+        // Once, after the scripts: the columns are all there, and the GIN index is built over
+        // the written rows (faster than growing it row by row, and packed).
+        if (index) {
+            c.exec("DROP INDEX IF EXISTS entries_words", "migrating the schema of");
+            index_stored_entries(c);
+            c.exec(search_index_ddl, "migrating the schema of");
+        }
+        if (trigrams) (void)create_trigram_index(c);
         const std::int64_t now = stored_schema_version(c);
         if (now > schema_version) throw newer_schema(c, now);
         tx.commit();

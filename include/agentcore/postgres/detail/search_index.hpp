@@ -10,11 +10,19 @@
 // (append, import, fork), and go with their rows when a session is removed; the list of words
 // only grows (a word no entry holds any more asks the index for nothing).
 //
+// Since schema version 6 the tsvector also holds the marks of the words the entry repeats
+// (word_repeat_marks: `word~2`, `word~4`, `word~8`; `~` is never part of a word, and the marks
+// never go into search_words), and `entries.word_count` / `base_word_count` keep the entry's
+// word counts (search_word_counts): with them a page by relevance bounds each candidate's score
+// from the index and the row alone (detail/search_bound.hpp), and reads only the lines of the
+// candidates that can reach the page.
+//
 // Nothing here passes a query's text as SQL: words reach the server as bound parameters, and
 // the tsquery is made of quoted lexemes (tsquery_literal) in a bound parameter, so no term can
 // be an operator.
 
 #include <agentcore/codec.hpp>
+#include <agentcore/detail/search_bound.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/postgres/detail/pg.hpp>
@@ -39,9 +47,17 @@ inline constexpr std::size_t max_entry_word_bytes = std::size_t{512} * 1024;
 /// of one), and asked for by every search, so such an entry is always a candidate.
 inline constexpr std::string_view unindexed_lexeme = "*";
 
-/// The SQL expression that makes an entry's tsvector from the parameter `$n` (index_words_of).
+/// The SQL expression that makes an entry's tsvector from the SQL expressions of its words and
+/// its marks (SearchColumns; text); NULL when the words are NULL.
+inline std::string tsvector_of(const std::string& words, const std::string& marks) {
+    return "array_to_tsvector(string_to_array(" + words + " || coalesce(' ' || " + marks +
+           ", ''), ' '))";
+}
+
+/// The expression of an entry's tsvector from its words parameter `$n` and its marks parameter
+/// `$n+1`.
 inline std::string words_expression(int n) {
-    return "array_to_tsvector(string_to_array($" + std::to_string(n) + "::text, ' '))";
+    return tsvector_of("$" + std::to_string(n) + "::text", "$" + std::to_string(n + 1) + "::text");
 }
 
 /// The distinct words of `text` (words separated by single spaces, as search_index_text gives
@@ -73,9 +89,32 @@ inline std::optional<std::string> join_lexemes(std::string_view text) {
     return out;
 }
 
-/// The words parameter of an entry (join_lexemes of its search_index_text).
-inline std::optional<std::string> index_words_of(const SessionTreeEntry& entry) {
-    return join_lexemes(search_index_text(entry));
+/// What an entry's row keeps for the search index: its words (join_lexemes of its
+/// search_index_text; none when it has none), the marks of the words it repeats, and its word
+/// counts. Marks and counts are none when the entry has none to bound its score by: no words,
+/// or more than a tsvector holds (unindexed_lexeme), which every search reads.
+struct SearchColumns {
+    std::optional<std::string> words;
+    std::optional<std::string> marks;
+    std::optional<std::int64_t> word_count;
+    std::optional<std::int64_t> base_word_count;
+};
+
+inline SearchColumns search_columns_of(const SessionTreeEntry& entry) {
+    SearchColumns out;
+    const std::string text = search_index_text(entry);
+    out.words = join_lexemes(text);
+    if (!out.words || *out.words == unindexed_lexeme) return out;
+    std::string marks = word_repeat_marks(text);
+    if (out.words->size() + marks.size() + 1 > max_entry_word_bytes) {
+        out.words = std::string(unindexed_lexeme);
+        return out;
+    }
+    if (!marks.empty()) out.marks = std::move(marks);
+    const SearchWordCounts counts = search_word_counts(entry);
+    out.word_count = counts.words;
+    out.base_word_count = counts.base;
+    return out;
 }
 
 /// `text` as a quoted tsquery lexeme: in single quotes, its quotes and backslashes doubled. A
@@ -143,9 +182,9 @@ inline void insert_words(Connection& c, const std::vector<const std::string*>& w
     c.exec(insert_words_sql(1), Params().text(joined), "indexing the words of");
 }
 
-/// Writes the words of every stored entry (the migration to the search index's schema version),
-/// in pages of entries in key order. A line the codec cannot read gets no words: a search
-/// cannot show it either.
+/// Writes the search columns (search_columns_of) of every stored entry (the migrations to the
+/// search index's schema versions), in pages of entries in key order. A line the codec cannot
+/// read gets none: a search cannot show it either.
 inline void index_stored_entries(Connection& c) {
     std::string after_session;
     std::int64_t after_seq = 0;
@@ -157,32 +196,42 @@ inline void index_stored_entries(Connection& c) {
             "LIMIT $3",
             Params().text(after_session).int64(after_seq).int64(page), "indexing the entries of");
         if (r.rows() == 0) return;
-        std::vector<std::optional<std::string>> sessions, words;
-        std::vector<std::optional<std::int64_t>> seqs;
+        std::vector<std::optional<std::string>> sessions, words, marks;
+        std::vector<std::optional<std::int64_t>> seqs, counts, base_counts;
         for (int i = 0; i < r.rows(); ++i) {
             const Dialect dialect = r.int64(i, 3) == static_cast<std::int64_t>(Dialect::pi)
                                         ? Dialect::pi
                                         : Dialect::native;
-            std::optional<std::string> w;
+            SearchColumns columns;
             try {
-                w = index_words_of(decode_entry(r.text(i, 2), dialect));
+                columns = search_columns_of(decode_entry(r.text(i, 2), dialect));
             } catch (const SessionError&) {
                 continue;
             }
-            if (!w) continue;
+            if (!columns.words) continue;
             sessions.emplace_back(std::string(r.text(i, 0)));
             seqs.emplace_back(r.int64(i, 1));
-            words.push_back(std::move(w));
+            words.push_back(std::move(columns.words));
+            marks.push_back(std::move(columns.marks));
+            counts.push_back(columns.word_count);
+            base_counts.push_back(columns.base_word_count);
         }
         after_session = std::string(r.text(r.rows() - 1, 0));
         after_seq = r.int64(r.rows() - 1, 1);
         if (words.empty()) continue;
-        c.exec(
-            "UPDATE entries e SET words = array_to_tsvector(string_to_array(m.w, ' ')) FROM "
-            "unnest($1::text[], $2::bigint[], $3::text[]) AS m(session_id, seq, w) WHERE "
-            "e.session_id = m.session_id AND e.seq = m.seq",
-            Params().text(text_array(sessions)).text(int_array(seqs)).text(text_array(words)),
-            "indexing the entries of");
+        c.exec("UPDATE entries e SET words = " + tsvector_of("m.w", "m.marks") +
+                   ", word_count = m.word_count, base_word_count = m.base_word_count FROM "
+                   "unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::bigint[], "
+                   "$6::bigint[]) AS m(session_id, seq, w, marks, word_count, base_word_count) "
+                   "WHERE e.session_id = m.session_id AND e.seq = m.seq",
+               Params()
+                   .text(text_array(sessions))
+                   .text(int_array(seqs))
+                   .text(text_array(words))
+                   .text(text_array(marks))
+                   .text(int_array(counts))
+                   .text(int_array(base_counts)),
+               "indexing the entries of");
         std::vector<const std::string*> lists;
         lists.reserve(words.size());
         for (const auto& w : words) lists.push_back(&*w);

@@ -19,6 +19,7 @@
 // counts of search_rows, a bound of each entry's score that needs no read of the entry.
 
 #include <agentcore/codec.hpp>
+#include <agentcore/detail/search_bound.hpp>
 #include <agentcore/entries.hpp>
 #include <agentcore/error.hpp>
 #include <agentcore/search.hpp>
@@ -154,32 +155,6 @@ inline constexpr std::int64_t repeats_schema_version = 6;
 /// How many entries a session's writer leaves pending at most: the append that makes them more
 /// moves their words into search_index, in its transaction.
 inline constexpr std::int64_t search_pending_rows = 512;
-
-/// How many words (detail::tokenize_for_search, as the matcher counts them for a score) an
-/// entry's text has as a search reads it: `words` with the default SearchTextOptions, `base`
-/// with neither thinking nor tool results (the least any options read). More thinking or a
-/// larger cap only add words, so these bound the length below, and the score above.
-struct SearchWordCounts {
-    std::int64_t words = 0;
-    std::int64_t base = 0;
-};
-
-inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
-    SearchWordCounts out;
-    out.words = static_cast<std::int64_t>(
-        detail::tokenize_for_search(search_text_of(entry, SearchTextOptions{})).size());
-    out.base = out.words;
-    // Only tool results and shell output are read by the defaults and not by every option.
-    const AgentMessage* m = message_of(entry);
-    if (m && (std::holds_alternative<ToolResultMessage>(*m) ||
-              std::holds_alternative<BashExecutionMessage>(*m))) {
-        SearchTextOptions base;
-        base.tool_results = false;
-        out.base = static_cast<std::int64_t>(
-            detail::tokenize_for_search(search_text_of(entry, base)).size());
-    }
-    return out;
-}
 
 /// Writes (or with `remove`, takes out) a search row's `marks` (word_repeat_marks of its text)
 /// in search_repeats; nothing when no word is repeated. A contentless index takes a row out only

@@ -1,0 +1,135 @@
+#pragma once
+// Bounds of a hit's score that an index can give without reading the entry: the word counts of
+// an entry's text and the levels at which it repeats each word (word_repeat_marks). A page by
+// relevance reads its candidates best bound first and stops once no candidate left can reach
+// the page, so that the best hits of a word thousands of entries hold cost the reading of the
+// few that can compete. The SQLite and PostgreSQL repositories keep the same counts and marks.
+
+#include <agentcore/entries.hpp>
+#include <agentcore/messages.hpp>
+#include <agentcore/search.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <limits>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace agentcore::detail {
+
+/// How many words (tokenize_for_search, as the matcher counts them for a score) an entry's text
+/// has as a search reads it: `words` with the default SearchTextOptions, `base` with neither
+/// thinking nor tool results (the least any options read). More thinking or a larger cap only
+/// add words, so these bound the length below, and the score above.
+struct SearchWordCounts {
+    std::int64_t words = 0;
+    std::int64_t base = 0;
+};
+
+inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
+    SearchWordCounts out;
+    out.words = static_cast<std::int64_t>(
+        tokenize_for_search(search_text_of(entry, SearchTextOptions{})).size());
+    out.base = out.words;
+    // Only tool results and shell output are read by the defaults and not by every option.
+    const AgentMessage* m = message_of(entry);
+    if (m && (std::holds_alternative<ToolResultMessage>(*m) ||
+              std::holds_alternative<BashExecutionMessage>(*m))) {
+        SearchTextOptions base;
+        base.tool_results = false;
+        out.base =
+            static_cast<std::int64_t>(tokenize_for_search(search_text_of(entry, base)).size());
+    }
+    return out;
+}
+
+/// Whether an entry's length under `text` is bounded by its `words` count (the default
+/// options) rather than its `base` count (any other: more thinking or tool output only adds
+/// words).
+inline bool reads_default_words(const SearchTextOptions& text) noexcept {
+    return text.tool_results && text.tool_result_cap == SearchTextOptions{}.tool_result_cap;
+}
+
+/// The saturating part of match_text's score for a term found `count` times (infinity: its
+/// limit, 2.2).
+inline double saturated(double count) noexcept {
+    return std::isinf(count) ? 2.2 : count * 2.2 / (count + 1.2);
+}
+
+/// The most a hit can score for `query` in words mode when each term i occurs `most[i]` times at
+/// most (infinity: unknown), before the length's share: match_text's sum over the terms, a hair
+/// above, so that rounding never puts an entry below its own score. Divided by
+/// length_share(words) it bounds the score in a text of `words` words or more.
+inline double score_sum_bound(const SearchQuery& query, const std::vector<double>& most) {
+    double sum = 0;
+    for (std::size_t i = 0; i < query.terms.size(); ++i) {
+        const auto& term = query.terms[i];
+        if (!term.excluded) sum += saturated(most[i]) * (term.tokens.size() > 1 ? 1.5 : 1.0);
+    }
+    return sum * (1.0 + 1e-9);
+}
+
+/// What match_text divides a score by for a text of `words` words.
+inline double length_share(std::int64_t words) noexcept {
+    return 1.0 + std::log1p(static_cast<double>(words) / 64.0);
+}
+
+/// How often the terms of a words query can occur in each indexed entry, from the entries an
+/// index marks as repeating each whole word of a term (the last word of a `prefix*` term is not
+/// one) at each of repeat_levels. A term occurs at most as often as each of its whole words (a
+/// phrase's every occurrence holds each of them at a place of its own). `Key` names an entry
+/// in the index (ordered).
+template <class Key>
+class TermRepeats {
+public:
+    /// `marked(mark)` gives the keys of the entries whose index holds `mark` (repeat_mark of a
+    /// word and level), in ascending order.
+    template <class Marked>
+    TermRepeats(const SearchQuery& query, const Marked& marked) : terms_(query.terms.size()) {
+        for (std::size_t t = 0; t < query.terms.size(); ++t) {
+            const auto& term = query.terms[t];
+            if (term.excluded) continue;
+            for (std::size_t k = 0; k < term.tokens.size(); ++k) {
+                if (term.prefix && k + 1 == term.tokens.size()) continue;
+                const auto found = std::find(words_.begin(), words_.end(), term.tokens[k]);
+                terms_[t].push_back(static_cast<std::size_t>(found - words_.begin()));
+                if (found == words_.end()) words_.push_back(term.tokens[k]);
+            }
+        }
+        for (const std::string& word : words_) {
+            auto& levels = keys_.emplace_back();
+            // Each level's entries are among the level's before it: an empty one ends the asking.
+            for (const std::size_t level : repeat_levels) {
+                levels.push_back(marked(repeat_mark(word, level)));
+                if (levels.back().empty()) break;
+            }
+        }
+    }
+
+    /// The most each term of the query can occur in the entry `key` (infinity: unknown), into
+    /// `most` (one per term).
+    void most(const Key& key, std::vector<double>& most) const {
+        most.assign(terms_.size(), std::numeric_limits<double>::infinity());
+        for (std::size_t t = 0; t < terms_.size(); ++t)
+            for (const std::size_t w : terms_[t]) {
+                int marked = -1;
+                for (std::size_t level = 0; level < keys_[w].size(); ++level) {
+                    const auto& keys = keys_[w][level];
+                    if (!std::binary_search(keys.begin(), keys.end(), key)) break;
+                    marked = static_cast<int>(level);
+                }
+                most[t] = std::min(most[t], most_repeats(marked));
+            }
+    }
+
+private:
+    std::vector<std::vector<std::size_t>> terms_;  // per term: its whole words in words_
+    std::vector<std::string> words_;
+    std::vector<std::vector<std::vector<Key>>> keys_;  // per word, per level
+};
+
+}  // namespace agentcore::detail
