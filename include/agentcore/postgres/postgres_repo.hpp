@@ -284,7 +284,7 @@ inline bool judge_rows(const Result& r, const std::string& where, const SearchQu
 }
 
 /// The fewest and the most candidate lines a page by relevance reads in one statement: as many
-/// as the page still lacks, within these.
+/// as the page still lacks or as were read before, within these.
 inline constexpr std::size_t read_batch_min = 32;
 inline constexpr std::size_t read_batch_max = 1024;
 
@@ -458,8 +458,10 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
         return best.size() < wanted || candidates[next].bound >= best.top();
     };
     for (std::size_t next = 0; next < candidates.size() && can_reach(next);) {
+        // As many as the page still lacks, and at least as many as were read before: a page
+        // that needs many candidates costs few statements.
         const std::size_t batch =
-            std::clamp<std::size_t>(best.size() < wanted ? wanted - best.size() : 0,
+            std::clamp<std::size_t>(std::max(best.size() < wanted ? wanted - best.size() : 0, next),
                                     detail::pg::read_batch_min, detail::pg::read_batch_max);
         std::vector<std::optional<std::string>> ids;
         std::vector<std::optional<std::int64_t>> seqs;
