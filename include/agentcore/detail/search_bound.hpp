@@ -13,8 +13,10 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <limits>
+#include <queue>
 #include <string>
 #include <variant>
 #include <vector>
@@ -130,6 +132,44 @@ private:
     std::vector<std::vector<std::size_t>> terms_;  // per term: its whole words in words_
     std::vector<std::string> words_;
     std::vector<std::vector<std::vector<Key>>> keys_;  // per word, per level
+};
+
+/// The scores a page by relevance has found so far: of the hits after the options' cursor, the
+/// best `limit + 1` (the page and one hit more, which says whether a next page exists). A
+/// candidate whose bound is below the least of them once they are all found cannot change the
+/// page.
+class PageScores {
+public:
+    explicit PageScores(const SearchOptions& options)
+        : options_(options),
+          wanted_(options.limit < std::numeric_limits<std::size_t>::max() ? options.limit + 1
+                                                                          : options.limit) {}
+
+    /// Keeps a judged hit in `hits` and counts its score; a hit before the cursor is dropped.
+    void add(std::vector<SearchHit>& hits, SearchHit&& hit) {
+        if (options_.after && !hit_before(*options_.after, hit.cursor(), options_.order)) return;
+        best_.push(hit.score);
+        if (best_.size() > wanted_) best_.pop();
+        hits.push_back(std::move(hit));
+    }
+
+    /// Whether a candidate that can score at most `bound` may still enter the page.
+    [[nodiscard]] bool can_reach(double bound) const {
+        return best_.size() < wanted_ || bound >= best_.top();
+    }
+
+    /// How many more hits the page and its one more still lack.
+    [[nodiscard]] std::size_t missing() const noexcept {
+        return best_.size() < wanted_ ? wanted_ - best_.size() : 0;
+    }
+
+    /// The page and one hit more: how many hits the page needs before any can be left unread.
+    [[nodiscard]] std::size_t wanted() const noexcept { return wanted_; }
+
+private:
+    const SearchOptions& options_;
+    std::size_t wanted_;
+    std::priority_queue<double, std::vector<double>, std::greater<>> best_;
 };
 
 }  // namespace agentcore::detail

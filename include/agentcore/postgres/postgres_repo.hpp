@@ -25,11 +25,9 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -379,17 +377,7 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
         search_each(repo, query, options, keep);
         return detail::page_hits(std::move(hits), options);
     }
-    // The scores of the best `wanted` hits after the cursor, the least on top.
-    const std::size_t wanted = options.limit + 1;
-    std::priority_queue<double, std::vector<double>, std::greater<>> best;
-    const auto judged = [&](SearchHit&& h) {
-        if (options.after && !detail::hit_before(*options.after, h.cursor(), options.order))
-            return true;
-        best.push(h.score);
-        if (best.size() > wanted) best.pop();
-        hits.push_back(std::move(h));
-        return true;
-    };
+    detail::PageScores page(options);
     const std::string where = "database '" + c.name() + "'";
     // The candidates (kind 2: key, counts, and when they are no more than $3 their lines) and
     // then their sessions' rows, as judge_rows reads them, in one snapshot.
@@ -407,7 +395,7 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
             .text(tsquery)
             .text(options.cwd)
             .int64(static_cast<std::int64_t>(
-                std::min<std::size_t>(wanted, std::numeric_limits<std::int64_t>::max()))),
+                std::min<std::size_t>(page.wanted(), std::numeric_limits<std::int64_t>::max()))),
         "searching");
     using Key = std::pair<std::string, std::int64_t>;
     struct Candidate {
@@ -416,15 +404,13 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
         double bound = std::numeric_limits<double>::infinity();
     };
     std::vector<Candidate> candidates;
-    bool lines = false;  // the statement gave the candidates' lines
     const int count_column = detail::reads_default_words(options.text) ? 4 : 6;
-    for (int i = 0; i < first.rows(); ++i) {
-        if (first.int64(i, 0) != 2 || !first.is_null(i, 3)) lines = true;
-        if (first.int64(i, 0) != 2) continue;
-        candidates.push_back(Candidate{Key(first.text(i, 1), first.int64(i, 2)),
-                                       first.optional_int64(i, count_column)});
-    }
-    if (lines || candidates.size() <= wanted) {
+    for (int i = 0; i < first.rows(); ++i)
+        if (first.int64(i, 0) == 2)
+            candidates.push_back(Candidate{Key(first.text(i, 1), first.int64(i, 2)),
+                                           first.optional_int64(i, count_column)});
+    // No more than the page needs: the statement gave their lines.
+    if (candidates.size() <= page.wanted()) {
         (void)detail::pg::judge_rows(first, where, query, options, keep);
         return detail::page_hits(std::move(hits), options);
     }
@@ -454,15 +440,16 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
         "e.seq = k.seq) " +
         std::string(detail::pg::judged_rows_sql);
     // No candidate after `next` can score more than candidates[next].
-    const auto can_reach = [&](std::size_t next) {
-        return best.size() < wanted || candidates[next].bound >= best.top();
+    const auto can_reach = [&](std::size_t next) { return page.can_reach(candidates[next].bound); };
+    const auto judged = [&](SearchHit&& h) {
+        page.add(hits, std::move(h));
+        return true;
     };
     for (std::size_t next = 0; next < candidates.size() && can_reach(next);) {
         // As many as the page still lacks, and at least as many as were read before: a page
         // that needs many candidates costs few statements.
-        const std::size_t batch =
-            std::clamp<std::size_t>(std::max(best.size() < wanted ? wanted - best.size() : 0, next),
-                                    detail::pg::read_batch_min, detail::pg::read_batch_max);
+        const std::size_t batch = std::clamp<std::size_t>(
+            std::max(page.missing(), next), detail::pg::read_batch_min, detail::pg::read_batch_max);
         std::vector<std::optional<std::string>> ids;
         std::vector<std::optional<std::int64_t>> seqs;
         for (; next < candidates.size() && ids.size() < batch && can_reach(next); ++next) {

@@ -22,7 +22,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <set>
 #include <string>
 #include <string_view>
@@ -535,10 +534,7 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
         "AND (?2 IS NULL OR EXISTS (SELECT 1 FROM sessions s WHERE s.id = r.session_id AND "
         "s.cwd = ?2))");
     std::size_t next = 0;
-    // The scores of the best `wanted` hits after the cursor, the least on top.
-    const std::size_t wanted =
-        options.limit < std::numeric_limits<std::size_t>::max() ? options.limit + 1 : options.limit;
-    std::priority_queue<double, std::vector<double>, std::greater<>> best;
+    detail::PageScores page(options);
     std::map<std::string, detail::sqlite::SearchedSession, std::less<>> sessions;
     std::set<std::pair<std::string, std::int64_t>> read;
     detail::SearchLineFields fields;
@@ -561,7 +557,7 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
         const detail::sqlite::SearchCandidate c = std::move(heap.back());
         heap.pop_back();
         // No candidate left, looked up or not, can score more than c.
-        if (best.size() >= wanted && c.bound < best.top()) break;
+        if (!page.can_reach(c.bound)) break;
         if (!read.emplace(c.session_id, c.seq).second) continue;
         auto it = sessions.find(c.session_id);
         if (it == sessions.end())
@@ -572,15 +568,11 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
         const detail::sqlite::SearchedSession& session = it->second;
         if (!session.found || !session.passes) continue;
         detail::SearchLineReader reader(session.dialect, options.text);
-        detail::sqlite::search_candidate(
-            repo, query, options, session, reader, fields, c.session_id, c.seq, [&](SearchHit&& h) {
-                if (options.after && !detail::hit_before(*options.after, h.cursor(), options.order))
-                    return true;
-                best.push(h.score);
-                if (best.size() > wanted) best.pop();
-                hits.push_back(std::move(h));
-                return true;
-            });
+        detail::sqlite::search_candidate(repo, query, options, session, reader, fields,
+                                         c.session_id, c.seq, [&](SearchHit&& h) {
+                                             page.add(hits, std::move(h));
+                                             return true;
+                                         });
     }
     return detail::page_hits(std::move(hits), options);
 }
