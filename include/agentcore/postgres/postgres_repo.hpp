@@ -372,11 +372,8 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
     }
     const auto link = detail::pg::connect(repo.read_pool(), std::string(), false, repo.options());
     auto& c = *link->conn;
+    // Words mode asks for whole words and prefixes only (no parts of words): never empty.
     const std::string tsquery = detail::pg::tsquery_of(c, words);
-    if (tsquery.empty()) {
-        search_each(repo, query, options, keep);
-        return detail::page_hits(std::move(hits), options);
-    }
     detail::PageScores page(options);
     const std::string where = "database '" + c.name() + "'";
     // The candidates (kind 2: key, counts, and when they are no more than $3 their lines) and
