@@ -8,12 +8,16 @@
 #include "support/search_corpus.hpp"
 
 #include <agentcore/any_repo.hpp>
+#include <agentcore/detail/search_bound.hpp>
 #include <agentcore/detail/search_line.hpp>
 #include <agentcore/search.hpp>
 #include <agentcore/session.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <iterator>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -420,6 +424,27 @@ TEST_CASE("a cap cuts a text between words; repeated words get marks of their co
     CHECK(most_repeats(0) == 3);
     CHECK(most_repeats(1) == 7);
     CHECK(std::isinf(most_repeats(2)));
+    // Each word count has one length class, whose floor is at most the count and whose next
+    // floor is above it.
+    using agentcore::detail::length_class;
+    using agentcore::detail::length_class_floors;
+    using agentcore::detail::length_mark;
+    constexpr std::size_t classes = std::size(length_class_floors);
+    CHECK(length_class(0) == 0);
+    CHECK(length_class(1) == 0);
+    CHECK(length_class(2) == 1);
+    CHECK(length_class(7) == 3);
+    CHECK(length_class(8191) == classes - 2);
+    CHECK(length_class(8192) == classes - 1);
+    CHECK(length_class(std::numeric_limits<std::int64_t>::max()) == classes - 1);
+    bool floors_hold = true;
+    for (std::int64_t words = 0; words < 20000; ++words) {
+        const std::size_t k = length_class(words);
+        floors_hold = floors_hold && length_class_floors[k] <= words &&
+                      (k + 1 == classes || words < length_class_floors[k + 1]);
+    }
+    CHECK(floors_hold);
+    CHECK(length_mark(3) == "~n3");
 }
 
 TEST_CASE("a document folded a block at a time holds the words its whole folded copy holds",

@@ -82,6 +82,24 @@ void damage_line(pgt::Raw& raw, const std::string& id, int seq) {
              "' AND seq = " + std::to_string(seq));
 }
 
+// The number of entries with words and counts (`and` narrows them down, in SQL) whose tsvector
+// does not hold exactly one length mark, that of their word count's length class.
+std::int64_t wrong_length_marks(pgt::Raw& raw, const std::string& and_sql = "") {
+    const auto r = raw.c.exec(
+        "SELECT word_count, ARRAY(SELECT m FROM unnest(tsvector_to_array(words)) AS m WHERE m "
+        "LIKE '~n%')::text FROM entries WHERE words IS NOT NULL AND words <> '*'::tsvector AND "
+        "word_count IS NOT NULL " +
+            and_sql,
+        detail::pg::Params{}, "testing");
+    std::int64_t wrong = 0;
+    for (int i = 0; i < r.rows(); ++i) {
+        const std::string expected =
+            "{" + detail::length_mark(detail::length_class(r.int64(i, 0))) + "}";
+        if (r.text(i, 1) != expected) ++wrong;
+    }
+    return wrong;
+}
+
 }  // namespace
 
 TEST_CASE("PostgreSQL gives the hits, order, snippets and pages of memory on one corpus",
@@ -151,7 +169,7 @@ TEST_CASE("every append, import and fork writes its entries' words in its own tr
         CHECK(found);
     }
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'appended' AND seq = 1") ==
-          "'quetzalcoatl' 'the' 'up' 'woke'");
+          "'quetzalcoatl' 'the' 'up' 'woke' '~n2'");
     CHECK(raw.number("SELECT count(*) FROM search_words WHERE word IN ('quetzalcoatl', 'creme', "
                      "'zurich', 'getuserbyid', 'αθηνα', 'елка')") == 6);
     // A word longer than a tsvector's lexemes (2047 bytes) leaves its entry always a candidate.
@@ -200,6 +218,7 @@ TEST_CASE("every append, import and fork writes its entries' words in its own tr
         CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = '" + l.header.id +
                          "' AND words IS NOT NULL AND words <> '*'::tsvector AND (word_count IS "
                          "NULL OR base_word_count IS NULL)") == 0);
+        CHECK(wrong_length_marks(raw, "AND session_id = '" + l.header.id + "'") == 0);
     }
 }
 
@@ -392,7 +411,8 @@ TEST_CASE("PostgreSQL pages by relevance read candidates best bound first and gi
         for (const std::size_t limit : {std::size_t{1}, std::size_t{3}}) {
             for (const SearchTextOptions text :
                  {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
-                  SearchTextOptions{.thinking = true, .tool_result_cap = 30}}) {
+                  SearchTextOptions{.thinking = true, .tool_result_cap = 30},
+                  SearchTextOptions{.tool_result_cap = 10000}}) {
                 INFO(q << " limit " << limit << " tool_results " << text.tool_results << " cap "
                        << text.tool_result_cap);
                 SearchOptions o;
@@ -442,7 +462,8 @@ TEST_CASE("PostgreSQL marks repeated words in the tsvector, and they bound the s
     CHECK(marked(raw, "zeta", 8) == 0);
     CHECK(marked(raw, "once", 2) == 0);
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'best'") ==
-          "'zeta' 'zeta~2' 'zeta~4'");
+          "'zeta' 'zeta~2' 'zeta~4' '~n3'");
+    CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'near1'") == 4);
     // The marks are not words: the list of words for substrings never holds them.
     CHECK(raw.number("SELECT count(*) FROM search_words WHERE word LIKE '%~%'") == 0);
@@ -489,7 +510,8 @@ TEST_CASE("a database of schema version 5 is migrated: every entry gets its coun
           detail::pg::schema_version);
     CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'repeats'") == 6);
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
-          "'login' 'login~2' 'login~4' 'then'");
+          "'login' 'login~2' 'login~4' 'then' '~n3'");
+    CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.number("SELECT count(*) FROM entries WHERE words IS NOT NULL AND word_count IS "
                      "NULL AND NOT (session_id = 'corpus-9-4' AND seq = 2)") == 0);
     CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
@@ -498,5 +520,46 @@ TEST_CASE("a database of schema version 5 is migrated: every entry gets its coun
     remove(memory, "corpus-9-4");
     check_queries(memory, postgres, corpus_queries());
     for (const std::string q : {"login", "session", "token"})
+        (void)check_pages(memory, postgres, q, {.limit = 2}, 4);
+}
+
+TEST_CASE("a database of schema version 6 is migrated: every entry gets its length class",
+          "[postgres][search][schema]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    agentcore::testing::write_search_corpus(memory, 9, 12);
+    {
+        auto s = create(memory, CreateOptions{std::string("repeats"), "/w", {}, std::nullopt});
+        append_message(s, UserMessage{"login login login login then login", 1, {}});
+    }
+    const std::string conninfo = pgt::fresh_database();
+    {
+        PostgresSessionRepo postgres(conninfo, pgt::fast());
+        for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    }
+    // Back to version 6: the repeat marks and counts, no length marks.
+    pgt::Raw raw(conninfo);
+    raw.c.exec_script(
+        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
+        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '~n%')) WHERE words IS NOT "
+        "NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM agentcore_schema_migrations "
+        "WHERE version >= 7",
+        "testing");
+    const std::int64_t with_counts =
+        raw.number("SELECT count(*) FROM entries WHERE word_count IS NOT NULL");
+    REQUIRE(with_counts > 100);
+    REQUIRE(wrong_length_marks(raw) == with_counts);
+    damage_line(raw, "corpus-9-4", 2);  // its columns stay as they are: only the marks are added
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
+          detail::pg::schema_version);
+    CHECK(wrong_length_marks(raw) == 0);
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
+          "'login' 'login~2' 'login~4' 'then' '~n3'");
+    CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
+              .find("USING gin (words)") != std::string::npos);
+    remove(postgres, "corpus-9-4");
+    remove(memory, "corpus-9-4");
+    check_queries(memory, postgres, corpus_queries());
+    for (const std::string q : {"login", "session", "token", "login then"})
         (void)check_pages(memory, postgres, q, {.limit = 2}, 4);
 }

@@ -602,7 +602,8 @@ TEST_CASE("pages by relevance read candidates best bound first and give every pa
         for (const std::size_t limit : {std::size_t{1}, std::size_t{3}}) {
             for (const SearchTextOptions text :
                  {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
-                  SearchTextOptions{.thinking = true, .tool_result_cap = 30}}) {
+                  SearchTextOptions{.thinking = true, .tool_result_cap = 30},
+                  SearchTextOptions{.tool_result_cap = 10000}}) {
                 INFO(q << " limit " << limit << " tool_results " << text.tool_results << " cap "
                        << text.tool_result_cap);
                 SearchOptions o;

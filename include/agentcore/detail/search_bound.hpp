@@ -49,11 +49,11 @@ inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
     return out;
 }
 
-/// Whether an entry's length under `text` is bounded by its `words` count (the default
-/// options) rather than its `base` count (any other: more thinking or tool output only adds
-/// words).
+/// Whether an entry's length under `text` is bounded by its `words` count (options that read
+/// at least what the defaults read: thinking and a larger cap only add words) rather than its
+/// `base` count (options that leave tool output out or cut it shorter).
 inline bool reads_default_words(const SearchTextOptions& text) noexcept {
-    return text.tool_results && text.tool_result_cap == SearchTextOptions{}.tool_result_cap;
+    return text.tool_results && text.tool_result_cap >= SearchTextOptions{}.tool_result_cap;
 }
 
 /// The saturating part of match_text's score for a term found `count` times (infinity: its
@@ -79,6 +79,28 @@ inline double score_sum_bound(const SearchQuery& query, const std::vector<double
 inline double length_share(std::int64_t words) noexcept {
     return 1.0 + std::log1p(static_cast<double>(words) / 64.0);
 }
+
+/// The least word counts (SearchWordCounts::words) of the length classes an index can mark
+/// each entry with (length_mark), ascending: an entry of class k has at least
+/// length_class_floors[k] words, so length_share of that floor bounds the share of every entry
+/// of the class. Finer where the share changes fastest for a word count's step.
+inline constexpr std::int64_t length_class_floors[] = {
+    0,  2,  4,   6,   8,   10,  12,  16,  20,  24,   32,   40,   48,  64,
+    80, 96, 128, 160, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192};
+
+/// The length class of an entry of `words` words: the last class whose floor is at most
+/// `words` (PostgreSQL's width_bucket(words, floors) - 1).
+inline std::size_t length_class(std::int64_t words) noexcept {
+    const auto* end = std::end(length_class_floors);
+    const auto* at = std::upper_bound(std::begin(length_class_floors), end, words);
+    return at == std::begin(length_class_floors)
+               ? 0
+               : static_cast<std::size_t>(at - std::begin(length_class_floors) - 1);
+}
+
+/// The mark of length class `k` in an entry's index: `~n` and the class (`~` is never part of
+/// a word, so a mark is never a word, nor a repeat_mark, which starts with one).
+inline std::string length_mark(std::size_t k) { return "~n" + std::to_string(k); }
 
 /// How often the terms of a words query can occur in each indexed entry, from the entries an
 /// index marks as repeating each whole word of a term (the last word of a `prefix*` term is not

@@ -28,6 +28,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -339,22 +340,129 @@ inline void search_each(const PostgresSessionRepo& repo, const SearchQuery& quer
     (void)detail::pg::judge_rows(r, "database '" + c.name() + "'", query, options, sink);
 }
 
+namespace detail::pg {
+
+/// A set of candidates of a page by relevance that one index query gives (`tsquery`), and the
+/// most any of them can score (`bound`): the entries of one length class whose repeat marks
+/// say each term occurs at most `most` times (per term; infinity: unknown).
+struct CandidateClass {
+    std::string tsquery;
+    double bound = std::numeric_limits<double>::infinity();
+    std::vector<double> most;
+};
+
+/// The classes that together hold every candidate of a words query (`words`: its
+/// index_words), best bound first: for each length class (length_mark) and each repeat level —
+/// the highest of repeat_levels that some term of the query reaches, a term reaching a level
+/// when the entry repeats each of its whole words that often, or none — the entries of that
+/// class and level; and the entries the index could not hold (unindexed_lexeme), which have no
+/// bound. The classes do not overlap. Where one term holds every whole word of the query, its
+/// marks at a level imply its words, and the class asks for the marks alone (fewer and shorter
+/// lists of the index to intersect).
+inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
+                                                     const std::vector<IndexWord>& words) {
+    std::vector<std::vector<std::string>> whole;  // per term that counts: its whole words
+    std::vector<bool> bounded(query.terms.size(), false);
+    for (std::size_t t = 0; t < query.terms.size(); ++t) {
+        const auto& term = query.terms[t];
+        if (term.excluded) continue;
+        std::vector<std::string> term_words;
+        for (std::size_t k = 0; k < term.tokens.size(); ++k)
+            if (!(term.prefix && k + 1 == term.tokens.size())) term_words.push_back(term.tokens[k]);
+        if (term_words.empty()) continue;
+        bounded[t] = true;
+        whole.push_back(std::move(term_words));
+    }
+    // Some term reaches repeat_levels[level]: each of its whole words is marked at it.
+    const auto reached = [&whole](std::size_t level) {
+        std::string out = "(";
+        for (std::size_t t = 0; t < whole.size(); ++t) {
+            if (t) out += " | ";
+            out += "(";
+            for (std::size_t i = 0; i < whole[t].size(); ++i) {
+                if (i) out += " & ";
+                out += tsquery_literal(repeat_mark(whole[t][i], repeat_levels[level]));
+            }
+            out += ")";
+        }
+        return out + ")";
+    };
+    // The conditions of the index words, and those left when the marks of the one term that
+    // holds every whole word stand for its words.
+    const std::string conditions = words_conditions(words);
+    std::vector<IndexWord> prefixes;
+    for (const IndexWord& w : words)
+        if (w.kind != IndexWord::Kind::whole) prefixes.push_back(w);
+    const std::string implied = words_conditions(prefixes);
+    struct Level {
+        std::string condition;
+        std::vector<double> most;
+    };
+    std::vector<Level> levels;
+    constexpr int marked_levels = static_cast<int>(std::size(repeat_levels));
+    for (int marked = whole.empty() ? marked_levels - 1 : -1; marked < marked_levels; ++marked) {
+        Level level;
+        for (std::size_t t = 0; t < query.terms.size(); ++t)
+            level.most.push_back(bounded[t] ? most_repeats(marked)
+                                            : std::numeric_limits<double>::infinity());
+        if (whole.empty()) {
+            level.condition = "(" + conditions + ")";
+        } else {
+            const auto at = static_cast<std::size_t>(marked);
+            if (marked >= 0 && whole.size() == 1)
+                level.condition =
+                    implied.empty() ? reached(at) : "(" + implied + ") & " + reached(at);
+            else if (marked >= 0)
+                level.condition = "(" + conditions + ") & " + reached(at);
+            else
+                level.condition = "(" + conditions + ")";
+            const int above = marked + 1;  // the level this one's entries do not reach
+            if (above < marked_levels)
+                level.condition += " & !" + reached(static_cast<std::size_t>(above));
+        }
+        levels.push_back(std::move(level));
+    }
+    std::vector<CandidateClass> out;
+    out.push_back(CandidateClass{
+        tsquery_literal(unindexed_lexeme), std::numeric_limits<double>::infinity(), {}});
+    for (std::size_t k = 0; k < std::size(length_class_floors); ++k)
+        for (const Level& level : levels)
+            out.push_back(CandidateClass{
+                tsquery_literal(length_mark(k)) + " & " + level.condition,
+                score_sum_bound(query, level.most) / length_share(length_class_floors[k]),
+                level.most});
+    std::stable_sort(out.begin(), out.end(), [](const CandidateClass& a, const CandidateClass& b) {
+        return a.bound > b.bound;
+    });
+    return out;
+}
+
+/// The most classes of candidates one statement asks for.
+inline constexpr std::size_t class_batch = 8;
+
+}  // namespace detail::pg
+
 /// The page of hits of `query` that the options ask for (search in search.hpp: the same hits,
 /// order and cursor as every repository). In relevance order of a words query, the first
-/// statement gives the candidates' keys and word counts (entries.word_count, base_word_count),
-/// and their lines too when there are no more of them than the page needs (a rare word: one
-/// statement in all). Otherwise the candidates are read best bound first, a batch of lines at a
-/// time, and the reading stops once the page and one hit more are found and no candidate left
-/// can score as much as the last of them. A candidate's bound comes from its word count and how
-/// often it can hold each term (the marks of the words it repeats 2, 4, 8 times or more, in its
-/// tsvector): the best hits of a word that thousands of entries hold cost the lines of the few
-/// that repeat it or are short enough to compete. An entry never changes once written, so its
+/// statement gives the candidates, with their lines, when there are no more of them than the
+/// page needs (a rare word: one statement in all). Otherwise the candidates are read best bound
+/// first, a batch of lines at a time, and the reading stops once the page and one hit more are
+/// found and no candidate left can score as much as the last of them. A candidate's bound comes
+/// from its word count and how often it can hold each term (the marks of the words it repeats
+/// 2, 4, 8 times or more, in its tsvector). When the text options read at least what the
+/// defaults read, the candidates are asked for by class (candidate_classes: a length class and
+/// a repeat level, both marked in the tsvector), best class first, and a class that cannot reach
+/// the page is never asked for: the best hits of a word that thousands of entries hold cost the
+/// rows of the few that repeat it or are short enough to compete. Options that leave tool output
+/// out or cut it shorter read shorter texts than the classes assume: every candidate's key and
+/// base count is read then, and each bounded alone. An entry never changes once written, so its
 /// bound holds across statements; each batch of lines is read with its sessions' rows in one
 /// statement. Other orders and modes read every candidate (search_each).
 ///
-/// Complexity: one statement for the candidates; when they are more than the page needs, one
-/// index query per level and whole word of the query, and one statement per batch of lines. A
-/// page without a limit is search_each's one statement.
+/// Complexity: one statement when the candidates are no more than the page needs; else one
+/// statement per class_batch classes asked for and one per batch of lines (with options that
+/// read less: one for the candidates' counts, one index query per level and whole word of the
+/// query, and one per batch). A page without a limit is search_each's one statement.
 inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& query,
                            const SearchOptions& options = {}) {
     detail::check_search_options(options);
@@ -376,12 +484,16 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
     const std::string tsquery = detail::pg::tsquery_of(c, words);
     detail::PageScores page(options);
     const std::string where = "database '" + c.name() + "'";
+    const bool by_class = detail::reads_default_words(options.text);
+    const auto wanted = static_cast<std::int64_t>(
+        std::min<std::size_t>(page.wanted(), std::numeric_limits<std::int64_t>::max() - 1));
     // The candidates (kind 2: key, counts, and when they are no more than $3 their lines) and
-    // then their sessions' rows, as judge_rows reads them, in one snapshot.
+    // then their sessions' rows, as judge_rows reads them, in one snapshot. By class, the
+    // statement stops at one candidate more than the page needs ($4; NULL: all of them).
     const auto first = c.exec_prepared(
         "WITH k AS MATERIALIZED (SELECT session_id, seq, word_count, base_word_count FROM entries "
         "WHERE words @@ $1::tsquery AND ($2::text IS NULL OR session_id IN (SELECT id FROM "
-        "sessions WHERE cwd = $2))), "
+        "sessions WHERE cwd = $2)) LIMIT $4::bigint), "
         "n AS (SELECT count(*) <= $3::bigint AS few FROM k) "
         "SELECT 2 AS kind, session_id, seq, CASE WHEN n.few THEN (SELECT e.line FROM entries e "
         "WHERE e.session_id = k.session_id AND e.seq = k.seq) END, word_count, NULL::text, "
@@ -391,68 +503,118 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
         detail::pg::Params()
             .text(tsquery)
             .text(options.cwd)
-            .int64(static_cast<std::int64_t>(
-                std::min<std::size_t>(page.wanted(), std::numeric_limits<std::int64_t>::max()))),
+            .int64(wanted)
+            .int64(by_class ? std::optional<std::int64_t>(wanted + 1) : std::nullopt),
         "searching");
     using Key = std::pair<std::string, std::int64_t>;
     struct Candidate {
         Key key;
-        std::optional<std::int64_t> count;
         double bound = std::numeric_limits<double>::infinity();
+        bool operator<(const Candidate& o) const {  // the best bound on top of a heap
+            return bound != o.bound ? bound < o.bound : key > o.key;
+        }
     };
-    std::vector<Candidate> candidates;
-    const int count_column = detail::reads_default_words(options.text) ? 4 : 6;
+    std::vector<Candidate> unread;  // a heap
+    const int count_column = by_class ? 4 : 6;
     for (int i = 0; i < first.rows(); ++i)
         if (first.int64(i, 0) == 2)
-            candidates.push_back(Candidate{Key(first.text(i, 1), first.int64(i, 2)),
-                                           first.optional_int64(i, count_column)});
+            unread.push_back(Candidate{Key(first.text(i, 1), first.int64(i, 2))});
     // No more than the page needs: the statement gave their lines.
-    if (candidates.size() <= page.wanted()) {
+    if (unread.size() <= page.wanted()) {
         (void)detail::pg::judge_rows(first, where, query, options, keep);
         return detail::page_hits(std::move(hits), options);
     }
-    const detail::TermRepeats<Key> repeats(query, [&c](const std::string& mark) {
-        const auto r = c.exec_prepared(
-            "SELECT session_id, seq FROM entries WHERE words @@ $1::tsquery",
-            detail::pg::Params().text(detail::pg::tsquery_literal(mark)), "searching");
-        std::vector<Key> keys;
-        keys.reserve(static_cast<std::size_t>(r.rows()));
-        for (int i = 0; i < r.rows(); ++i) keys.emplace_back(r.text(i, 0), r.int64(i, 1));
-        std::sort(keys.begin(), keys.end());
-        return keys;
-    });
-    std::vector<double> most;
-    for (Candidate& k : candidates) {
-        // No counts: an entry a tsvector could not hold, or written before them.
-        if (!k.count) continue;
-        repeats.most(k.key, most);
-        k.bound = detail::score_sum_bound(query, most) / detail::length_share(*k.count);
+    std::vector<detail::pg::CandidateClass> classes;
+    if (by_class) {
+        unread.clear();
+        classes = detail::pg::candidate_classes(query, words);
+    } else {
+        const detail::TermRepeats<Key> repeats(query, [&c](const std::string& mark) {
+            const auto r = c.exec_prepared(
+                "SELECT session_id, seq FROM entries WHERE words @@ $1::tsquery",
+                detail::pg::Params().text(detail::pg::tsquery_literal(mark)), "searching");
+            std::vector<Key> keys;
+            keys.reserve(static_cast<std::size_t>(r.rows()));
+            for (int i = 0; i < r.rows(); ++i) keys.emplace_back(r.text(i, 0), r.int64(i, 1));
+            std::sort(keys.begin(), keys.end());
+            return keys;
+        });
+        std::vector<double> most;
+        for (int i = 0, at = 0; i < first.rows(); ++i) {
+            if (first.int64(i, 0) != 2) continue;
+            Candidate& k = unread[static_cast<std::size_t>(at++)];
+            // No counts: an entry a tsvector could not hold, or written before them.
+            const auto count = first.optional_int64(i, count_column);
+            if (!count) continue;
+            repeats.most(k.key, most);
+            k.bound = detail::score_sum_bound(query, most) / detail::length_share(*count);
+        }
+        std::make_heap(unread.begin(), unread.end());
     }
-    std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
-        return a.bound != b.bound ? a.bound > b.bound : a.key < b.key;
-    });
     const std::string read_sql =
         "WITH c AS MATERIALIZED (SELECT e.session_id, e.seq, e.line FROM unnest($1::text[], "
         "$2::bigint[]) AS k(session_id, seq) JOIN entries e ON e.session_id = k.session_id AND "
         "e.seq = k.seq) " +
         std::string(detail::pg::judged_rows_sql);
-    // No candidate after `next` can score more than candidates[next].
-    const auto can_reach = [&](std::size_t next) { return page.can_reach(candidates[next].bound); };
     const auto judged = [&](SearchHit&& h) {
         page.add(hits, std::move(h));
         return true;
     };
-    for (std::size_t next = 0; next < candidates.size() && can_reach(next);) {
-        // As many as the page still lacks, and at least as many as were read before: a page
-        // that needs many candidates costs few statements.
+    constexpr double none = -std::numeric_limits<double>::infinity();
+    std::size_t next_class = 0;
+    std::size_t read = 0;
+    std::set<Key> asked;  // the candidates of the classes asked for (classes never overlap)
+    for (;;) {
+        const double class_bound = next_class < classes.size() ? classes[next_class].bound : none;
+        const double best_unread = unread.empty() ? none : unread.front().bound;
+        if ((next_class == classes.size() && unread.empty()) ||
+            !page.can_reach(std::max(class_bound, best_unread)))
+            break;
+        if (next_class < classes.size() && class_bound >= best_unread) {
+            // The next classes that can reach the page (the first may hold a candidate better
+            // than any read so far), in one statement: their candidates' keys and counts, each
+            // bounded by its class's repeat level and its own length.
+            std::vector<std::optional<std::string>> asked_classes;
+            const std::size_t from = next_class;
+            while (next_class < classes.size() && asked_classes.size() < detail::pg::class_batch &&
+                   page.can_reach(classes[next_class].bound))
+                asked_classes.emplace_back(classes[next_class++].tsquery);
+            const auto r = c.exec_prepared(
+                "SELECT q.i, e.session_id, e.seq, e.word_count FROM unnest($1::text[]) WITH "
+                "ORDINALITY AS q(t, i) CROSS JOIN LATERAL (SELECT session_id, seq, word_count FROM "
+                "entries WHERE words @@ q.t::tsquery AND ($2::text IS NULL OR session_id IN "
+                "(SELECT id FROM sessions WHERE cwd = $2))) AS e",
+                detail::pg::Params().text(detail::pg::text_array(asked_classes)).text(options.cwd),
+                "searching");
+            for (int i = 0; i < r.rows(); ++i) {
+                Key key(r.text(i, 1), r.int64(i, 2));
+                if (!asked.insert(key).second) continue;
+                const auto& most = classes[from + static_cast<std::size_t>(r.int64(i, 0) - 1)].most;
+                const auto count = r.optional_int64(i, 3);
+                unread.push_back(Candidate{
+                    std::move(key),
+                    count && !most.empty()
+                        ? detail::score_sum_bound(query, most) / detail::length_share(*count)
+                        : std::numeric_limits<double>::infinity()});
+                std::push_heap(unread.begin(), unread.end());
+            }
+            continue;
+        }
+        // A batch of the best candidates, none of which a class not asked for yet can beat: as
+        // many as the page still lacks, and at least as many as were read before, so that a
+        // page that needs many candidates costs few statements.
         const std::size_t batch = std::clamp<std::size_t>(
-            std::max(page.missing(), next), detail::pg::read_batch_min, detail::pg::read_batch_max);
+            std::max(page.missing(), read), detail::pg::read_batch_min, detail::pg::read_batch_max);
         std::vector<std::optional<std::string>> ids;
         std::vector<std::optional<std::int64_t>> seqs;
-        for (; next < candidates.size() && ids.size() < batch && can_reach(next); ++next) {
-            ids.emplace_back(candidates[next].key.first);
-            seqs.emplace_back(candidates[next].key.second);
+        while (!unread.empty() && ids.size() < batch && unread.front().bound >= class_bound &&
+               page.can_reach(unread.front().bound)) {
+            std::pop_heap(unread.begin(), unread.end());
+            ids.emplace_back(std::move(unread.back().key.first));
+            seqs.emplace_back(unread.back().key.second);
+            unread.pop_back();
         }
+        read += ids.size();
         const auto r = c.exec_prepared(read_sql,
                                        detail::pg::Params()
                                            .text(detail::pg::text_array(ids))

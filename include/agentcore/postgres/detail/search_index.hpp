@@ -17,6 +17,11 @@
 // from the index and the row alone (detail/search_bound.hpp), and reads only the lines of the
 // candidates that can reach the page.
 //
+// Since schema version 7 the tsvector also holds the entry's length class (`~n` and the class of
+// its word count, length_class in detail/search_bound.hpp): a page by relevance asks the index
+// for the candidates of one length class and repeat level at a time, best bound first, and never
+// visits the rows of the classes that cannot reach the page.
+//
 // Nothing here passes a query's text as SQL: words reach the server as bound parameters, and
 // the tsquery is made of quoted lexemes (tsquery_literal) in a bound parameter, so no term can
 // be an operator.
@@ -90,9 +95,10 @@ inline std::optional<std::string> join_lexemes(std::string_view text) {
 }
 
 /// What an entry's row keeps for the search index: its words (join_lexemes of its
-/// search_index_text; none when it has none), the marks of the words it repeats, and its word
-/// counts. Marks and counts are none when the entry has none to bound its score by: no words,
-/// or more than a tsvector holds (unindexed_lexeme), which every search reads.
+/// search_index_text; none when it has none), its marks (the words it repeats, and its length
+/// class: length_mark of its word count), and its word counts. Marks and counts are none when
+/// the entry has none to bound its score by: no words, or more than a tsvector holds
+/// (unindexed_lexeme), which every search reads.
 struct SearchColumns {
     std::optional<std::string> words;
     std::optional<std::string> marks;
@@ -105,13 +111,15 @@ inline SearchColumns search_columns_of(const SessionTreeEntry& entry) {
     const std::string text = search_index_text(entry);
     out.words = join_lexemes(text);
     if (!out.words || *out.words == unindexed_lexeme) return out;
+    const SearchWordCounts counts = search_word_counts(entry);
     std::string marks = word_repeat_marks(text);
+    if (!marks.empty()) marks.push_back(' ');
+    marks += length_mark(length_class(counts.words));
     if (out.words->size() + marks.size() + 1 > max_entry_word_bytes) {
         out.words = std::string(unindexed_lexeme);
         return out;
     }
-    if (!marks.empty()) out.marks = std::move(marks);
-    const SearchWordCounts counts = search_word_counts(entry);
+    out.marks = std::move(marks);
     out.word_count = counts.words;
     out.base_word_count = counts.base;
     return out;
@@ -289,6 +297,27 @@ inline std::string contains_pattern(std::string_view text) {
     return out;
 }
 
+/// The tsquery condition of a whole word or a prefix of index_words.
+inline std::string lexeme_condition(const IndexWord& w) {
+    std::string out = tsquery_literal(w.text);
+    if (w.kind == IndexWord::Kind::prefix) out += ":*";
+    return out;
+}
+
+/// The tsquery of the whole words and prefixes of `words` (index_words of a words query, which
+/// has no parts of words), joined by `&`, without the entries the index could not hold: what
+/// the entries of a length class and repeat level are asked for beside their marks. Empty when
+/// there are none.
+inline std::string words_conditions(const std::vector<IndexWord>& words) {
+    std::string out;
+    for (const IndexWord& w : words) {
+        if (w.kind == IndexWord::Kind::part) continue;
+        if (!out.empty()) out += " & ";
+        out += lexeme_condition(w);
+    }
+    return out;
+}
+
 /// The tsquery that gives the entries meeting every condition of `words` (index_words): whole
 /// words and prefixes as quoted lexemes, a part of a word as the words of search_words that
 /// contain it, joined by `&`, and the entries the index could not hold (unindexed_lexeme) beside
@@ -316,8 +345,7 @@ inline std::string tsquery_of(Connection& c, const std::vector<IndexWord>& words
             }
             condition += ")";
         } else {
-            condition = tsquery_literal(w.text);
-            if (w.kind == IndexWord::Kind::prefix) condition += ":*";
+            condition = lexeme_condition(w);
         }
         if (!conditions.empty()) conditions += " & ";
         conditions += condition;
