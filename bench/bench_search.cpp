@@ -241,10 +241,11 @@ void postgres_figures(const JsonlSessionRepo& source, double corpus, std::size_t
         if (have_rg && word == "quetzalcoatl")
             report.add("'" + word + "' rg / PostgreSQL", rg(word) / t, "x", "goal >= 100");
     }
-    for (const std::string word : {"login", "rare_zebra_word"}) {
+    for (const std::string word : {"login", "rare_zebra_word", "login bug"}) {
         const double t =
             median_seconds(runs, [&] { (void)search(postgres, word, SearchOptions{.limit = 20}); });
-        report.add("'" + word + "' PostgreSQL, top 20 by relevance", t * 1000, "ms", "goal <= 50");
+        report.add("'" + word + "' PostgreSQL, top 20 by relevance", t * 1000, "ms",
+                   word.find(' ') == std::string::npos ? "goal <= 50" : "");
     }
     for (const std::string part : {"etzalcoa", "auth/login.cp"}) {
         const SearchOptions o{.mode = SearchMode::substring, .limit = 1000000};

@@ -406,23 +406,12 @@ TEST_CASE("PostgreSQL pages by relevance read candidates best bound first and gi
     raw.exec("UPDATE entries SET word_count = NULL, base_word_count = NULL WHERE seq % 7 = 0");
     AnyRepository any(postgres);
     std::size_t pages = 0;
-    for (const std::string q :
-         {"session", "token", "login bug", "\"fixed the\"", "caf*", "deploy -timeout"}) {
-        for (const std::size_t limit : {std::size_t{1}, std::size_t{3}}) {
-            for (const SearchTextOptions text :
-                 {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
-                  SearchTextOptions{.thinking = true, .tool_result_cap = 30},
-                  SearchTextOptions{.tool_result_cap = 10000}}) {
-                INFO(q << " limit " << limit << " tool_results " << text.tool_results << " cap "
-                       << text.tool_result_cap);
-                SearchOptions o;
-                o.limit = limit;
-                o.text = text;
-                pages += check_pages(memory, postgres, q, o, 5);
-                (void)check_pages(memory, any, q, o, 2);
-            }
-        }
-    }
+    agentcore::testing::for_each_relevance_case([&](const std::string& q, const SearchOptions& o) {
+        INFO(q << " limit " << o.limit << " tool_results " << o.text.tool_results << " cap "
+               << o.text.tool_result_cap);
+        pages += check_pages(memory, postgres, q, o, 5);
+        (void)check_pages(memory, any, q, o, 2);
+    });
     CHECK(pages > 100);
     // A cwd filter, and a page larger than a batch of lines.
     (void)check_pages(memory, postgres, "login", {.cwd = "/work/app", .limit = 2}, 3);

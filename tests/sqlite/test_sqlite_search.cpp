@@ -597,38 +597,27 @@ TEST_CASE("pages by relevance read candidates best bound first and give every pa
     exec_raw(dir.file("s.db"), "UPDATE search_rows SET words = NULL WHERE row % 7 = 0");
     AnyRepository any = open_repository("sqlite:" + dir.file("s.db"));
     std::size_t paged = 0;
-    for (const std::string q :
-         {"session", "token", "login bug", "\"fixed the\"", "caf*", "deploy -timeout"}) {
-        for (const std::size_t limit : {std::size_t{1}, std::size_t{3}}) {
-            for (const SearchTextOptions text :
-                 {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
-                  SearchTextOptions{.thinking = true, .tool_result_cap = 30},
-                  SearchTextOptions{.tool_result_cap = 10000}}) {
-                INFO(q << " limit " << limit << " tool_results " << text.tool_results << " cap "
-                       << text.tool_result_cap);
-                SearchOptions o;
-                o.limit = limit;
-                o.text = text;
-                // The first pages, as memory gives them (and the last, where the hits end).
-                for (int page = 0; page < 6; ++page) {
-                    const SearchResult expected = search(memory, q, o);
-                    const SearchResult got = search(sqlite, q, o);
-                    const SearchResult erased = search(any, q, o);
-                    REQUIRE(got.hits.size() == expected.hits.size());
-                    REQUIRE(erased.hits.size() == expected.hits.size());
-                    for (std::size_t i = 0; i < got.hits.size(); ++i) {
-                        CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
-                        CHECK(erased.hits[i].cursor() == expected.hits[i].cursor());
-                        CHECK(got.hits[i].snippet == expected.hits[i].snippet);
-                    }
-                    REQUIRE(got.next == expected.next);
-                    if (!expected.next) break;
-                    ++paged;
-                    o.after = expected.next;
-                }
+    agentcore::testing::for_each_relevance_case([&](const std::string& q, SearchOptions o) {
+        INFO(q << " limit " << o.limit << " tool_results " << o.text.tool_results << " cap "
+               << o.text.tool_result_cap);
+        // The first pages, as memory gives them (and the last, where the hits end).
+        for (int page = 0; page < 6; ++page) {
+            const SearchResult expected = search(memory, q, o);
+            const SearchResult got = search(sqlite, q, o);
+            const SearchResult erased = search(any, q, o);
+            REQUIRE(got.hits.size() == expected.hits.size());
+            REQUIRE(erased.hits.size() == expected.hits.size());
+            for (std::size_t i = 0; i < got.hits.size(); ++i) {
+                CHECK(got.hits[i].cursor() == expected.hits[i].cursor());
+                CHECK(erased.hits[i].cursor() == expected.hits[i].cursor());
+                CHECK(got.hits[i].snippet == expected.hits[i].snippet);
             }
+            REQUIRE(got.next == expected.next);
+            if (!expected.next) break;
+            ++paged;
+            o.after = expected.next;
         }
-    }
+    });
     CHECK(paged > 100);
 }
 

@@ -5,6 +5,7 @@
 // gives the same sessions (ids, times, text), so one corpus can be copied into every storage and
 // the same queries compared.
 
+#include <agentcore/search.hpp>
 #include <agentcore/session.hpp>
 
 #include <cstddef>
@@ -178,6 +179,25 @@ void write_search_corpus(Repo& repo, std::uint64_t seed, std::size_t sessions,
             }
         }
     }
+}
+
+/// Calls `each(query, options)` for every case the storages' pages by relevance are compared
+/// with memory's on: queries of one and more terms, phrases, prefixes and exclusions, pages of
+/// one and three hits, and text options that read the defaults' text, less of it and more.
+template <class Each>
+void for_each_relevance_case(const Each& each) {
+    for (const std::string q : {"session", "token", "login bug", "\"fixed the\"", "caf*",
+                                "deploy -timeout", "login bug fix*", "session token login"})
+        for (const std::size_t limit : {std::size_t{1}, std::size_t{3}})
+            for (const SearchTextOptions text :
+                 {SearchTextOptions{}, SearchTextOptions{.tool_results = false},
+                  SearchTextOptions{.thinking = true, .tool_result_cap = 30},
+                  SearchTextOptions{.tool_result_cap = 10000}}) {
+                SearchOptions o;
+                o.limit = limit;
+                o.text = text;
+                each(q, o);
+            }
 }
 
 }  // namespace agentcore::testing

@@ -351,18 +351,24 @@ struct CandidateClass {
     std::vector<double> most;
 };
 
+/// The most terms of a query whose repeat levels candidate_classes tells apart one by one;
+/// beyond them a class is made of the highest level any term reaches (4 levels per term, so
+/// 4 × 4 classes of each length for two terms, and 4 for more).
+inline constexpr std::size_t classes_by_term = 2;
+
 /// The classes that together hold every candidate of a words query (`words`: its
-/// index_words), best bound first: for each length class (length_mark) and each repeat level —
-/// the highest of repeat_levels that some term of the query reaches, a term reaching a level
-/// when the entry repeats each of its whole words that often, or none — the entries of that
-/// class and level; and the entries the index could not hold (unindexed_lexeme), which have no
-/// bound. The classes do not overlap. Where one term holds every whole word of the query, its
-/// marks at a level imply its words, and the class asks for the marks alone (fewer and shorter
-/// lists of the index to intersect).
+/// index_words), best bound first: for each length class (length_mark) and each repeat level of
+/// the terms, the entries of that class and level; and the entries the index could not hold
+/// (unindexed_lexeme), which have no bound. A term reaches a level of repeat_levels when the
+/// entry repeats each of its whole words that often; a class gives each term of the query (up
+/// to classes_by_term of them) the level it reaches exactly, or none, or with more terms the
+/// highest level any of them reaches. The classes do not overlap. A whole word of a term that
+/// the class says reaches a level is asked for by its mark alone (it implies the word): fewer
+/// and shorter lists of the index to intersect.
 inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
                                                      const std::vector<IndexWord>& words) {
-    std::vector<std::vector<std::string>> whole;  // per term that counts: its whole words
-    std::vector<bool> bounded(query.terms.size(), false);
+    std::vector<std::size_t> bounded;             // the terms that count and have whole words
+    std::vector<std::vector<std::string>> whole;  // their whole words
     for (std::size_t t = 0; t < query.terms.size(); ++t) {
         const auto& term = query.terms[t];
         if (term.excluded) continue;
@@ -370,57 +376,73 @@ inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
         for (std::size_t k = 0; k < term.tokens.size(); ++k)
             if (!(term.prefix && k + 1 == term.tokens.size())) term_words.push_back(term.tokens[k]);
         if (term_words.empty()) continue;
-        bounded[t] = true;
+        bounded.push_back(t);
         whole.push_back(std::move(term_words));
     }
-    // Some term reaches repeat_levels[level]: each of its whole words is marked at it.
-    const auto reached = [&whole](std::size_t level) {
+    constexpr int marked_levels = static_cast<int>(std::size(repeat_levels));
+    // Bounded term b reaches repeat_levels[level]: each of its whole words is marked at it.
+    const auto reaches = [&whole](std::size_t b, int level) {
         std::string out = "(";
-        for (std::size_t t = 0; t < whole.size(); ++t) {
-            if (t) out += " | ";
-            out += "(";
-            for (std::size_t i = 0; i < whole[t].size(); ++i) {
-                if (i) out += " & ";
-                out += tsquery_literal(repeat_mark(whole[t][i], repeat_levels[level]));
-            }
-            out += ")";
+        for (std::size_t i = 0; i < whole[b].size(); ++i) {
+            if (i) out += " & ";
+            out += tsquery_literal(
+                repeat_mark(whole[b][i], repeat_levels[static_cast<std::size_t>(level)]));
         }
         return out + ")";
     };
-    // The conditions of the index words, and those left when the marks of the one term that
-    // holds every whole word stand for its words.
-    const std::string conditions = words_conditions(words);
-    std::vector<IndexWord> prefixes;
-    for (const IndexWord& w : words)
-        if (w.kind != IndexWord::Kind::whole) prefixes.push_back(w);
-    const std::string implied = words_conditions(prefixes);
+    // The entries at exactly `level` (-1: none) of what `reach(level)` asks for.
+    const auto exactly = [](const auto& reach, int level) {
+        std::string out;
+        if (level >= 0) out = reach(level);
+        const int above = level + 1;
+        if (above < marked_levels) out += (out.empty() ? "!" : " & !") + reach(above);
+        return out;
+    };
     struct Level {
         std::string condition;
         std::vector<double> most;
     };
     std::vector<Level> levels;
-    constexpr int marked_levels = static_cast<int>(std::size(repeat_levels));
-    for (int marked = whole.empty() ? marked_levels - 1 : -1; marked < marked_levels; ++marked) {
-        Level level;
-        for (std::size_t t = 0; t < query.terms.size(); ++t)
-            level.most.push_back(bounded[t] ? most_repeats(marked)
-                                            : std::numeric_limits<double>::infinity());
-        if (whole.empty()) {
-            level.condition = "(" + conditions + ")";
-        } else {
-            const auto at = static_cast<std::size_t>(marked);
-            if (marked >= 0 && whole.size() == 1)
-                level.condition =
-                    implied.empty() ? reached(at) : "(" + implied + ") & " + reached(at);
-            else if (marked >= 0)
-                level.condition = "(" + conditions + ") & " + reached(at);
-            else
-                level.condition = "(" + conditions + ")";
-            const int above = marked + 1;  // the level this one's entries do not reach
-            if (above < marked_levels)
-                level.condition += " & !" + reached(static_cast<std::size_t>(above));
+    const auto most_with = [&](const std::vector<int>& marked) {
+        std::vector<double> most(query.terms.size(), std::numeric_limits<double>::infinity());
+        for (std::size_t b = 0; b < bounded.size(); ++b) most[bounded[b]] = most_repeats(marked[b]);
+        return most;
+    };
+    if (bounded.size() <= classes_by_term) {
+        // Every combination of the terms' levels.
+        std::vector<int> marked(bounded.size(), -1);
+        for (;;) {
+            std::vector<IndexWord> asked;  // the words no mark of the class implies
+            for (const IndexWord& w : words) {
+                bool implied = false;
+                for (std::size_t b = 0; b < bounded.size() && w.kind == IndexWord::Kind::whole; ++b)
+                    implied =
+                        implied || (marked[b] >= 0 && std::find(whole[b].begin(), whole[b].end(),
+                                                                w.text) != whole[b].end());
+                if (!implied) asked.push_back(w);
+            }
+            Level level{words_conditions(asked), most_with(marked)};
+            for (std::size_t b = 0; b < bounded.size(); ++b) {
+                const std::string part = exactly([&](int l) { return reaches(b, l); }, marked[b]);
+                level.condition += (level.condition.empty() ? "" : " & ") + part;
+            }
+            levels.push_back(std::move(level));
+            std::size_t b = 0;
+            while (b < marked.size() && ++marked[b] == marked_levels) marked[b++] = -1;
+            if (b == marked.size()) break;
         }
-        levels.push_back(std::move(level));
+    } else {
+        // The highest level any term reaches.
+        const auto any_reaches = [&](int level) {
+            std::string out = "(";
+            for (std::size_t b = 0; b < bounded.size(); ++b)
+                out += (b ? " | " : "") + reaches(b, level);
+            return out + ")";
+        };
+        for (int marked = -1; marked < marked_levels; ++marked)
+            levels.push_back(
+                Level{"(" + words_conditions(words) + ") & " + exactly(any_reaches, marked),
+                      most_with(std::vector<int>(bounded.size(), marked))});
     }
     std::vector<CandidateClass> out;
     out.push_back(CandidateClass{
@@ -428,7 +450,7 @@ inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
     for (std::size_t k = 0; k < std::size(length_class_floors); ++k)
         for (const Level& level : levels)
             out.push_back(CandidateClass{
-                tsquery_literal(length_mark(k)) + " & " + level.condition,
+                tsquery_literal(length_mark(k)) + " & (" + level.condition + ")",
                 score_sum_bound(query, level.most) / length_share(length_class_floors[k]),
                 level.most});
     std::stable_sort(out.begin(), out.end(), [](const CandidateClass& a, const CandidateClass& b) {
