@@ -418,6 +418,63 @@ TEST_CASE("PostgreSQL pages by relevance read candidates best bound first and gi
     (void)check_pages(memory, postgres, "session", {.limit = 500}, 2);
 }
 
+TEST_CASE("the classes of a page by relevance hold every candidate once, within their bounds",
+          "[postgres][search]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 11, 997));
+    agentcore::testing::write_search_corpus(memory, 9, 12);
+    for (const char* text : {"login login login login then login bug bug",
+                             "login bug login bug login bug login bug "
+                             "login bug login bug login bug login bug",
+                             "session token login session token login session"}) {
+        auto s = create(memory, CreateOptions{std::nullopt, "/w", {}, std::nullopt});
+        append_message(s, UserMessage{text, 1, {}});
+    }
+    const std::string conninfo = pgt::fresh_database();
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    {
+        // An entry whose words a tsvector cannot hold: its own class, unbounded.
+        auto s = create(postgres, pgt::named("unindexed", "/w"));
+        append_message(s, UserMessage{"login bug " + std::string(3000, 'q'), 1, {}});
+    }
+    pgt::Raw raw(conninfo);
+    const auto count = [&](const std::string& tsquery) {
+        return raw.c
+            .exec("SELECT count(*) FROM entries WHERE words @@ $1::tsquery",
+                  detail::pg::Params().text(tsquery), "testing")
+            .int64(0, 0);
+    };
+    for (const std::string q : {"login", "session", "login bug", "\"fixed the\"", "caf*",
+                                "login bug fix*", "session token login", "deploy -timeout"}) {
+        INFO(q);
+        const SearchQuery query = parse_search_query(q);
+        const auto words = detail::index_words(query);
+        const auto classes = detail::pg::candidate_classes(query, words);
+        std::int64_t in_classes = 0;
+        for (std::size_t i = 0; i < classes.size(); ++i) {
+            in_classes += count(classes[i].tsquery);
+            if (i) CHECK(classes[i].bound <= classes[i - 1].bound);
+        }
+        // The candidates, as the first statement asks for them: each in exactly one class.
+        const std::int64_t candidates = count(detail::pg::tsquery_of(raw.c, words));
+        CHECK(candidates > 0);
+        CHECK(in_classes == candidates);
+        // Each hit scores no more than the bound of the class that holds it.
+        for (const SearchHit& hit : search(memory, query, {.limit = 40}).hits) {
+            double bound = -1;
+            for (const auto& k : classes) {
+                const auto r = raw.c.exec(
+                    "SELECT count(*) FROM entries WHERE session_id = $1 AND id = $2 AND words @@ "
+                    "$3::tsquery",
+                    detail::pg::Params().text(hit.session_id).text(hit.entry_id).text(k.tsquery),
+                    "testing");
+                if (r.int64(0, 0) == 1) bound = k.bound;
+            }
+            CHECK(hit.score <= bound);
+        }
+    }
+}
+
 TEST_CASE("PostgreSQL marks repeated words in the tsvector, and they bound the score",
           "[postgres][search]") {
     InMemorySessionRepo memory(Environment::deterministic(1796197403123, 5, 997));
