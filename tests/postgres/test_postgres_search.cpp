@@ -525,82 +525,32 @@ TEST_CASE("PostgreSQL marks repeated words in the tsvector, and they bound the s
     CHECK(search(postgres, "zeta", SearchOptions{.limit = 1}).hits.at(0).session_id == "near-fork");
 }
 
-TEST_CASE("a database of schema version 5 is migrated: every entry gets its counts and marks",
-          "[postgres][search][schema]") {
-    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+namespace {
+
+// A fresh database holding the search corpus and an entry that repeats `login`, written at
+// this library's schema version and then taken back to an older one by `downgrade` (SQL);
+// `memory` gets the same sessions.
+std::string migration_database(InMemorySessionRepo& memory, const char* downgrade) {
     agentcore::testing::write_search_corpus(memory, 9, 12);
-    {
-        auto s = create(memory, CreateOptions{std::string("repeats"), "/w", {}, std::nullopt});
-        append_message(s, UserMessage{"login login login login then login", 1, {}});
-    }
+    auto s = create(memory, CreateOptions{std::string("repeats"), "/w", {}, std::nullopt});
+    append_message(s, UserMessage{"login login login login then login", 1, {}});
     const std::string conninfo = pgt::fresh_database();
-    {
-        PostgresSessionRepo postgres(conninfo, pgt::fast());
-        for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
-    }
-    // Back to version 5: no counts, no marks.
-    pgt::Raw raw(conninfo);
-    raw.c.exec_script(
-        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
-        "unnest(tsvector_to_array(words)) AS w WHERE position('~' in w) = 0)) WHERE words IS NOT "
-        "NULL; ALTER TABLE entries DROP COLUMN word_count; ALTER TABLE entries DROP COLUMN "
-        "base_word_count; DELETE FROM agentcore_schema_migrations WHERE version >= 6",
-        "testing");
-    REQUIRE(marked(raw, "login", 2) == 0);
-    damage_line(raw, "corpus-9-4", 2);  // gets no search columns; the migration goes on
-    CHECK(agentcore::testing::error_of([&] {
-              (void)PostgresSessionStorage::open_read_only(conninfo, "corpus-9-0", pgt::fast());
-          }) == ErrorCode::invalid_session);
     PostgresSessionRepo postgres(conninfo, pgt::fast());
-    CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
-          detail::pg::schema_version);
-    CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'repeats'") == 6);
-    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
-          "'login' 'login~2' 'login~4' 'then' '~n3'");
-    CHECK(wrong_length_marks(raw) == 0);
-    CHECK(raw.number("SELECT count(*) FROM entries WHERE words IS NOT NULL AND word_count IS "
-                     "NULL AND NOT (session_id = 'corpus-9-4' AND seq = 2)") == 0);
-    CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
-              .find("USING gin (words)") != std::string::npos);
-    remove(postgres, "corpus-9-4");
-    remove(memory, "corpus-9-4");
-    check_queries(memory, postgres, corpus_queries());
-    for (const std::string q : {"login", "session", "token"})
-        (void)check_pages(memory, postgres, q, {.limit = 2}, 4);
+    for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
+    pgt::Raw raw(conninfo);
+    raw.c.exec_script(downgrade, "testing");
+    return conninfo;
 }
 
-TEST_CASE("a database of schema version 6 is migrated: every entry gets its length class",
-          "[postgres][search][schema]") {
-    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
-    agentcore::testing::write_search_corpus(memory, 9, 12);
-    {
-        auto s = create(memory, CreateOptions{std::string("repeats"), "/w", {}, std::nullopt});
-        append_message(s, UserMessage{"login login login login then login", 1, {}});
-    }
-    const std::string conninfo = pgt::fresh_database();
-    {
-        PostgresSessionRepo postgres(conninfo, pgt::fast());
-        for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
-    }
-    // Back to version 6: the repeat marks and counts, no length marks.
-    pgt::Raw raw(conninfo);
-    raw.c.exec_script(
-        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
-        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '~n%')) WHERE words IS NOT "
-        "NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM agentcore_schema_migrations "
-        "WHERE version >= 7",
-        "testing");
-    const std::int64_t with_counts =
-        raw.number("SELECT count(*) FROM entries WHERE word_count IS NOT NULL");
-    REQUIRE(with_counts > 100);
-    REQUIRE(wrong_length_marks(raw) == with_counts);
-    damage_line(raw, "corpus-9-4", 2);  // its columns stay as they are: only the marks are added
-    PostgresSessionRepo postgres(conninfo, pgt::fast());
+// After a migration: the schema version is this library's, every entry with counts has its
+// length mark, the GIN index is there; without the session whose line was damaged, the
+// searches and the pages by relevance give what memory gives.
+void check_migrated(InMemorySessionRepo& memory, PostgresSessionRepo& postgres, pgt::Raw& raw) {
     CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
           detail::pg::schema_version);
-    CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
           "'login' 'login~2' 'login~4' 'then' '~n3'");
+    CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
               .find("USING gin (words)") != std::string::npos);
     remove(postgres, "corpus-9-4");
@@ -608,4 +558,49 @@ TEST_CASE("a database of schema version 6 is migrated: every entry gets its leng
     check_queries(memory, postgres, corpus_queries());
     for (const std::string q : {"login", "session", "token", "login then"})
         (void)check_pages(memory, postgres, q, {.limit = 2}, 4);
+}
+
+}  // namespace
+
+TEST_CASE("a database of schema version 5 is migrated: every entry gets its counts and marks",
+          "[postgres][search][schema]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    // Back to version 5: no counts, no marks.
+    const std::string conninfo = migration_database(
+        memory,
+        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
+        "unnest(tsvector_to_array(words)) AS w WHERE position('~' in w) = 0)) WHERE words IS NOT "
+        "NULL; ALTER TABLE entries DROP COLUMN word_count; ALTER TABLE entries DROP COLUMN "
+        "base_word_count; DELETE FROM agentcore_schema_migrations WHERE version >= 6");
+    pgt::Raw raw(conninfo);
+    REQUIRE(marked(raw, "login", 2) == 0);
+    damage_line(raw, "corpus-9-4", 2);  // gets no search columns; the migration goes on
+    CHECK(agentcore::testing::error_of([&] {
+              (void)PostgresSessionStorage::open_read_only(conninfo, "corpus-9-0", pgt::fast());
+          }) == ErrorCode::invalid_session);
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'repeats'") == 6);
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE words IS NOT NULL AND word_count IS "
+                     "NULL AND NOT (session_id = 'corpus-9-4' AND seq = 2)") == 0);
+    check_migrated(memory, postgres, raw);
+}
+
+TEST_CASE("a database of schema version 6 is migrated: every entry gets its length class",
+          "[postgres][search][schema]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    // Back to version 6: the repeat marks and counts, no length marks.
+    const std::string conninfo = migration_database(
+        memory,
+        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
+        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '~n%')) WHERE words IS NOT "
+        "NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM agentcore_schema_migrations "
+        "WHERE version >= 7");
+    pgt::Raw raw(conninfo);
+    const std::int64_t with_counts =
+        raw.number("SELECT count(*) FROM entries WHERE word_count IS NOT NULL");
+    REQUIRE(with_counts > 100);
+    REQUIRE(wrong_length_marks(raw) == with_counts);
+    damage_line(raw, "corpus-9-4", 2);  // its columns stay as they are: only the marks are added
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    check_migrated(memory, postgres, raw);
 }
