@@ -473,11 +473,11 @@ inline constexpr std::size_t class_batch = 8;
 /// from its word count and how often it can hold each term (the marks of the words it repeats
 /// 2, 4, 8 times or more, in its tsvector). When the text options read at least what the
 /// defaults read, the candidates are asked for by class (candidate_classes: a length class and
-/// a repeat level, both marked in the tsvector), best class first, and a class that cannot reach
-/// the page is never asked for: the best hits of a word that thousands of entries hold cost the
-/// rows of the few that repeat it or are short enough to compete. Options that leave tool output
-/// out or cut it shorter read shorter texts than the classes assume: every candidate's key and
-/// base count is read then, and each bounded alone. An entry never changes once written, so its
+/// the terms' repeat levels, all marked in the tsvector), best class first; a class that cannot
+/// reach the page is never asked for: the best hits of a word that thousands of entries hold cost
+/// the rows of the few that repeat it or are short enough to compete. Options that leave tool
+/// output out or cut it shorter read shorter texts than the classes assume: every candidate's key
+/// and base count is read then, and each bounded alone. An entry never changes once written, so its
 /// bound holds across statements; each batch of lines is read with its sessions' rows in one
 /// statement. Other orders and modes read every candidate (search_each).
 ///
@@ -509,18 +509,19 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
     const bool by_class = detail::reads_default_words(options.text);
     const auto wanted = static_cast<std::int64_t>(
         std::min<std::size_t>(page.wanted(), std::numeric_limits<std::int64_t>::max() - 1));
-    // The candidates (kind 2: key, counts, and when they are no more than $3 their lines) and
-    // then their sessions' rows, as judge_rows reads them, in one snapshot. By class, the
-    // statement stops at one candidate more than the page needs ($4; NULL: all of them).
+    // The candidates (kind 2: key, when they are no more than $3 their lines, and the base word
+    // count) and then their sessions' rows, as judge_rows reads them, in one snapshot. By
+    // class, the statement stops at one candidate more than the page needs ($4; NULL: all of
+    // them, whose counts bound them alone).
     const auto first = c.exec_prepared(
-        "WITH k AS MATERIALIZED (SELECT session_id, seq, word_count, base_word_count FROM entries "
-        "WHERE words @@ $1::tsquery AND ($2::text IS NULL OR session_id IN (SELECT id FROM "
-        "sessions WHERE cwd = $2)) LIMIT $4::bigint), "
+        "WITH k AS MATERIALIZED (SELECT session_id, seq, base_word_count FROM entries WHERE words "
+        "@@ $1::tsquery AND ($2::text IS NULL OR session_id IN (SELECT id FROM sessions WHERE cwd "
+        "= $2)) LIMIT $4::bigint), "
         "n AS (SELECT count(*) <= $3::bigint AS few FROM k) "
         "SELECT 2 AS kind, session_id, seq, CASE WHEN n.few THEN (SELECT e.line FROM entries e "
-        "WHERE e.session_id = k.session_id AND e.seq = k.seq) END, word_count, NULL::text, "
-        "base_word_count FROM k, n UNION ALL "
-        "SELECT 0, id, 0, header, dialect, name, NULL FROM sessions, n WHERE n.few AND id = "
+        "WHERE e.session_id = k.session_id AND e.seq = k.seq) END, base_word_count, NULL::text "
+        "FROM k, n UNION ALL "
+        "SELECT 0, id, 0, header, dialect, name FROM sessions, n WHERE n.few AND id = "
         "ANY(ARRAY(SELECT DISTINCT session_id FROM k)) ORDER BY 2, 1, 3",
         detail::pg::Params()
             .text(tsquery)
@@ -536,19 +537,17 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
             return bound != o.bound ? bound < o.bound : key > o.key;
         }
     };
-    std::vector<Candidate> unread;  // a heap
-    const int count_column = by_class ? 4 : 6;
+    std::size_t candidates = 0;
     for (int i = 0; i < first.rows(); ++i)
-        if (first.int64(i, 0) == 2)
-            unread.push_back(Candidate{Key(first.text(i, 1), first.int64(i, 2))});
+        if (first.int64(i, 0) == 2) ++candidates;
     // No more than the page needs: the statement gave their lines.
-    if (unread.size() <= page.wanted()) {
+    if (candidates <= page.wanted()) {
         (void)detail::pg::judge_rows(first, where, query, options, keep);
         return detail::page_hits(std::move(hits), options);
     }
+    std::vector<Candidate> unread;  // a heap
     std::vector<detail::pg::CandidateClass> classes;
     if (by_class) {
-        unread.clear();
         classes = detail::pg::candidate_classes(query, words);
     } else {
         const detail::TermRepeats<Key> repeats(query, [&c](const std::string& mark) {
@@ -562,11 +561,11 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
             return keys;
         });
         std::vector<double> most;
-        for (int i = 0, at = 0; i < first.rows(); ++i) {
+        for (int i = 0; i < first.rows(); ++i) {
             if (first.int64(i, 0) != 2) continue;
-            Candidate& k = unread[static_cast<std::size_t>(at++)];
-            // No counts: an entry a tsvector could not hold, or written before them.
-            const auto count = first.optional_int64(i, count_column);
+            Candidate& k = unread.emplace_back(Candidate{Key(first.text(i, 1), first.int64(i, 2))});
+            // No base count: an entry a tsvector could not hold, or written before the counts.
+            const auto count = first.optional_int64(i, 4);
             if (!count) continue;
             repeats.most(k.key, most);
             k.bound = detail::score_sum_bound(query, most) / detail::length_share(*count);
@@ -585,7 +584,7 @@ inline SearchResult search(const PostgresSessionRepo& repo, const SearchQuery& q
     constexpr double none = -std::numeric_limits<double>::infinity();
     std::size_t next_class = 0;
     std::size_t read = 0;
-    std::set<Key> asked;  // the candidates of the classes asked for (classes never overlap)
+    std::set<Key> asked;  // the candidates of the classes asked for: each read once at most
     for (;;) {
         const double class_bound = next_class < classes.size() ? classes[next_class].bound : none;
         const double best_unread = unread.empty() ? none : unread.front().bound;
