@@ -102,6 +102,16 @@ inline std::size_t length_class(std::int64_t words) noexcept {
 /// a word, so a mark is never a word, nor a repeat_mark, which starts with one).
 inline std::string length_mark(std::size_t k) { return "~n" + std::to_string(k); }
 
+/// The whole words of a term of a words query that counts in a score: its tokens but the last
+/// of a `prefix*` term (a prefix, not a word); none for an excluded term. An index marks how
+/// often an entry repeats each of them, and the term occurs at most as often as each.
+inline std::vector<std::string> term_whole_words(const SearchTerm& term) {
+    if (term.excluded) return {};
+    std::vector<std::string> out(term.tokens.begin(), term.tokens.end());
+    if (term.prefix && !out.empty()) out.pop_back();
+    return out;
+}
+
 /// How often the terms of a words query can occur in each indexed entry, from the entries an
 /// index marks as repeating each whole word of a term (the last word of a `prefix*` term is not
 /// one) at each of repeat_levels. A term occurs at most as often as each of its whole words (a
@@ -114,16 +124,12 @@ public:
     /// word and level), in ascending order.
     template <class Marked>
     TermRepeats(const SearchQuery& query, const Marked& marked) : terms_(query.terms.size()) {
-        for (std::size_t t = 0; t < query.terms.size(); ++t) {
-            const auto& term = query.terms[t];
-            if (term.excluded) continue;
-            for (std::size_t k = 0; k < term.tokens.size(); ++k) {
-                if (term.prefix && k + 1 == term.tokens.size()) continue;
-                const auto found = std::find(words_.begin(), words_.end(), term.tokens[k]);
+        for (std::size_t t = 0; t < query.terms.size(); ++t)
+            for (std::string& word : term_whole_words(query.terms[t])) {
+                const auto found = std::find(words_.begin(), words_.end(), word);
                 terms_[t].push_back(static_cast<std::size_t>(found - words_.begin()));
-                if (found == words_.end()) words_.push_back(term.tokens[k]);
+                if (found == words_.end()) words_.push_back(std::move(word));
             }
-        }
         for (const std::string& word : words_) {
             auto& levels = keys_.emplace_back();
             // Each level's entries are among the level's before it: an empty one ends the asking.

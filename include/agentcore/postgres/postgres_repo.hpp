@@ -370,11 +370,7 @@ inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
     std::vector<std::size_t> bounded;             // the terms that count and have whole words
     std::vector<std::vector<std::string>> whole;  // their whole words
     for (std::size_t t = 0; t < query.terms.size(); ++t) {
-        const auto& term = query.terms[t];
-        if (term.excluded) continue;
-        std::vector<std::string> term_words;
-        for (std::size_t k = 0; k < term.tokens.size(); ++k)
-            if (!(term.prefix && k + 1 == term.tokens.size())) term_words.push_back(term.tokens[k]);
+        std::vector<std::string> term_words = term_whole_words(query.terms[t]);
         if (term_words.empty()) continue;
         bounded.push_back(t);
         whole.push_back(std::move(term_words));
