@@ -418,12 +418,13 @@ TEST_CASE("a cap cuts a text between words; repeated words get marks of their co
     using agentcore::detail::word_repeat_marks;
     CHECK(word_repeat_marks("").empty());
     CHECK(word_repeat_marks("one two three").empty());
-    CHECK(word_repeat_marks("b a b a b b a b b b c") == "a~2 b~2 b~4");
-    CHECK(word_repeat_marks("x x x x x x x x y y") == "x~2 x~4 x~8 y~2");
+    CHECK(word_repeat_marks("b a b a b b a b b b c") == "a~2 a~3 b~2 b~3 b~4");
+    CHECK(word_repeat_marks("x x x x x x x x y y z z z") == "x~2 x~3 x~4 x~8 y~2 z~2 z~3");
     CHECK(most_repeats(-1) == 1);
-    CHECK(most_repeats(0) == 3);
-    CHECK(most_repeats(1) == 7);
-    CHECK(std::isinf(most_repeats(2)));
+    CHECK(most_repeats(0) == 2);
+    CHECK(most_repeats(1) == 3);
+    CHECK(most_repeats(2) == 7);
+    CHECK(std::isinf(most_repeats(3)));
     // Each word count has one length class, whose floor is at most the count and whose next
     // floor is above it.
     using agentcore::detail::length_class;

@@ -1048,8 +1048,11 @@ bool index_text_holds(const std::vector<IndexWord>& words, std::string_view text
 }
 
 /// The counts at which an index records that an entry repeats a word (word_repeat_marks): the
-/// entry's search_index_text holds the word at least this many times.
-inline constexpr std::size_t repeat_levels[] = {2, 4, 8};
+/// entry's search_index_text holds the word at least this many times. A level of its own for
+/// 3: most entries that repeat a word hold it twice, and with the next level at 4 each of them
+/// would be bounded as holding it 3 times, which lets far more of them compete for a page by
+/// relevance than can reach it.
+inline constexpr std::size_t repeat_levels[] = {2, 3, 4, 8};
 
 /// The mark of a word an entry holds at least `level` times: the word, `~`, the level (`~` is
 /// never part of a word, so a mark is never a word).

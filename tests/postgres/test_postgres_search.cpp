@@ -504,11 +504,12 @@ TEST_CASE("PostgreSQL marks repeated words in the tsvector, and they bound the s
     (void)fork(memory, "near0", ForkOptions{.session_id = "near-fork"});
     pgt::Raw raw(conninfo);
     CHECK(marked(raw, "zeta", 2) == 45);
+    CHECK(marked(raw, "zeta", 3) == 5);
     CHECK(marked(raw, "zeta", 4) == 5);
     CHECK(marked(raw, "zeta", 8) == 0);
     CHECK(marked(raw, "once", 2) == 0);
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'best'") ==
-          "'zeta' 'zeta~2' 'zeta~4' '~n3'");
+          "'zeta' 'zeta~2' 'zeta~3' 'zeta~4' '~n3'");
     CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.number("SELECT word_count FROM entries WHERE session_id = 'near1'") == 4);
     // The marks are not words: the list of words for substrings never holds them.
@@ -549,7 +550,7 @@ void check_migrated(InMemorySessionRepo& memory, PostgresSessionRepo& postgres, 
     CHECK(raw.number("SELECT max(version) FROM agentcore_schema_migrations") ==
           detail::pg::schema_version);
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
-          "'login' 'login~2' 'login~4' 'then' '~n3'");
+          "'login' 'login~2' 'login~3' 'login~4' 'then' '~n3'");
     CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
               .find("USING gin (words)") != std::string::npos);
@@ -588,19 +589,42 @@ TEST_CASE("a database of schema version 5 is migrated: every entry gets its coun
 TEST_CASE("a database of schema version 6 is migrated: every entry gets its length class",
           "[postgres][search][schema]") {
     InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
-    // Back to version 6: the repeat marks and counts, no length marks.
+    // Back to version 6: the repeat marks (no level 3) and counts, no length marks.
     const std::string conninfo = migration_database(
         memory,
         "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
-        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '~n%')) WHERE words IS NOT "
-        "NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM agentcore_schema_migrations "
-        "WHERE version >= 7");
+        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '~n%' AND w NOT LIKE '%~3')) "
+        "WHERE words IS NOT NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM "
+        "agentcore_schema_migrations WHERE version >= 7");
     pgt::Raw raw(conninfo);
     const std::int64_t with_counts =
         raw.number("SELECT count(*) FROM entries WHERE word_count IS NOT NULL");
     REQUIRE(with_counts > 100);
     REQUIRE(wrong_length_marks(raw) == with_counts);
-    damage_line(raw, "corpus-9-4", 2);  // its columns stay as they are: only the marks are added
+    damage_line(raw, "corpus-9-4", 2);  // its search columns, stale now, are cleared
     PostgresSessionRepo postgres(conninfo, pgt::fast());
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = 'corpus-9-4' AND seq = 2 "
+                     "AND words IS NULL AND word_count IS NULL") == 1);
+    check_migrated(memory, postgres, raw);
+}
+
+TEST_CASE("a database of schema version 7 is migrated: the words repeated 3 times are marked",
+          "[postgres][search][schema]") {
+    InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
+    // Back to version 7: repeat marks at 2, 4 and 8 only.
+    const std::string conninfo = migration_database(
+        memory,
+        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
+        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '%~3')) WHERE words IS NOT "
+        "NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM agentcore_schema_migrations "
+        "WHERE version >= 8");
+    pgt::Raw raw(conninfo);
+    REQUIRE(marked(raw, "login", 2) > 0);
+    REQUIRE(marked(raw, "login", 3) == 0);
+    PostgresSessionRepo postgres(conninfo, pgt::fast());
+    CHECK(marked(raw, "login", 3) > 0);
+    CHECK(raw.text("SELECT col_description(attrelid, attnum) FROM pg_attribute WHERE attrelid = "
+                   "'entries'::regclass AND attname = 'words'")
+              .find("word~3") != std::string::npos);
     check_migrated(memory, postgres, raw);
 }

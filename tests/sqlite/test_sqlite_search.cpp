@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -73,6 +74,18 @@ void unindex(SqliteSessionRepo& repo, const std::string& id) {
 // first half are in the word index and those of the second half are pending; at 5 the state is
 // in the entries' rows and every entry's words and word counts are indexed, without repeats; at
 // 6 with them (and every entry, messages too, in the index by type).
+// Repeat marks as versions 6 and 7 wrote them: no level 3.
+std::string without_level_3(const std::string& marks) {
+    std::string out;
+    std::istringstream words(marks);
+    for (std::string mark; words >> mark;) {
+        if (mark.size() > 2 && mark.compare(mark.size() - 2, 2, "~3") == 0) continue;
+        if (!out.empty()) out += ' ';
+        out += mark;
+    }
+    return out;
+}
+
 void write_old_database(const std::string& path, std::int64_t version, const std::string& id,
                         const std::vector<SessionTreeEntry>& entries) {
     SessionHeader header;
@@ -104,7 +117,10 @@ void write_old_database(const std::string& path, std::int64_t version, const std
             after.add(e);
             detail::sqlite::insert_entry_row(db, id, state.next_seq, e, parent,
                                              encode_entry(e, Dialect::native), after);
-            detail::sqlite::index_search_row(db, id, state.next_seq, e, version);
+            detail::sqlite::SearchRowText row = detail::sqlite::search_row_text(e, version);
+            if (version < detail::sqlite::repeat_levels_schema_version)
+                row.marks = without_level_3(row.marks);
+            detail::sqlite::write_search_row(db, id, state.next_seq, row, version);
             index.record(e);
             detail::sqlite::advance(state, e);
             continue;
@@ -477,6 +493,7 @@ void check_migrated(const std::string& db, std::int64_t from) {
     }
     // The repeated words of the stored entries are marked.
     CHECK(count_of(db, repeats_of("retry", 2)) == 1);
+    CHECK(count_of(db, repeats_of("retry", 3)) == 1);
     CHECK(count_of(db, repeats_of("retry", 4)) == 0);
     CHECK(count_of(db, repeats_of("login", 2)) == 0);
     {
@@ -505,8 +522,8 @@ TEST_CASE("databases of every older schema are migrated: state, words and append
     ScratchDir dir;
     // 2: before search; 3: the trigram index; 4: the word index with pending rows and the
     // session's state in its row; 5: the state in the entries' rows, no repeats marked; 6:
-    // messages in the index by type.
-    for (std::int64_t from = 2; from <= 6; ++from)
+    // messages in the index by type; 7: repeats marked at 2, 4 and 8 only.
+    for (std::int64_t from = 2; from <= 7; ++from)
         sqlite_search_tests::check_migrated(dir.file("v" + std::to_string(from) + ".db"), from);
     // Version 3's trigram tables and triggers are gone.
     CHECK(count_of(dir.file("v3.db"),

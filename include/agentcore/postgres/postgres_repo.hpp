@@ -352,8 +352,8 @@ struct CandidateClass {
 };
 
 /// The most terms of a query whose repeat levels candidate_classes tells apart one by one;
-/// beyond them a class is made of the highest level any term reaches (4 levels per term, so
-/// 4 × 4 classes of each length for two terms, and 4 for more).
+/// beyond them a class is made of the highest level any term reaches (5 levels per term: none
+/// and each of repeat_levels, so 5 × 5 classes of each length for two terms, and 5 for more).
 inline constexpr std::size_t classes_by_term = 2;
 
 /// The classes that together hold every candidate of a words query (`words`: its
@@ -467,7 +467,7 @@ inline constexpr std::size_t class_batch = 8;
 /// first, a batch of lines at a time, and the reading stops once the page and one hit more are
 /// found and no candidate left can score as much as the last of them. A candidate's bound comes
 /// from its word count and how often it can hold each term (the marks of the words it repeats
-/// 2, 4, 8 times or more, in its tsvector). When the text options read at least what the
+/// 2, 3, 4, 8 times or more, in its tsvector). When the text options read at least what the
 /// defaults read, the candidates are asked for by class (candidate_classes: a length class and
 /// the terms' repeat levels, all marked in the tsvector), best class first; a class that cannot
 /// reach the page is never asked for: the best hits of a word that thousands of entries hold cost

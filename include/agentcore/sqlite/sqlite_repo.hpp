@@ -470,7 +470,7 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
 /// order and cursor as every repository). In relevance order of a words query, the candidates
 /// are read best bound first, and the reading stops once the page and one hit more are found
 /// and no candidate left can score as much as the last of them. An indexed entry's bound comes
-/// from how often it can hold each term (search_repeats marks the words it holds 2, 4, 8 times
+/// from how often it can hold each term (search_repeats marks the words it holds 2, 3, 4, 8 times
 /// or more) and its word count (search_rows): the best hits of a word that thousands of entries
 /// hold cost the reading of the few that repeat it or are short enough to compete. Other orders
 /// and modes read every candidate (search_each).

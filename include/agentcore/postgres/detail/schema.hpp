@@ -96,11 +96,19 @@ inline constexpr const char* migrations[] = {
     "ALTER TABLE entries ADD COLUMN word_count bigint;"
     "ALTER TABLE entries ADD COLUMN base_word_count bigint;",
     // 7: each entry's length class among its marks (detail/search_index.hpp). After this script
-    // the marks are added to the stored entries' tsvectors (add_length_marks), the GIN index
-    // dropped first and built after, unless every entry's search columns are written anyway.
+    // every stored entry's search columns are written again (index_stored_entries), the GIN
+    // index dropped first and built after.
     "COMMENT ON COLUMN entries.words IS 'agentcore search index: the words of the entry, the "
     "marks of the words it repeats (word~2, word~4, word~8) and of its length class (~n and "
     "the class)';",
+    // 8: a repeat level at 3 (`word~3`): most entries that repeat a word hold it twice, and with
+    // the next level at 4 a page by relevance bounded each of them as holding it 3 times. Which
+    // entries marked at 2 hold a word 3 times only their lines tell: after this script every
+    // stored entry's search columns are written again (index_stored_entries), the GIN index
+    // dropped first and built after.
+    "COMMENT ON COLUMN entries.words IS 'agentcore search index: the words of the entry, the "
+    "marks of the words it repeats (word~2, word~3, word~4, word~8) and of its length class "
+    "(~n and the class)';",
 };
 
 /// The schema version of the search index; migrating to it indexes the entries already stored,
@@ -111,21 +119,13 @@ inline constexpr std::int64_t search_schema_version = 4;
 /// words; migrating to it writes every stored entry's search columns again.
 inline constexpr std::int64_t bounds_schema_version = 6;
 
-/// The schema version whose entries' tsvectors hold their length class; migrating to it from
-/// the version before adds the marks in one statement (add_length_marks).
+/// The schema version whose entries' tsvectors hold their length class; migrating to it writes
+/// every stored entry's search columns again.
 inline constexpr std::int64_t length_schema_version = 7;
 
-/// Adds the mark of its length class (length_mark of length_class of its word count) to every
-/// stored entry's tsvector that has counts: width_bucket over the same floors gives the class.
-inline void add_length_marks(Connection& c) {
-    std::vector<std::optional<std::int64_t>> floors(std::begin(length_class_floors),
-                                                    std::end(length_class_floors));
-    c.exec(
-        "UPDATE entries SET words = words || array_to_tsvector(ARRAY['~n' || "
-        "(width_bucket(word_count, $1::bigint[]) - 1)::text]) WHERE words IS NOT NULL AND "
-        "word_count IS NOT NULL",
-        Params().text(int_array(floors)), "migrating the schema of");
-}
+/// The schema version whose repeat marks are at this library's repeat_levels; migrating to it
+/// writes every stored entry's search columns again.
+inline constexpr std::int64_t repeat_levels_schema_version = 8;
 
 /// The index over the words, built after the stored entries were indexed (faster than
 /// growing it row by row, and packed). Appends add to its pending list (GIN's fastupdate): the
@@ -188,7 +188,6 @@ inline void prepare(Connection& c, bool writable) {
         Transaction tx(c);
         bool index = false;  // a version claimed here asks for the stored entries' search columns
         bool trigrams = false;
-        bool lengths = false;  // version 7 claimed: the length marks go into the tsvectors
         for (std::int64_t v = 1; v <= schema_version; ++v) {
             const Result claimed = c.exec(
                 "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES ($1, now())"
@@ -207,19 +206,15 @@ inline void prepare(Connection& c, bool writable) {
                                            "agentcore's; use another database or schema");
                 throw;
             }
-            index = index || v == search_schema_version || v == bounds_schema_version;
+            index = index || v == search_schema_version || v == bounds_schema_version ||
+                    v == length_schema_version || v == repeat_levels_schema_version;
             trigrams = trigrams || v == search_schema_version;
-            lengths = lengths || v == length_schema_version;
         }
         // Once, after the scripts: the columns are all there, and the GIN index is built over
         // the written rows (faster than growing it row by row, and packed).
-        if (index || lengths) {
+        if (index) {
             c.exec("DROP INDEX IF EXISTS entries_words", "migrating the schema of");
-            // Every entry's search columns written again bring their length marks with them.
-            if (index)
-                index_stored_entries(c);
-            else
-                add_length_marks(c);
+            index_stored_entries(c);
             c.exec(search_index_ddl, "migrating the schema of");
         }
         if (trigrams) (void)create_trigram_index(c);

@@ -11,11 +11,11 @@
 // only grows (a word no entry holds any more asks the index for nothing).
 //
 // Since schema version 6 the tsvector also holds the marks of the words the entry repeats
-// (word_repeat_marks: `word~2`, `word~4`, `word~8`; `~` is never part of a word, and the marks
-// never go into search_words), and `entries.word_count` / `base_word_count` keep the entry's
-// word counts (search_word_counts): with them a page by relevance bounds each candidate's score
-// from the index and the row alone (detail/search_bound.hpp), and reads only the lines of the
-// candidates that can reach the page.
+// (word_repeat_marks: `word~2`, `word~4`, `word~8`, and since version 8 `word~3`; `~` is never
+// part of a word, and the marks never go into search_words), and `entries.word_count` /
+// `base_word_count` keep the entry's word counts (search_word_counts): with them a page by
+// relevance bounds each candidate's score from the index and the row alone
+// (detail/search_bound.hpp), and reads only the lines of the candidates that can reach the page.
 //
 // Since schema version 7 the tsvector also holds the entry's length class (`~n` and the class of
 // its word count, length_class in detail/search_bound.hpp): a page by relevance asks the index
@@ -192,7 +192,7 @@ inline void insert_words(Connection& c, const std::vector<const std::string*>& w
 
 /// Writes the search columns (search_columns_of) of every stored entry (the migrations to the
 /// search index's schema versions), in pages of entries in key order. A line the codec cannot
-/// read gets none: a search cannot show it either.
+/// read gets none (what its columns held is cleared): a search cannot show it either.
 inline void index_stored_entries(Connection& c) {
     std::string after_session;
     std::int64_t after_seq = 0;
@@ -211,12 +211,13 @@ inline void index_stored_entries(Connection& c) {
                                         ? Dialect::pi
                                         : Dialect::native;
             SearchColumns columns;
+            bool damaged = false;
             try {
                 columns = search_columns_of(decode_entry(r.text(i, 2), dialect));
             } catch (const SessionError&) {
-                continue;
+                damaged = true;  // its search columns are cleared: what they held is stale
             }
-            if (!columns.words) continue;
+            if (!columns.words && !damaged) continue;
             sessions.emplace_back(std::string(r.text(i, 0)));
             seqs.emplace_back(r.int64(i, 1));
             words.push_back(std::move(columns.words));
@@ -242,7 +243,8 @@ inline void index_stored_entries(Connection& c) {
                "indexing the entries of");
         std::vector<const std::string*> lists;
         lists.reserve(words.size());
-        for (const auto& w : words) lists.push_back(&*w);
+        for (const auto& w : words)
+            if (w) lists.push_back(&*w);
         insert_words(c, lists);
     }
 }

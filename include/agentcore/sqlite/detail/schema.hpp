@@ -15,7 +15,7 @@
 // moved into the index every search_pending_rows appends and when the writer closes, and a
 // search reads them from their lines; `search_pending_sessions` lists the sessions that have
 // pending entries, so that a search looks at those sessions only. `search_repeats`, under the
-// same row numbers, marks the words an entry repeats (2, 4, 8 times or more): with the word
+// same row numbers, marks the words an entry repeats (2, 3, 4, 8 times or more): with the word
 // counts of search_rows, a bound of each entry's score that needs no read of the entry.
 
 #include <agentcore/codec.hpp>
@@ -135,6 +135,14 @@ inline constexpr const char* migrations[] = {
     // states its condition (type <> 'message'), so that it applies.
     "DROP INDEX entries_by_type;"
     "CREATE INDEX entries_by_type ON entries (session_id, type, seq) WHERE type <> 'message';",
+    // 8: a repeat level at 3 (`word~3`). Most entries that repeat a word hold it twice; with
+    // the next level at 4 a page by relevance bounded each of them as holding it 3 times, and
+    // read far more of them than reach the page. A contentless index takes a row out only with
+    // the tokens it was written with, so the marks are written again whole: the table is made
+    // anew, and every search row's marks computed from its entry's line (fill_search_repeats).
+    "DROP TABLE search_repeats;"
+    "CREATE VIRTUAL TABLE search_repeats USING fts5(marks, content='', detail=none, columnsize=0, "
+    "tokenize=\"ascii tokenchars '~'\");",
 };
 
 /// The schema version this library writes.
@@ -148,9 +156,12 @@ inline constexpr std::int64_t search_schema_version = 4;
 /// columns.
 inline constexpr std::int64_t entry_state_schema_version = 5;
 
-/// The schema version whose entries' repeated words are marked (search_repeats); migrating to
-/// it marks the stored entries'.
+/// The schema version whose entries' repeated words are marked (search_repeats).
 inline constexpr std::int64_t repeats_schema_version = 6;
+
+/// The schema version whose marks are at this library's repeat_levels; migrating to it marks
+/// the stored entries' repeated words (search_repeats is empty between 6 and it).
+inline constexpr std::int64_t repeat_levels_schema_version = 8;
 
 /// How many entries a session's writer leaves pending at most: the append that makes them more
 /// moves their words into search_index, in its transaction.
@@ -296,7 +307,7 @@ inline void fill_search_rows(Database& db) {
 }
 
 /// Writes the marks of the repeated words of every search row (the migration to
-/// repeats_schema_version), from the entries' lines (streamed, as fill_search_rows).
+/// repeat_levels_schema_version), from the entries' lines (streamed, as fill_search_rows).
 inline void fill_search_repeats(Database& db) {
     auto& q = db.statement(
         "SELECT r.row, e.line, s.dialect FROM search_rows r JOIN entries e ON e.session_id = "
@@ -436,7 +447,7 @@ inline void prepare(Database& db, bool writable, bool durable) {
         db.exec(migrations[v], "migrating the schema of");
         if (v + 1 == search_schema_version) fill_search_rows(db);
         if (v + 1 == entry_state_schema_version) fill_entry_state(db);
-        if (v + 1 == repeats_schema_version) fill_search_repeats(db);
+        if (v + 1 == repeat_levels_schema_version) fill_search_repeats(db);
         db.statement(
               "INSERT INTO agentcore_schema_migrations (version, applied_at) VALUES (?1, "
               "strftime('%Y-%m-%dT%H:%M:%fZ'))")
