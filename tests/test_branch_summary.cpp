@@ -48,7 +48,7 @@ TEMPLATE_TEST_CASE("collect: the abandoned entries down to the common ancestor, 
     CHECK(collect_entries_for_branch_summary(s, std::nullopt, c).empty());
 }
 
-TEMPLATE_TEST_CASE("collect: compactions do not stop the walk; unknown ids are not_found",
+TEMPLATE_TEST_CASE("collect: compactions do not stop the walk, unknown ids are not_found",
                    "[branch]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
@@ -84,7 +84,7 @@ TEMPLATE_TEST_CASE("prepare: summaries and messages without tool results, files 
     CHECK(prep.total_tokens == 9);
 }
 
-TEMPLATE_TEST_CASE("prepare: newest first within the budget; a summary still fits under 90%",
+TEMPLATE_TEST_CASE("prepare: newest first within the budget, a summary still fits under 90%",
                    "[branch]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto root = append_message(s, user("root"));
@@ -191,7 +191,7 @@ TEMPLATE_TEST_CASE("move_to_with_summary: nothing to summarise or an empty summa
 }
 
 TEMPLATE_TEST_CASE(
-    "move_to_with_summary: to before the first entry, from_id is root; unknown target is not_found",
+    "move_to_with_summary: to before the first entry, from_id is root, unknown target is not_found",
     "[branch]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));

@@ -56,7 +56,7 @@ TEST_CASE("absent fromHook, display and isError read as false and are written ba
 }
 
 TEST_CASE(
-    "new entries write fromHook, display and isError, as pi's agent does; setting one writes it",
+    "new entries write fromHook, display and isError, as pi's agent does, setting one writes it",
     "[codec][pi]") {
     CompactionEntry c;
     c.id = "c1";

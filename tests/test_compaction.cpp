@@ -51,7 +51,7 @@ AGENTCORE_UNIT_TEST_CASE("should_compact: the context no longer leaves reserve_t
     static_assert(should_compact(101, 100, CompactionSettings{true, 0, 0}));
 }
 
-AGENTCORE_UNIT_TEST_CASE("files: read, write and edit calls with a path; modified wins over read",
+AGENTCORE_UNIT_TEST_CASE("files: read, write and edit calls with a path, modified wins over read",
                          "[compaction][files]") {
     FileTracker t;
     t.add_message(assistant_calls(
@@ -157,7 +157,7 @@ TEMPLATE_TEST_CASE("cut point: keeps about keep_recent_tokens, cutting before a 
 }
 
 TEMPLATE_TEST_CASE(
-    "cut point: never at a tool result; cutting at the assistant of a turn splits it",
+    "cut point: never at a tool result, cutting at the assistant of a turn splits it",
     "[compaction][cut]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user(repeated(400, 'a')));           // 0: 100

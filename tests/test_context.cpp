@@ -283,7 +283,7 @@ TEMPLATE_TEST_CASE(
     CHECK(describe(build_context(s)) == Strings{"compaction_summary:new", "user:a", "user:b"});
 }
 
-TEMPLATE_TEST_CASE("an empty branch summary adds no message; a non-empty one does [SPEC 4.5]",
+TEMPLATE_TEST_CASE("an empty branch summary adds no message, a non-empty one does [SPEC 4.5]",
                    "[context]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     auto a = append_message(s, user("a"));
@@ -348,7 +348,7 @@ TEMPLATE_TEST_CASE(
 }
 
 TEMPLATE_TEST_CASE(
-    "the call's projector wins over the session's; transforms run session first [SPEC 4.5]",
+    "the call's projector wins over the session's, transforms run session first [SPEC 4.5]",
     "[context]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));

@@ -100,7 +100,7 @@ TEST_CASE("a generated session id is a UUIDv7 [SPEC 4.1]", "[repo]") {
     CHECK(is_valid_session_id(id));
 }
 
-TEST_CASE("creating a taken id is already_exists; an invalid id is invalid_session [SPEC 4.10]",
+TEST_CASE("creating a taken id is already_exists, an invalid id is invalid_session [SPEC 4.10]",
           "[repo][errors]") {
     auto repo = test_repo();
     create(repo, {std::string("one"), "", Json::object(), std::nullopt});
@@ -142,7 +142,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "fork metadata can be given; a copied entry whose parent was not copied becomes a root [SPEC "
+    "fork metadata can be given, a copied entry whose parent was not copied becomes a root [SPEC "
     "4.9]",
     "[fork][repo]") {
     auto repo = test_repo();
@@ -165,7 +165,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "fork of an unknown source is not_found; of a bad target invalid_fork_target, creating nothing "
+    "fork of an unknown source is not_found, of a bad target invalid_fork_target, creating nothing "
     "[SPEC 4.9]",
     "[fork][repo][errors]") {
     auto repo = test_repo();

@@ -78,7 +78,7 @@ TEST_CASE("creating an existing id is already_exists and an invalid id touches n
     CHECK(list(repo).sessions.size() == 1);
 }
 
-TEST_CASE("open finds a session by id for writing; open_read_only takes no lock", "[jsonl][repo]") {
+TEST_CASE("open finds a session by id for writing, open_read_only takes no lock", "[jsonl][repo]") {
     ScratchDir dir;
     JsonlSessionRepo repo(dir.file("root"), jsonl_options());
     {

@@ -89,7 +89,7 @@ TEST_CASE("custom messages and summaries become user messages with pi's preamble
     CHECK(std::get<UserMessage>(*out[3]).timestamp == 8);
 }
 
-TEST_CASE("user, assistant and tool results pass through shared; unknown roles are dropped",
+TEST_CASE("user, assistant and tool results pass through shared, unknown roles are dropped",
           "[llm][convert]") {
     auto u = handle(user("hi"));
     auto a = handle(assistant_tool_call("c1", "read"));

@@ -127,7 +127,7 @@ TEST_CASE("chat error bodies, HTTP errors, refusals and non-JSON bodies give sto
           "the response has no choices");
 }
 
-TEST_CASE("chat: missing usage is zero and reported; huge counts are clamped",
+TEST_CASE("chat: missing usage is zero and reported, huge counts are clamped",
           "[llm][openai_chat]") {
     auto m = llm::parse_openai_chat_response(
         R"({"choices":[{"message":{"content":"x"},"finish_reason":"stop"}]})", gpt(), prices());

@@ -145,7 +145,7 @@ TEST_CASE("provider_ready leaves unanswered calls earlier in the list alone",
     CHECK(ctx.dropped.empty());
 }
 
-TEST_CASE("provider_ready set on the session applies to every build; options merge it",
+TEST_CASE("provider_ready set on the session applies to every build, options merge it",
           "[context][pairing]") {
     auto s = memory_session();
     append_message(s, user("a"));

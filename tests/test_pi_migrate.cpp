@@ -205,7 +205,7 @@ TEST_CASE("A header that is not a session header is invalid_session", "[pi]") {
 }
 
 TEST_CASE(
-    "A torn last line is ignored and reported; a complete last line without its newline is kept",
+    "A torn last line is ignored and reported, a complete last line without its newline is kept",
     "[pi]") {
     const std::string full = read_file(pi_fixture("v3-branches.jsonl"));
     const SessionLines whole = parse_session_text(full);
@@ -360,7 +360,7 @@ TEST_CASE("upgrade_file rewrites an old pi file as v3 atomically and keeps the o
 }
 
 TEST_CASE(
-    "upgrade_file of a missing file is not_found; of a file with an entry the codec rejects, "
+    "upgrade_file of a missing file is not_found, of a file with an entry the codec rejects, "
     "invalid_entry and no change",
     "[pi]") {
     ScratchDir dir;

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <random>
 #include <set>
 #include <string>
 #include <utility>
@@ -223,7 +224,7 @@ TEST_CASE("what an entry offers to search: text, tools, summaries, labels and na
     CHECK(search_text_of(cm) == "note");
 }
 
-TEST_CASE("snippets mark every occurrence around the first; scores favour more occurrences",
+TEST_CASE("snippets mark every occurrence around the first, scores favour more occurrences",
           "[search]") {
     const TextMatch m =
         match_text(parse_search_query("login bug"), "The LOGIN bug: login failed\nagain");
@@ -390,7 +391,7 @@ TEST_CASE("what an index of words can check: whole words, prefixes and parts of 
     CHECK(search_index_text(e) == "pondering answer");
 }
 
-TEST_CASE("a cap cuts a text between words; repeated words get marks of their counts", "[search]") {
+TEST_CASE("a cap cuts a text between words, repeated words get marks of their counts", "[search]") {
     using agentcore::detail::capped;
     const std::string text = "alpha beta gamma";
     CHECK(capped(text, 100) == text);
@@ -400,10 +401,10 @@ TEST_CASE("a cap cuts a text between words; repeated words get marks of their co
     CHECK(capped(text, 3).empty());      // inside the first word
     // A combining mark belongs to the word before it; an ideograph is a word of its own; a
     // letter of several bytes is never split.
-    CHECK(capped("x cafeÌ y", 6) == "x ");
-    CHECK(capped("æ¥æ¬èª", 4) == "æ¥");
-    CHECK(capped("ab á¸xy", 4) == "ab ");
-    CHECK(capped("ab á¸xy", 7) == "ab ");
+    CHECK(capped("x café y", 6) == "x ");
+    CHECK(capped("日本語", 4) == "日");
+    CHECK(capped("ab ḁxy", 4) == "ab ");
+    CHECK(capped("ab ḁxy", 7) == "ab ");
     // Of a longer text capped larger, the words of the shorter cut are the first words.
     const std::string long_text = "one two three four five six seven";
     for (std::size_t cap = 0; cap < long_text.size(); ++cap) {
@@ -448,19 +449,16 @@ TEST_CASE("a cap cuts a text between words; repeated words get marks of their co
     CHECK(length_mark(3) == "~n3");
 }
 
-TEST_CASE("a document folded a block at a time holds the words its whole folded copy holds",
-          "[search]") {
+namespace search_tests {
+
+// folded_may_hold against the whole folded copy, for words and an escape placed across the first
+// cut between blocks of `filler` (32 KiB), at every offset.
+void check_blocks(const std::string& filler) {
     using agentcore::detail::fold_bytes;
     using agentcore::detail::folded_holds;
     using agentcore::detail::folded_may_hold;
     using W = agentcore::detail::IndexWord;
-    std::string filler;
-    while (filler.size() < 70000)
-        filler +=
-            "abc d\xC3\xA9"
-            "f ";  // "déf": a character of two bytes
     std::string scratch;
-    // Words and an escape placed across the first cut between blocks (32 KiB), at every offset.
     for (std::size_t at = 32750; at < 32780; ++at) {
         for (const std::string& inserted : {std::string("\xC3\x96L\xC3\x87"
                                                         "ER"),
@@ -484,6 +482,105 @@ TEST_CASE("a document folded a block at a time holds the words its whole folded 
     CHECK_FALSE(folded_may_hold({{"zebra", W::Kind::whole}}, filler, scratch));
     CHECK(folded_may_hold({{"def", W::Kind::whole}}, filler, scratch));
     CHECK(folded_may_hold({}, filler, scratch));
+}
+
+}  // namespace search_tests
+
+TEST_CASE("a document searched without its folded copy holds the words the copy holds",
+          "[search]") {
+    const auto repeated = [](const std::string& piece, std::size_t size) {
+        std::string out;
+        while (out.size() < size) out += piece;
+        return out;
+    };
+    const std::string accented =
+        "abc d\xC3\xA9"
+        "f ";  // "déf": a character of two bytes
+    // Blocks of ASCII only are searched without a folded copy: every block, none, and the
+    // first block or only the ones after it.
+    for (const std::string& filler : {repeated(accented, 70000), repeated("abc DeF ", 70000),
+                                      repeated("abc DeF ", 33000) + repeated(accented, 37000),
+                                      repeated(accented, 32700) + repeated("abc DeF ", 37000)})
+        search_tests::check_blocks(filler);
+}
+
+TEST_CASE("documents of mixed scripts hold the words their folded copies hold", "[search]") {
+    using agentcore::detail::fold_bytes;
+    using agentcore::detail::folded_holds;
+    using agentcore::detail::folded_may_hold;
+    using W = agentcore::detail::IndexWord;
+    // ASCII letters and spaces, letters that fold to ASCII (É, ö, ß), a combining accent that
+    // folds to nothing, a Greek and a CJK letter, and a backslash (a `\u` escape now and then).
+    const std::vector<std::string> pieces = {"a",
+                                             "b",
+                                             "c",
+                                             "A",
+                                             "B",
+                                             " ",
+                                             " ",
+                                             "\xC3\x89",
+                                             "\xC3\xB6",
+                                             "\xC3\x9F",
+                                             "\xCC\x81",
+                                             "\xCE\xB1",
+                                             "\xE4\xB8\xAD",
+                                             "\\",
+                                             "u",
+                                             "x"};
+    std::mt19937 random(11);
+    std::string scratch;
+    for (int round = 0; round < 4000; ++round) {
+        std::string doc;
+        const std::size_t size = random() % 60;
+        for (std::size_t i = 0; i < size; ++i) doc += pieces[random() % pieces.size()];
+        std::string folded;
+        fold_bytes(doc, folded);
+        std::vector<W> words;
+        for (std::size_t k = 1 + random() % 2; k > 0; --k) {
+            std::string word;
+            if (!folded.empty() && random() % 2 == 0) {
+                // A stretch of the folded copy (one cut inside a character is left out below).
+                const std::size_t from = random() % folded.size();
+                word = folded.substr(from, 1 + random() % 6);
+            } else {
+                for (std::size_t i = 1 + random() % 5; i > 0; --i) word += pieces[random() % 5];
+                std::string w;
+                fold_bytes(word, w);
+                word = w;
+            }
+            if (!word.empty() && agentcore::detail::is_valid_utf8(word))
+                words.push_back(W{word, W::Kind::part});
+        }
+        const bool escape = doc.find("\\u") != std::string::npos;
+        INFO(doc);
+        CHECK(folded_may_hold(words, doc, scratch) == (escape || folded_holds(words, folded)));
+    }
+}
+
+TEST_CASE("an ASCII text is searched for a folded word as its folded copy would be", "[search]") {
+    using agentcore::detail::find_ascii_folded;
+    using agentcore::detail::find_bytes;
+    using agentcore::detail::fold_bytes;
+    std::mt19937 random(7);
+    const std::string letters = "aAbB-_zZ.09";
+    for (int round = 0; round < 3000; ++round) {
+        std::string text;
+        const std::size_t size = random() % 80;
+        for (std::size_t i = 0; i < size; ++i) text += letters[random() % letters.size()];
+        std::string word;
+        const std::size_t length = 1 + random() % 4;
+        for (std::size_t i = 0; i < length; ++i) word += letters[random() % letters.size()];
+        std::string folded_word;
+        fold_bytes(word, folded_word);
+        std::string folded_text;
+        fold_bytes(text, folded_text);
+        INFO(text << " / " << folded_word);
+        CHECK(find_ascii_folded(text, folded_word) == find_bytes(folded_text, folded_word));
+    }
+    CHECK(find_ascii_folded("xx LOGIN", "login") == 3);
+    CHECK(find_ascii_folded("xx LOGIN", "logins") == std::string_view::npos);
+    CHECK(find_ascii_folded("abc", "") == 0);
+    CHECK(find_ascii_folded("olcer OLCER", "\xC3\xB6lcer") == std::string_view::npos);
 }
 
 TEST_CASE("paging by cursor is stable: pages join to the whole result, also across appends",
@@ -607,7 +704,7 @@ TEST_CASE("memory, JSONL and run-time chosen repositories give the same hits in 
 }
 
 TEST_CASE(
-    "a damaged JSONL line that may hold a hit ends the search with its error; other damage is "
+    "a damaged JSONL line that may hold a hit ends the search with its error, other damage is "
     "passed over, a torn last line ignored, a removed session skipped",
     "[search][jsonl]") {
     agentcore::testing::ScratchDir dir;

@@ -159,7 +159,7 @@ TEMPLATE_TEST_CASE("move_to with a summary appends a branch summary under the ta
 }
 
 TEMPLATE_TEST_CASE(
-    "move_to(none) goes before the first entry; with a summary the summary is a root [SPEC 4.3]",
+    "move_to(none) goes before the first entry, with a summary the summary is a root [SPEC 4.3]",
     "[session][move]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();
     append_message(s, user("a"));
@@ -239,7 +239,7 @@ TEMPLATE_TEST_CASE("the path runs oldest first from the leaf to the root [SPEC 4
 }
 
 TEMPLATE_TEST_CASE(
-    "an empty session or a leaf of none has an empty path; an unknown start is not_found [SPEC "
+    "an empty session or a leaf of none has an empty path, an unknown start is not_found [SPEC "
     "4.4]",
     "[session][path][errors]", AGENTCORE_TEST_STORAGES) {
     auto s = fresh_session<TestType>();

@@ -69,7 +69,7 @@ TEST_CASE("bash executions count command and output unless excluded from the con
     CHECK(estimate_tokens(b) == 0);
 }
 
-TEST_CASE("custom and summary messages count their text; unknown roles their raw JSON",
+TEST_CASE("custom and summary messages count their text, unknown roles their raw JSON",
           "[tokens]") {
     CHECK(estimate_tokens(CustomMessage{"note", std::string("12345"), true, {}, 0, {}}) == 2);
     CHECK(estimate_tokens(BranchSummaryMessage{"123456789", "root", 0, {}}) == 3);

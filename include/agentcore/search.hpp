@@ -1200,6 +1200,75 @@ void fold_bytes(std::string_view bytes, std::string& out, bool append = false) {
     out.resize(static_cast<std::size_t>(w - out.data()));
 }
 
+/// True when every byte of `bytes` is ASCII (below 0x80): such bytes fold (fold_bytes) one to
+/// one, 'A'..'Z' to 'a'..'z' and every other byte to itself.
+template <class = void>
+bool all_ascii(std::string_view bytes) noexcept {
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+#if defined(__SSE2__)
+    __m128i any = _mm_setzero_si128();
+    for (; end - p >= 64; p += 64) {
+        const auto* q = reinterpret_cast<const __m128i*>(p);
+        any = _mm_or_si128(
+            any, _mm_or_si128(_mm_or_si128(_mm_loadu_si128(q), _mm_loadu_si128(q + 1)),
+                              _mm_or_si128(_mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3))));
+    }
+    if (_mm_movemask_epi8(any) != 0) return false;
+#endif
+    for (; p != end; ++p)
+        if ((static_cast<unsigned char>(*p) & 0x80) != 0) return false;
+    return true;
+}
+
+/// Where the folded `needle` (as fold_bytes gives it) first occurs in the folded form of
+/// `haystack`, an ASCII text (all_ascii), without folding it: with SSE2, 16 places a step are
+/// tested on the needle's first and last bytes in both cases, then compared whole. npos when
+/// nowhere, and for a needle that is not ASCII (folded ASCII text cannot hold it).
+template <class = void>
+std::size_t find_ascii_folded(std::string_view haystack, std::string_view needle) noexcept {
+    const auto fold = [](char c) noexcept {
+        return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+    };
+    const auto upper = [](char c) noexcept {
+        return c >= 'a' && c <= 'z' ? static_cast<char>(c - ('a' - 'A')) : c;
+    };
+    const std::size_t n = needle.size();
+    if (n == 0) return 0;
+    if (n > haystack.size() || !all_ascii(needle)) return std::string_view::npos;
+    const char* h = haystack.data();
+    const auto same_at = [&](std::size_t at) noexcept {
+        for (std::size_t k = 0; k < n; ++k)
+            if (fold(h[at + k]) != needle[k]) return false;
+        return true;
+    };
+    const std::size_t last_start = haystack.size() - n;  // the last place a match can start
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i first = _mm_set1_epi8(needle.front());
+    const __m128i first_upper = _mm_set1_epi8(upper(needle.front()));
+    const __m128i last = _mm_set1_epi8(needle.back());
+    const __m128i last_upper = _mm_set1_epi8(upper(needle.back()));
+    for (; i + 16 <= last_start + 1; i += 16) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + n - 1));
+        const __m128i at_first =
+            _mm_or_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(a, first_upper));
+        const __m128i at_last =
+            _mm_or_si128(_mm_cmpeq_epi8(b, last), _mm_cmpeq_epi8(b, last_upper));
+        auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(at_first, at_last)));
+        while (mask != 0) {
+            const auto bit = static_cast<std::size_t>(__builtin_ctz(mask));
+            if (same_at(i + bit)) return i + bit;
+            mask &= mask - 1;
+        }
+    }
+#endif
+    for (; i <= last_start; ++i)
+        if (fold(h[i]) == needle.front() && same_at(i)) return i;
+    return std::string_view::npos;
+}
+
 /// True when the folded bytes of a document (fold_bytes) hold every one of `words`.
 template <class = void>
 bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) {
@@ -1208,41 +1277,67 @@ bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) 
     });
 }
 
+/// Where the first byte of `bytes` from `from` on that is not ASCII (0x80 and above) is; npos
+/// when there is none. With SSE2, 16 bytes a step.
+template <class = void>
+std::size_t next_non_ascii(std::string_view bytes, std::size_t from) noexcept {
+    std::size_t i = from;
+#if defined(__SSE2__)
+    for (; i + 16 <= bytes.size(); i += 16) {
+        const auto mask = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes.data() + i))));
+        if (mask != 0) return i + static_cast<std::size_t>(__builtin_ctz(mask));
+    }
+#endif
+    for (; i < bytes.size(); ++i)
+        if ((static_cast<unsigned char>(bytes[i]) & 0x80) != 0) return i;
+    return std::string_view::npos;
+}
+
 /// folded_holds over the folded bytes of a whole document (fold_bytes), without writing its
-/// folded copy: the document is folded a block at a time (cut between characters, each block's
-/// search starting with the end of the block before, so that no word is missed across a cut),
-/// and the walk stops once every word has been seen. Also true when the document has a `\u`
-/// escape (which may spell a word). `scratch` keeps its buffers from call to call.
+/// folded copy. ASCII bytes fold one to one ('A'..'Z' to 'a'..'z'), so each word is first looked
+/// for in the bytes as they are (find_ascii_folded). A word found nowhere there can only be
+/// where the folding of other characters makes it: such an occurrence holds a character that
+/// is not ASCII, with fewer than the word's length of ASCII bytes on either side, so only those
+/// stretches are folded (`scratch`) and searched: each run of characters that are not ASCII
+/// (those less than the longest word apart taken together) with the longest word's length of
+/// bytes around it. Also true when the document has a `\u` escape (which may spell a word).
 ///
-/// Complexity: linear in the size of `bytes` times the number of words; each block is read
-/// and searched while it is in the cache.
+/// Complexity: linear in the size of `bytes` times the number of words; the folding in the
+/// number of its bytes that are not ASCII times the longest word.
 template <class = void>
 bool folded_may_hold(const std::vector<IndexWord>& words, std::string_view bytes,
                      std::string& scratch) {
-    constexpr std::size_t block = std::size_t{1} << 15;
-    std::size_t longest = 2;  // also the `\u` escape
-    for (const IndexWord& w : words) longest = std::max(longest, w.text.size());
     std::vector<char> seen(words.size(), 0);
     std::size_t missing = words.size();
-    scratch.clear();  // the last longest - 1 folded bytes of the block before, then this block's
-    for (std::size_t at = 0; at < bytes.size() && missing > 0;) {
-        std::size_t end = std::min(bytes.size(), at + block);
-        for (int k = 0; k < 3 && end < bytes.size() && end > at + 1 &&
-                        (static_cast<unsigned char>(bytes[end]) & 0xC0) == 0x80;
-             ++k)
-            --end;
-        // An escape across the cut is seen by the block before: it looks one byte further.
-        if (find_bytes(bytes.substr(at, end - at + (end < bytes.size() ? 1 : 0)), "\\u") !=
-            std::string_view::npos)
-            return true;
-        fold_bytes(bytes.substr(at, end - at), scratch, true);
+    std::size_t longest = 1;
+    for (std::size_t i = 0; i < words.size(); ++i) {
+        longest = std::max(longest, words[i].text.size());
+        if (find_ascii_folded(bytes, words[i].text) != std::string_view::npos) {
+            seen[i] = 1;
+            --missing;
+        }
+    }
+    if (missing == 0 || find_bytes(bytes, "\\u") != std::string_view::npos) return true;
+    std::size_t at = next_non_ascii(bytes, 0);
+    while (at != std::string_view::npos && missing > 0) {
+        // The run: characters that are not ASCII with fewer than `longest` ASCII bytes between.
+        std::size_t end = at + 1;
+        std::size_t next = next_non_ascii(bytes, end);
+        while (next != std::string_view::npos && next - end < longest) {
+            end = next + 1;
+            next = next_non_ascii(bytes, end);
+        }
+        // ASCII bytes around it: cuts between characters.
+        const std::size_t first = at - std::min(at, longest - 1);
+        const std::size_t last = std::min(bytes.size(), end + longest - 1);
+        fold_bytes(bytes.substr(first, last - first), scratch);
         for (std::size_t i = 0; i < words.size(); ++i)
             if (seen[i] == 0 && find_bytes(scratch, words[i].text) != std::string_view::npos) {
                 seen[i] = 1;
                 --missing;
             }
-        if (scratch.size() >= longest) scratch.erase(0, scratch.size() - (longest - 1));
-        at = end;
+        at = next;
     }
     return missing == 0;
 }

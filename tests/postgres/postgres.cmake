@@ -25,7 +25,7 @@ if(TARGET agentcore_postgres)
     set_tests_properties("postgres: start the server" PROPERTIES FIXTURES_SETUP agentcore_pg LABELS "unit;postgres"
                          SKIP_RETURN_CODE 77)
     set_tests_properties("postgres: stop the server" PROPERTIES FIXTURES_CLEANUP agentcore_pg LABELS "unit;postgres")
-    catch_discover_tests(agentcore_postgres_tests TEST_PREFIX "postgres: "
+    catch_discover_tests(agentcore_postgres_tests TEST_PREFIX "postgres: " EXTRA_ARGS --warn NoTests
         PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}"
         FIXTURES_REQUIRED agentcore_pg SKIP_RETURN_CODE 77 TIMEOUT 600 TEST_LIST agentcore_postgres_test_names)
     # Two labels are a list, which catch_discover_tests' PROPERTIES flatten: set them in a

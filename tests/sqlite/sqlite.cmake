@@ -11,7 +11,7 @@ if(TARGET agentcore_sqlite)
                                                         Threads::Threads)
     target_include_directories(agentcore_sqlite_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     agentcore_batch_sources(agentcore_sqlite_tests 8)
-    catch_discover_tests(agentcore_sqlite_tests TEST_PREFIX "sqlite: "
+    catch_discover_tests(agentcore_sqlite_tests TEST_PREFIX "sqlite: " EXTRA_ARGS --warn NoTests
         PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}"
         TEST_LIST agentcore_sqlite_test_names)
     # Two labels are a list, which catch_discover_tests' PROPERTIES flatten: set them in a ctest

@@ -372,7 +372,7 @@ TEST_CASE(
           }) == ErrorCode::not_found);
 }
 
-TEST_CASE("an older schema is migrated in one transaction; a newer one is refused, untouched",
+TEST_CASE("an older schema is migrated in one transaction, a newer one is refused, untouched",
           "[sqlite][schema]") {
     ScratchDir dir;
     const std::string db = dir.file("old.db");
@@ -475,7 +475,7 @@ TEST_CASE(
     CHECK_FALSE(listed.sessions[0].summary);
 }
 
-TEST_CASE("a large page of entries is decoded together; of two damaged rows the first is reported",
+TEST_CASE("a large page of entries is decoded together, of two damaged rows the first is reported",
           "[sqlite][damage]") {
     ScratchDir dir;
     const std::string db = dir.file("p.db");
@@ -507,7 +507,7 @@ TEST_CASE("a large page of entries is decoded together; of two damaged rows the 
 }
 
 TEST_CASE(
-    "a session written in batches reports the first bad entry in order and writes nothing; its "
+    "a session written in batches reports the first bad entry in order and writes nothing, its "
     "last batch is searchable",
     "[sqlite][import]") {
     ScratchDir dir;

@@ -619,7 +619,7 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
         return session_passes(options, *header, name);
     };
     if (options.session_name && !open_session()) return true;
-    // Most files of a search for a rare word are ruled out here, folded a block at a time.
+    // Most files of a search for a rare word are ruled out here, without a folded copy.
     if (!words.empty() && !folded_may_hold(words, data, buffers.folded)) return true;
     const bool any_escape = find_bytes(data, "\\u") != std::string_view::npos;
     // The whole file folded once: a file without the words is done with. Folding keeps every

@@ -352,8 +352,9 @@ struct CandidateClass {
 };
 
 /// The most terms of a query whose repeat levels candidate_classes tells apart one by one;
-/// beyond them a class is made of the highest level any term reaches (5 levels per term: none
-/// and each of repeat_levels, so 5 × 5 classes of each length for two terms, and 5 for more).
+/// beyond them a class is made of the highest level any term reaches (none and the levels of
+/// repeat_levels but 3, so 4 × 4 classes of each length for two terms, and 4 for more; a
+/// single term's classes tell all 5 apart).
 inline constexpr std::size_t classes_by_term = 2;
 
 /// The classes that together hold every candidate of a words query (`words`: its
@@ -375,19 +376,27 @@ inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
         bounded.push_back(t);
         whole.push_back(std::move(term_words));
     }
-    constexpr int marked_levels = static_cast<int>(std::size(repeat_levels));
-    // Bounded term b reaches repeat_levels[level]: each of its whole words is marked at it.
-    const auto reaches = [&whole](std::size_t b, int level) {
+    // The levels the classes tell apart (indexes into repeat_levels). With one bounded term,
+    // every level. With more, not 3: a class per combination of the terms' levels costs a GIN
+    // lookup, and level 3 took a pair's classes from 16 to 25 per length; an entry marked at 2
+    // and not at 4 is then bounded as holding the term 3 times, as before version 8.
+    std::vector<int> used;
+    for (std::size_t l = 0; l < std::size(repeat_levels); ++l)
+        if (bounded.size() <= 1 || repeat_levels[l] != 3) used.push_back(static_cast<int>(l));
+    const int marked_levels = static_cast<int>(used.size());
+    // Bounded term b reaches repeat_levels[used[level]]: each of its whole words is marked at it.
+    const auto reaches = [&whole, &used](std::size_t b, int level) {
         std::string out = "(";
         for (std::size_t i = 0; i < whole[b].size(); ++i) {
             if (i) out += " & ";
-            out += tsquery_literal(
-                repeat_mark(whole[b][i], repeat_levels[static_cast<std::size_t>(level)]));
+            out += tsquery_literal(repeat_mark(
+                whole[b][i],
+                repeat_levels[static_cast<std::size_t>(used[static_cast<std::size_t>(level)])]));
         }
         return out + ")";
     };
     // The entries at exactly `level` (-1: none) of what `reach(level)` asks for.
-    const auto exactly = [](const auto& reach, int level) {
+    const auto exactly = [marked_levels](const auto& reach, int level) {
         std::string out;
         if (level >= 0) out = reach(level);
         const int above = level + 1;
@@ -401,7 +410,13 @@ inline std::vector<CandidateClass> candidate_classes(const SearchQuery& query,
     std::vector<Level> levels;
     const auto most_with = [&](const std::vector<int>& marked) {
         std::vector<double> most(query.terms.size(), std::numeric_limits<double>::infinity());
-        for (std::size_t b = 0; b < bounded.size(); ++b) most[bounded[b]] = most_repeats(marked[b]);
+        for (std::size_t b = 0; b < bounded.size(); ++b) {
+            // The most below the next level told apart (most_repeats of the level before it).
+            const int next = marked[b] + 1;
+            most[bounded[b]] = next < marked_levels
+                                   ? most_repeats(used[static_cast<std::size_t>(next)] - 1)
+                                   : std::numeric_limits<double>::infinity();
+        }
         return most;
     };
     if (bounded.size() <= classes_by_term) {
