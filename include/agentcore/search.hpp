@@ -1277,67 +1277,66 @@ bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) 
     });
 }
 
-/// Where the first byte of `bytes` from `from` on that is not ASCII (0x80 and above) is; npos
-/// when there is none. With SSE2, 16 bytes a step.
-template <class = void>
-std::size_t next_non_ascii(std::string_view bytes, std::size_t from) noexcept {
-    std::size_t i = from;
-#if defined(__SSE2__)
-    for (; i + 16 <= bytes.size(); i += 16) {
-        const auto mask = static_cast<unsigned>(
-            _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(bytes.data() + i))));
-        if (mask != 0) return i + static_cast<std::size_t>(__builtin_ctz(mask));
-    }
-#endif
-    for (; i < bytes.size(); ++i)
-        if ((static_cast<unsigned char>(bytes[i]) & 0x80) != 0) return i;
-    return std::string_view::npos;
-}
-
 /// folded_holds over the folded bytes of a whole document (fold_bytes), without writing its
-/// folded copy. ASCII bytes fold one to one ('A'..'Z' to 'a'..'z'), so each word is first looked
-/// for in the bytes as they are (find_ascii_folded). A word found nowhere there can only be
-/// where the folding of other characters makes it: such an occurrence holds a character that
-/// is not ASCII, with fewer than the word's length of ASCII bytes on either side, so only those
-/// stretches are folded (`scratch`) and searched: each run of characters that are not ASCII
-/// (those less than the longest word apart taken together) with the longest word's length of
-/// bytes around it. Also true when the document has a `\u` escape (which may spell a word).
+/// folded copy: the document is taken a block at a time (cut between characters, each block's
+/// search starting with the end of the block before, so that no word is missed across a cut),
+/// and the walk stops once every word has been seen. A block of ASCII bytes only (all_ascii),
+/// which folds one byte to one, is searched as it is (find_ascii_folded) and only the bytes
+/// about its cuts are folded; another block is folded, and searched while it is in the cache.
+/// Also true when the document has a `\u` escape (which may spell a word). `scratch` keeps its
+/// buffers from call to call.
 ///
-/// Complexity: linear in the size of `bytes` times the number of words; the folding in the
-/// number of its bytes that are not ASCII times the longest word.
+/// Complexity: linear in the size of `bytes` times the number of words.
 template <class = void>
 bool folded_may_hold(const std::vector<IndexWord>& words, std::string_view bytes,
                      std::string& scratch) {
+    constexpr std::size_t block = std::size_t{1} << 15;
+    std::size_t longest = 2;  // also the `\u` escape
+    for (const IndexWord& w : words) longest = std::max(longest, w.text.size());
     std::vector<char> seen(words.size(), 0);
     std::size_t missing = words.size();
-    std::size_t longest = 1;
-    for (std::size_t i = 0; i < words.size(); ++i) {
-        longest = std::max(longest, words[i].text.size());
-        if (find_ascii_folded(bytes, words[i].text) != std::string_view::npos) {
-            seen[i] = 1;
-            --missing;
-        }
-    }
-    if (missing == 0 || find_bytes(bytes, "\\u") != std::string_view::npos) return true;
-    std::size_t at = next_non_ascii(bytes, 0);
-    while (at != std::string_view::npos && missing > 0) {
-        // The run: characters that are not ASCII with fewer than `longest` ASCII bytes between.
-        std::size_t end = at + 1;
-        std::size_t next = next_non_ascii(bytes, end);
-        while (next != std::string_view::npos && next - end < longest) {
-            end = next + 1;
-            next = next_non_ascii(bytes, end);
-        }
-        // ASCII bytes around it: cuts between characters.
-        const std::size_t first = at - std::min(at, longest - 1);
-        const std::size_t last = std::min(bytes.size(), end + longest - 1);
-        fold_bytes(bytes.substr(first, last - first), scratch);
+    const auto look_in = [&](std::string_view text, auto find) {
         for (std::size_t i = 0; i < words.size(); ++i)
-            if (seen[i] == 0 && find_bytes(scratch, words[i].text) != std::string_view::npos) {
+            if (seen[i] == 0 &&
+                find(text, std::string_view(words[i].text)) != std::string_view::npos) {
                 seen[i] = 1;
                 --missing;
             }
-        at = next;
+    };
+    const auto find_folded = [](std::string_view text, std::string_view word) {
+        return find_bytes(text, word);
+    };
+    const auto find_raw = [](std::string_view text, std::string_view word) {
+        return find_ascii_folded(text, word);
+    };
+    scratch.clear();  // the last longest - 1 folded bytes of the block before, then this block's
+    for (std::size_t at = 0; at < bytes.size() && missing > 0;) {
+        std::size_t end = std::min(bytes.size(), at + block);
+        for (int k = 0; k < 3 && end < bytes.size() && end > at + 1 &&
+                        (static_cast<unsigned char>(bytes[end]) & 0xC0) == 0x80;
+             ++k)
+            --end;
+        // An escape across the cut is seen by the block before: it looks one byte further.
+        if (find_bytes(bytes.substr(at, end - at + (end < bytes.size() ? 1 : 0)), "\\u") !=
+            std::string_view::npos)
+            return true;
+        const std::string_view part = bytes.substr(at, end - at);
+        if (all_ascii(part)) {
+            // A word across the cut: the folded end of the block before and this one's start.
+            if (!scratch.empty()) {
+                fold_bytes(part.substr(0, longest - 1), scratch, true);
+                look_in(scratch, find_folded);
+            }
+            look_in(part, find_raw);
+            scratch.clear();
+            fold_bytes(part.substr(part.size() - std::min(part.size(), longest - 1)), scratch,
+                       true);
+        } else {
+            fold_bytes(part, scratch, true);
+            look_in(scratch, find_folded);
+            if (scratch.size() >= longest) scratch.erase(0, scratch.size() - (longest - 1));
+        }
+        at = end;
     }
     return missing == 0;
 }
