@@ -531,7 +531,7 @@ namespace {
 // A fresh database holding the search corpus and an entry that repeats `login`, written at
 // this library's schema version and then taken back to an older one by `downgrade` (SQL);
 // `memory` gets the same sessions.
-std::string migration_database(InMemorySessionRepo& memory, const char* downgrade) {
+std::string migration_database(InMemorySessionRepo& memory, const std::string& downgrade) {
     agentcore::testing::write_search_corpus(memory, 9, 12);
     auto s = create(memory, CreateOptions{std::string("repeats"), "/w", {}, std::nullopt});
     append_message(s, UserMessage{"login login login login then login", 1, {}});
@@ -539,8 +539,18 @@ std::string migration_database(InMemorySessionRepo& memory, const char* downgrad
     PostgresSessionRepo postgres(conninfo, pgt::fast());
     for (const auto& l : list(memory).sessions) copy_session(memory, postgres, l.header.id);
     pgt::Raw raw(conninfo);
-    raw.c.exec_script(downgrade, "testing");
+    raw.c.exec_script(downgrade.c_str(), "testing");
     return conninfo;
+}
+
+// SQL that takes the tsvectors back to what an older version wrote: only the lexemes w that meet
+// `keep`, no comment on the column; `more` runs next, then the versions from `from` on are
+// forgotten.
+std::string older_words(const std::string& keep, int from, const std::string& more = "") {
+    return "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
+           "unnest(tsvector_to_array(words)) AS w WHERE " +
+           keep + ")) WHERE words IS NOT NULL; COMMENT ON COLUMN entries.words IS NULL; " + more +
+           "DELETE FROM agentcore_schema_migrations WHERE version >= " + std::to_string(from);
 }
 
 // After a migration: the schema version is this library's, every entry with counts has its
@@ -551,6 +561,9 @@ void check_migrated(InMemorySessionRepo& memory, PostgresSessionRepo& postgres, 
           detail::pg::schema_version);
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'repeats'") ==
           "'login' 'login~2' 'login~3' 'login~4' 'then' '~n3'");
+    CHECK(raw.text("SELECT col_description(attrelid, attnum) FROM pg_attribute WHERE attrelid = "
+                   "'entries'::regclass AND attname = 'words'")
+              .find("word~3") != std::string::npos);
     CHECK(wrong_length_marks(raw) == 0);
     CHECK(raw.text("SELECT indexdef FROM pg_indexes WHERE indexname = 'entries_words'")
               .find("USING gin (words)") != std::string::npos);
@@ -568,11 +581,9 @@ TEST_CASE("a database of schema version 5 is migrated: every entry gets its coun
     InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
     // Back to version 5: no counts, no marks.
     const std::string conninfo = migration_database(
-        memory,
-        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
-        "unnest(tsvector_to_array(words)) AS w WHERE position('~' in w) = 0)) WHERE words IS NOT "
-        "NULL; ALTER TABLE entries DROP COLUMN word_count; ALTER TABLE entries DROP COLUMN "
-        "base_word_count; DELETE FROM agentcore_schema_migrations WHERE version >= 6");
+        memory, older_words("position('~' in w) = 0", 6,
+                            "ALTER TABLE entries DROP COLUMN word_count; ALTER TABLE entries DROP "
+                            "COLUMN base_word_count; "));
     pgt::Raw raw(conninfo);
     REQUIRE(marked(raw, "login", 2) == 0);
     damage_line(raw, "corpus-9-4", 2);  // gets no search columns; the migration goes on
@@ -590,12 +601,8 @@ TEST_CASE("a database of schema version 6 is migrated: every entry gets its leng
           "[postgres][search][schema]") {
     InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
     // Back to version 6: the repeat marks (no level 3) and counts, no length marks.
-    const std::string conninfo = migration_database(
-        memory,
-        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
-        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '~n%' AND w NOT LIKE '%~3')) "
-        "WHERE words IS NOT NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM "
-        "agentcore_schema_migrations WHERE version >= 7");
+    const std::string conninfo =
+        migration_database(memory, older_words("w NOT LIKE '~n%' AND w NOT LIKE '%~3'", 7));
     pgt::Raw raw(conninfo);
     const std::int64_t with_counts =
         raw.number("SELECT count(*) FROM entries WHERE word_count IS NOT NULL");
@@ -612,19 +619,11 @@ TEST_CASE("a database of schema version 7 is migrated: the words repeated 3 time
           "[postgres][search][schema]") {
     InMemorySessionRepo memory(Environment::deterministic(1796197403123, 9, 997));
     // Back to version 7: repeat marks at 2, 4 and 8 only.
-    const std::string conninfo = migration_database(
-        memory,
-        "UPDATE entries SET words = array_to_tsvector(ARRAY(SELECT w FROM "
-        "unnest(tsvector_to_array(words)) AS w WHERE w NOT LIKE '%~3')) WHERE words IS NOT "
-        "NULL; COMMENT ON COLUMN entries.words IS NULL; DELETE FROM agentcore_schema_migrations "
-        "WHERE version >= 8");
+    const std::string conninfo = migration_database(memory, older_words("w NOT LIKE '%~3'", 8));
     pgt::Raw raw(conninfo);
     REQUIRE(marked(raw, "login", 2) > 0);
     REQUIRE(marked(raw, "login", 3) == 0);
     PostgresSessionRepo postgres(conninfo, pgt::fast());
     CHECK(marked(raw, "login", 3) > 0);
-    CHECK(raw.text("SELECT col_description(attrelid, attnum) FROM pg_attribute WHERE attrelid = "
-                   "'entries'::regclass AND attname = 'words'")
-              .find("word~3") != std::string::npos);
     check_migrated(memory, postgres, raw);
 }
