@@ -14,6 +14,7 @@
 #include <agentcore/session.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdint>
 #include <iterator>
@@ -460,9 +461,11 @@ void check_blocks(const std::string& filler) {
     using W = agentcore::detail::IndexWord;
     std::string scratch;
     for (std::size_t at = 32750; at < 32780; ++at) {
-        for (const std::string& inserted : {std::string("\xC3\x96L\xC3\x87"
-                                                        "ER"),
-                                            std::string("Zebra"), std::string("\\u00e9")}) {
+        // "ÖLÇER"; "O" and a combining diaeresis, "LCER"; "Zebra"; an escape.
+        for (const std::string& inserted :
+             {std::string("\xC3\x96L\xC3\x87"
+                          "ER"),
+              std::string("O\xCC\x88LCER"), std::string("Zebra"), std::string("\\u00e9")}) {
             std::string doc = filler;
             doc.insert(at, " " + inserted + " ");
             std::string folded;
@@ -530,9 +533,13 @@ TEST_CASE("documents of mixed scripts hold the words their folded copies hold", 
     std::mt19937 random(11);
     std::string scratch;
     for (int round = 0; round < 4000; ++round) {
+        // Short documents, and long ones where the characters that are not ASCII letters are
+        // rare (the stretches about those that fold toward ASCII are then apart).
         std::string doc;
-        const std::size_t size = random() % 60;
-        for (std::size_t i = 0; i < size; ++i) doc += pieces[random() % pieces.size()];
+        const bool long_doc = round % 2 == 1;
+        const std::size_t size = random() % (long_doc ? 400 : 60);
+        for (std::size_t i = 0; i < size; ++i)
+            doc += pieces[long_doc && random() % 10 != 0 ? random() % 7 : random() % pieces.size()];
         std::string folded;
         fold_bytes(doc, folded);
         std::vector<W> words;
@@ -555,6 +562,58 @@ TEST_CASE("documents of mixed scripts hold the words their folded copies hold", 
         INFO(doc);
         CHECK(folded_may_hold(words, doc, scratch) == (escape || folded_holds(words, folded)));
     }
+}
+
+TEST_CASE("only the characters named by folds_toward_ascii fold to ASCII letters or to nothing",
+          "[search]") {
+    using agentcore::detail::fold_bytes;
+    using agentcore::detail::folds_toward_ascii;
+    std::size_t named = 0;
+    for (char32_t cp = 0x80; cp <= 0x10FFFF; ++cp) {
+        if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+        std::string utf8;
+        agentcore::detail::append_utf8(utf8, cp);
+        std::string folded;
+        fold_bytes(utf8, folded);
+        const bool toward_ascii =
+            folded.empty() || std::any_of(folded.begin(), folded.end(), [](char c) {
+                return std::isalnum(static_cast<unsigned char>(c)) != 0;
+            });
+        if (!toward_ascii) continue;
+        ++named;
+        INFO(static_cast<std::uint32_t>(cp));
+        CHECK(folds_toward_ascii(static_cast<unsigned char>(utf8.front())));
+    }
+    CHECK(named > 200);  // U+00C0..U+017F and the combining marks
+    // The walk over a text names the bytes folds_toward_ascii names, 16 at a time or one by one,
+    // and stops at an escape.
+    for (unsigned byte = 0; byte < 256; ++byte) {
+        for (const std::size_t at : {std::size_t{3}, std::size_t{20}, std::size_t{40}}) {
+            std::string text(41, 'x');
+            text[at] = static_cast<char>(byte);
+            std::vector<std::size_t> named_at;
+            const bool escape =
+                agentcore::detail::escape_or_each_toward_ascii(text, [&](std::size_t i) {
+                    named_at.push_back(i);
+                    return true;
+                });
+            INFO(byte << " at " << at);
+            CHECK_FALSE(escape);
+            CHECK(named_at == (folds_toward_ascii(static_cast<unsigned char>(byte))
+                                   ? std::vector<std::size_t>{at}
+                                   : std::vector<std::size_t>{}));
+        }
+    }
+    for (const std::size_t at : {std::size_t{3}, std::size_t{15}, std::size_t{39}}) {
+        std::string text(41, 'x');
+        text.replace(at, 2, "\\u");
+        CHECK(
+            agentcore::detail::escape_or_each_toward_ascii(text, [](std::size_t) { return true; }));
+    }
+    // Bytes that are not characters fold to spaces, which no word holds.
+    std::string folded;
+    fold_bytes("a\xC3(\x80\xFF", folded);
+    CHECK(folded == "a (  ");
 }
 
 TEST_CASE("an ASCII text is searched for a folded word as its folded copy would be", "[search]") {

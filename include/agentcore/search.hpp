@@ -1277,68 +1277,120 @@ bool folded_holds(const std::vector<IndexWord>& words, std::string_view folded) 
     });
 }
 
-/// folded_holds over the folded bytes of a whole document (fold_bytes), without writing its
-/// folded copy: the document is taken a block at a time (cut between characters, each block's
-/// search starting with the end of the block before, so that no word is missed across a cut),
-/// and the walk stops once every word has been seen. A block of ASCII bytes only (all_ascii),
-/// which folds one byte to one, is searched as it is (find_ascii_folded) and only the bytes
-/// about its cuts are folded; another block is folded, and searched while it is in the cache.
-/// Also true when the document has a `\u` escape (which may spell a word). `scratch` keeps its
-/// buffers from call to call.
+/// True for the first byte of a character whose folded form (fold_bytes) holds ASCII letters
+/// or digits, or nothing: U+00C0..U+017F (`é` → `e`, `ß` → `ss`; lead bytes 0xC3..0xC5) and the
+/// combining marks U+0300..U+036F, which vanish (lead bytes 0xCC and 0xCD). Every other
+/// character folds to characters that are not ASCII, or (U+FFFD, invalid bytes) to a space.
+constexpr bool folds_toward_ascii(unsigned char lead) noexcept {
+    return (lead >= 0xC3 && lead <= 0xC5) || lead == 0xCC || lead == 0xCD;
+}
+
+/// Calls `f(at)` for each byte of `bytes` that folds_toward_ascii, in order, while it returns
+/// true, and stops at the first `\u` escape: true when it found one. With SSE2, 16 bytes a step
+/// (those ahead of an escape in the step may be passed to `f` first).
+template <class F>
+bool escape_or_each_toward_ascii(std::string_view bytes, F&& f) {
+    const char* h = bytes.data();
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i lead_c3 = _mm_set1_epi8(static_cast<char>(0xC3));
+    const __m128i lead_c4 = _mm_set1_epi8(static_cast<char>(0xC4));  // and 0xC5
+    const __m128i lead_cc = _mm_set1_epi8(static_cast<char>(0xCC));  // and 0xCD
+    const __m128i low_bit_off = _mm_set1_epi8(static_cast<char>(0xFE));
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i letter_u = _mm_set1_epi8('u');
+    for (; i + 17 <= bytes.size(); i += 16) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+        const __m128i next = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + 1));
+        if (_mm_movemask_epi8(
+                _mm_and_si128(_mm_cmpeq_epi8(x, backslash), _mm_cmpeq_epi8(next, letter_u))) != 0)
+            return true;
+        const __m128i even = _mm_and_si128(x, low_bit_off);
+        auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+            _mm_cmpeq_epi8(x, lead_c3),
+            _mm_or_si128(_mm_cmpeq_epi8(even, lead_c4), _mm_cmpeq_epi8(even, lead_cc)))));
+        while (mask != 0) {
+            if (!f(i + static_cast<std::size_t>(__builtin_ctz(mask)))) return false;
+            mask &= mask - 1;
+        }
+    }
+#endif
+    for (; i < bytes.size(); ++i) {
+        if (h[i] == '\\' && i + 1 < bytes.size() && h[i + 1] == 'u') return true;
+        if (folds_toward_ascii(static_cast<unsigned char>(h[i])) && !f(i)) return false;
+    }
+    return false;
+}
+
+/// True when `word` is made of ASCII letters and digits only.
+template <class = void>
+bool ascii_word(std::string_view word) noexcept {
+    return std::all_of(word.begin(), word.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    });
+}
+
+/// folded_holds over the folded bytes of a whole document (fold_bytes), mostly without folding
+/// it. Also true when the document has a `\u` escape (which may spell a word). Words of ASCII
+/// letters and digits (ascii_word) are looked for in the bytes as they are (find_ascii_folded):
+/// an occurrence there is one in the folded bytes. One that is not found there can only be in
+/// the folded form of a stretch that holds a character folding toward ASCII
+/// (folds_toward_ascii). Such an occurrence of a word of `n` bytes takes at most `n` - 1 ASCII
+/// bytes before the first of those characters, after the last and between two of them, and
+/// nothing else: it lies within `n` bytes of the characters, whose stretches join when they are
+/// that close. Those stretches alone are folded and searched. A document asked for another word
+/// is folded whole. `scratch` keeps its buffer from call to call.
 ///
 /// Complexity: linear in the size of `bytes` times the number of words.
-template <class = void>
+template <class T = void>
 bool folded_may_hold(const std::vector<IndexWord>& words, std::string_view bytes,
                      std::string& scratch) {
-    constexpr std::size_t block = std::size_t{1} << 15;
-    std::size_t longest = 2;  // also the `\u` escape
-    for (const IndexWord& w : words) longest = std::max(longest, w.text.size());
-    std::vector<char> seen(words.size(), 0);
-    std::size_t missing = words.size();
-    const auto look_in = [&](std::string_view text, auto find) {
-        for (std::size_t i = 0; i < words.size(); ++i)
-            if (seen[i] == 0 &&
-                find(text, std::string_view(words[i].text)) != std::string_view::npos) {
-                seen[i] = 1;
-                --missing;
-            }
-    };
-    const auto find_folded = [](std::string_view text, std::string_view word) {
-        return find_bytes(text, word);
-    };
-    const auto find_raw = [](std::string_view text, std::string_view word) {
-        return find_ascii_folded(text, word);
-    };
-    scratch.clear();  // the last longest - 1 folded bytes of the block before, then this block's
-    for (std::size_t at = 0; at < bytes.size() && missing > 0;) {
-        std::size_t end = std::min(bytes.size(), at + block);
-        for (int k = 0; k < 3 && end < bytes.size() && end > at + 1 &&
-                        (static_cast<unsigned char>(bytes[end]) & 0xC0) == 0x80;
-             ++k)
-            --end;
-        // An escape across the cut is seen by the block before: it looks one byte further.
-        if (find_bytes(bytes.substr(at, end - at + (end < bytes.size() ? 1 : 0)), "\\u") !=
-            std::string_view::npos)
-            return true;
-        const std::string_view part = bytes.substr(at, end - at);
-        if (all_ascii(part)) {
-            // A word across the cut: the folded end of the block before and this one's start.
-            if (!scratch.empty()) {
-                fold_bytes(part.substr(0, longest - 1), scratch, true);
-                look_in(scratch, find_folded);
-            }
-            look_in(part, find_raw);
-            scratch.clear();
-            fold_bytes(part.substr(part.size() - std::min(part.size(), longest - 1)), scratch,
-                       true);
-        } else {
-            fold_bytes(part, scratch, true);
-            look_in(scratch, find_folded);
-            if (scratch.size() >= longest) scratch.erase(0, scratch.size() - (longest - 1));
-        }
-        at = end;
+    if (words.empty()) return true;
+    if (!std::all_of(words.begin(), words.end(),
+                     [](const IndexWord& w) { return !w.text.empty() && ascii_word(w.text); })) {
+        if (find_bytes(bytes, "\\u") != std::string_view::npos) return true;
+        fold_bytes(bytes, scratch);
+        return folded_holds(words, scratch);
     }
-    return missing == 0;
+    dependent<std::vector<std::string_view>, T> left;  // the words not found as they are
+    std::size_t reach = 0;
+    for (const IndexWord& w : words) {
+        if (find_ascii_folded(bytes, w.text) != std::string_view::npos) continue;
+        left.emplace_back(w.text);
+        reach = std::max(reach, w.text.size());
+    }
+    if (left.empty()) return true;
+    std::size_t from = 0;  // the stretch waiting to be folded: [from, to)
+    std::size_t to = 0;
+    const auto search_stretch = [&] {
+        if (to <= from || left.empty()) return;
+        fold_bytes(bytes.substr(from, to - from), scratch);
+        left.erase(std::remove_if(left.begin(), left.end(),
+                                  [&](std::string_view w) {
+                                      return find_bytes(scratch, w) != std::string_view::npos;
+                                  }),
+                   left.end());
+    };
+    const auto continuation = [&](std::size_t at) {
+        return at < bytes.size() && (static_cast<unsigned char>(bytes[at]) & 0xC0) == 0x80;
+    };
+    const bool escape = escape_or_each_toward_ascii(bytes, [&](std::size_t at) {
+        std::size_t begin = at > reach ? at - reach : 0;
+        std::size_t end = std::min(bytes.size(), at + 2 + reach);
+        for (int k = 0; k < 3 && begin > 0 && continuation(begin); ++k) --begin;
+        for (int k = 0; k < 3 && continuation(end); ++k) ++end;
+        if (begin <= to && to > from) {
+            to = std::max(to, end);
+            return true;
+        }
+        search_stretch();
+        from = begin;
+        to = end;
+        return !left.empty();
+    });
+    if (escape) return true;
+    search_stretch();
+    return left.empty();
 }
 
 /// True unless the bytes of a JSON document (a session file, a line) surely hold none of the
@@ -1350,10 +1402,8 @@ bool folded_may_hold(const std::vector<IndexWord>& words, std::string_view bytes
 /// Complexity: linear in the size of `bytes` times the number of words.
 template <class = void>
 bool raw_may_hold(const std::vector<IndexWord>& words, std::string_view bytes) {
-    if (words.empty() || find_bytes(bytes, "\\u") != std::string_view::npos) return true;
-    std::string folded;
-    fold_bytes(bytes, folded);
-    return folded_holds(words, folded);
+    std::string scratch;
+    return folded_may_hold(words, bytes, scratch);
 }
 
 /// `text` as an FTS5 string literal: in double quotes, its own quotes doubled. Being a string

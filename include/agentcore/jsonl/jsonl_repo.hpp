@@ -559,20 +559,20 @@ bool search_jsonl_storage(const SearchQuery& query, const SearchOptions& options
 /// What one thread of the JSONL search keeps from file to file.
 struct JsonlScanBuffers {
     std::string bytes;   // the file
-    std::string folded;  // the file, folded (fold_bytes)
+    std::string folded;  // folded stretches (folded_may_hold)
     SearchLineFields fields;
 };
 
-/// The search of one session file without opening it as a storage: the file is read and folded
-/// once and its lines are walked; a line whose folded bytes lack a word the query needs (and
-/// that has no `\u` escape) is passed over, the others are checked by the JSON scanner and only
-/// their text fields are read (SearchLineReader; a line of an unusual shape is decoded), then
-/// matched. Positions count the non-blank lines after the header, as the storage's do for a file
-/// that opens. A candidate line that is not valid JSON ends the search with invalid_entry naming
-/// the file and line, unless it is the file's last line (a torn append, which readers ignore); a
-/// hit's line also meets the codec's field rules (check_entry_fields). Returns false when the
-/// sink stopped; nullopt when the file cannot be read here (the storage's open then reports
-/// why, or finds it removed).
+/// The search of one session file without opening it as a storage: the file is read once, and
+/// its lines are walked when its folded bytes may hold the words the query needs
+/// (folded_may_hold); a line whose folded bytes lack one of them (and that has no `\u` escape)
+/// is passed over, the others are checked by the JSON scanner and only their text fields are
+/// read (SearchLineReader; a line of an unusual shape is decoded), then matched. Positions count
+/// the non-blank lines after the header, as the storage's do for a file that opens. A candidate
+/// line that is not valid JSON ends the search with invalid_entry naming the file and line, unless
+/// it is the file's last line (a torn append, which readers ignore); a hit's line also meets the
+/// codec's field rules (check_entry_fields). Returns false when the sink stopped; nullopt when the
+/// file cannot be read here (the storage's open then reports why, or finds it removed).
 template <class T = void>
 std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options,
                                       const std::string& path, const SearchQuery& query,
@@ -619,35 +619,15 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
         return session_passes(options, *header, name);
     };
     if (options.session_name && !open_session()) return true;
-    // Most files of a search for a rare word are ruled out here, without a folded copy.
+    // Most files of a search for a rare word are ruled out here, mostly without folding them.
     if (!words.empty() && !folded_may_hold(words, data, buffers.folded)) return true;
-    const bool any_escape = find_bytes(data, "\\u") != std::string_view::npos;
-    // The whole file folded once: a file without the words is done with. Folding keeps every
-    // newline and makes none, so the folded file's lines are the file's, in the same order.
-    std::string_view folded;
-    if (!words.empty()) {
-        fold_bytes(data, buffers.folded);
-        folded = buffers.folded;
-        if (!any_escape && !folded_holds(words, folded)) return true;
-        const std::size_t header_end = folded.find('\n');
-        folded = header_end == std::string_view::npos ? std::string_view{}
-                                                      : folded.substr(header_end + 1);
-    }
     dependent<std::optional<SearchLineReader>, T> line_reader;
     std::size_t seq = 0;
     while (reader.next(line)) {
         const std::string_view text = reader.text(line);
-        std::string_view folded_line;
-        if (!words.empty()) {
-            const std::size_t nl = folded.find('\n');
-            folded_line = folded.substr(0, nl);
-            folded = nl == std::string_view::npos ? std::string_view{} : folded.substr(nl + 1);
-        }
         if (blank_line(text)) continue;
         const std::uint64_t at = seq++;
-        if (!words.empty() && !(any_escape && find_bytes(text, "\\u") != std::string_view::npos) &&
-            !folded_holds(words, folded_line))
-            continue;
+        if (!words.empty() && !folded_may_hold(words, text, buffers.folded)) continue;
         if (!open_session()) return true;
         dependent<ScannedEntry, T> scanned;
         std::string reason;
@@ -672,8 +652,8 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
 /// search_each in search.hpp): the files of the options' cwd folder only when a cwd is given,
 /// read without locks (never changed) by as many threads as the machine has processors
 /// (at most 8), each file by one thread; `sink` is called by one thread at a time, as hits are
-/// found. Each file is read and folded once (detail::scan_session_file): a line whose folded
-/// bytes lack a word the query needs is passed over, the others are validated and only their
+/// found. Each file is read once (detail::scan_session_file): a line whose folded bytes lack a
+/// word the query needs is passed over, the others are validated and only their
 /// text fields read (a lenient repository's files are opened as storages). A file removed
 /// while the search runs is skipped; any other error of a file that may hold a hit (a damaged
 /// line that may hold one, a damaged header, an unreadable file) ends the search and is thrown
