@@ -225,6 +225,56 @@ TEST_CASE("what an entry offers to search: text, tools, summaries, labels and na
     CHECK(search_text_of(cm) == "note");
 }
 
+TEST_CASE("a text's words are matched against the terms in one walk as on the list of its words",
+          "[search]") {
+    using agentcore::detail::Span;
+    // Few distinct words, so that phrases repeat and overlap ("a a b" in "a a a b"); accents,
+    // a combining mark, ideographs and punctuation between them.
+    const std::vector<std::string> pieces = {
+        "a", "A",        "b",        "ab",           " ",  " ",   " ",
+        "-", "\xC3\xA9", "\xCC\x81", "\xE4\xB8\xAD", "\n", "abc", "B"};
+    std::mt19937 random(5);
+    for (int round = 0; round < 3000; ++round) {
+        std::string text;
+        for (std::size_t i = random() % 40; i > 0; --i) text += pieces[random() % pieces.size()];
+        std::string query_text;
+        for (std::size_t t = 1 + random() % 3; t > 0; --t) {
+            std::string term;
+            for (std::size_t w = 1 + random() % 3; w > 0; --w)
+                term += std::string(term.empty() ? "" : " ") + pieces[random() % 4];
+            if (random() % 3 == 0) term = "\"" + term + "\"";
+            if (random() % 4 == 0) term += "*";
+            query_text += (query_text.empty() ? "" : " ") + term;
+        }
+        const SearchQuery query = parse_search_query(query_text);
+        const auto tokens = agentcore::detail::tokenize_for_search(text);
+        std::vector<std::vector<Span>> streamed;
+        std::size_t words = 0;
+        INFO(text << " / " << query_text);
+        REQUIRE(agentcore::detail::stream_word_terms(query, text, streamed, words));
+        CHECK(words == tokens.size());
+        CHECK(words == agentcore::detail::count_search_words(text));
+        REQUIRE(streamed.size() == query.terms.size());
+        for (std::size_t j = 0; j < query.terms.size(); ++j) {
+            const auto listed = agentcore::detail::word_term_spans(query.terms[j], tokens);
+            REQUIRE(streamed[j].size() == listed.size());
+            for (std::size_t k = 0; k < listed.size(); ++k) {
+                CHECK(streamed[j][k].begin == listed[k].begin);
+                CHECK(streamed[j][k].end == listed[k].end);
+            }
+        }
+    }
+    // A phrase of 64 words or more is matched on the list of words.
+    std::string phrase;
+    for (int i = 0; i < 70; ++i) phrase += i == 0 ? "w" : " w";
+    const SearchQuery long_query = parse_search_query("\"" + phrase + "\"");
+    std::vector<std::vector<Span>> streamed;
+    std::size_t words = 0;
+    CHECK_FALSE(agentcore::detail::stream_word_terms(long_query, phrase, streamed, words));
+    CHECK(match_text(long_query, "x " + phrase + " y").matched);
+    CHECK_FALSE(match_text(long_query, phrase.substr(2)).matched);
+}
+
 TEST_CASE("snippets mark every occurrence around the first, scores favour more occurrences",
           "[search]") {
     const TextMatch m =

@@ -272,45 +272,88 @@ struct SearchToken {
     std::size_t end = 0;
 };
 
-/// The words of `text`, normalised, with their places.
-template <class T = void>
-std::vector<SearchToken> tokenize_for_search(std::string_view text) {
-    dependent<std::vector<SearchToken>, T> out;
-    std::size_t i = 0;
+/// Calls `f(norm, begin, end)` for each word of `text` in order: its normalised form (a view
+/// into `norm`, valid during the call) and where it is in the original (bytes). A word is a run
+/// of word characters (is_word_char), with the combining marks that follow its letters; each
+/// ideograph or kana is a word of its own. `norm` keeps its buffer from call to call.
+template <class F>
+void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
+    std::size_t begin = 0;
+    std::size_t end = 0;
     bool in_word = false;
+    const auto close = [&] {
+        if (in_word) f(std::string_view(norm), begin, end);
+        in_word = false;
+    };
+    const auto ascii_word_char = [](unsigned char b) {
+        return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9');
+    };
+    std::size_t i = 0;
     while (i < text.size()) {
         const std::size_t at = i;
         const auto byte = static_cast<unsigned char>(text[i]);
-        if (byte < 0x80) {  // ASCII, the common case, without decoding or a call per byte
-            ++i;
-            const bool upper = byte >= 'A' && byte <= 'Z';
-            if (!(upper || (byte >= 'a' && byte <= 'z') || (byte >= '0' && byte <= '9'))) {
-                in_word = false;
+        if (byte < 0x80) {  // ASCII, the common case: a run of letters and digits at a time
+            if (!ascii_word_char(byte)) {
+                close();
+                ++i;
                 continue;
             }
-            if (!in_word) out.push_back(SearchToken{{}, at, at});
-            out.back().norm.push_back(static_cast<char>(upper ? byte + 32 : byte));
-            out.back().end = i;
-            in_word = true;
+            if (!in_word) {
+                norm.clear();
+                begin = at;
+                in_word = true;
+            }
+            while (i < text.size() && ascii_word_char(static_cast<unsigned char>(text[i]))) {
+                const auto b = static_cast<unsigned char>(text[i]);
+                norm.push_back(static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b));
+                ++i;
+            }
+            end = i;
             continue;
         }
         const char32_t cp = next_code_point(text, i);
         const bool combining = cp >= 0x300 && cp <= 0x36F;
         if (combining && in_word) {
-            out.back().end = i;  // a mark belongs to the letter before it
+            end = i;  // a mark belongs to the letter before it
             continue;
         }
         if (!is_word_char(cp) || combining) {
-            in_word = false;
+            close();
             continue;
         }
         const bool single = is_single_char_word(cp);
-        if (!in_word || single) out.push_back(SearchToken{{}, at, at});
-        append_folded(out.back().norm, cp);
-        out.back().end = i;
-        in_word = !single;
+        if (!in_word || single) {
+            close();
+            norm.clear();
+            begin = at;
+            in_word = true;
+        }
+        append_folded(norm, cp);
+        end = i;
+        if (single) close();
     }
+    close();
+}
+
+/// The words of `text`, normalised, with their places (for_each_search_word).
+template <class T = void>
+std::vector<SearchToken> tokenize_for_search(std::string_view text) {
+    dependent<std::vector<SearchToken>, T> out;
+    std::string norm;
+    for_each_search_word(text, norm,
+                         [&](std::string_view word, std::size_t begin, std::size_t end) {
+                             out.push_back(SearchToken{std::string(word), begin, end});
+                         });
     return out;
+}
+
+/// How many words `text` has (for_each_search_word).
+template <class = void>
+std::size_t count_search_words(std::string_view text) {
+    std::size_t n = 0;
+    std::string norm;
+    for_each_search_word(text, norm, [&](std::string_view, std::size_t, std::size_t) { ++n; });
+    return n;
 }
 
 }  // namespace detail
@@ -323,10 +366,11 @@ std::vector<SearchToken> tokenize_for_search(std::string_view text) {
 template <class = void>
 std::string normalize_for_search(std::string_view text) {
     std::string out;
-    for (const auto& t : detail::tokenize_for_search(text)) {
+    std::string norm;
+    detail::for_each_search_word(text, norm, [&](std::string_view word, std::size_t, std::size_t) {
         if (!out.empty()) out.push_back(' ');
-        out += t.norm;
-    }
+        out += word;
+    });
     return out;
 }
 
@@ -699,6 +743,52 @@ std::vector<Span> word_term_spans(const SearchTerm& term,
     return out;
 }
 
+/// The places of each term of a words-mode `query` in `text` (word_term_spans of each, in the
+/// query's order) and the text's number of words, from one walk over its words without keeping
+/// them: for each term, the set of its first words that the latest words match is kept as bits.
+/// False (and nothing written) for a term of 64 words or more, which the walk does not follow.
+template <class T = void>
+bool stream_word_terms(const dependent<SearchQuery, T>& query, std::string_view text,
+                       std::vector<std::vector<Span>>& found, std::size_t& words) {
+    std::size_t longest = 1;
+    for (const auto& term : query.terms) longest = std::max(longest, term.tokens.size());
+    if (longest >= 64) return false;
+    found.assign(query.terms.size(), {});
+    dependent<std::vector<std::uint64_t>, T> partial(query.terms.size(), 0);
+    dependent<std::vector<std::size_t>, T> begins(longest, 0);  // the latest words' places
+    std::size_t count = 0;
+    std::string norm;
+    for_each_search_word(
+        text, norm, [&](std::string_view word, std::size_t begin, std::size_t end) {
+            begins[count % longest] = begin;
+            for (std::size_t j = 0; j < query.terms.size(); ++j) {
+                const SearchTerm& term = query.terms[j];
+                const std::size_t n = term.tokens.size();
+                if (n == 0) continue;
+                // Bit k: the latest k words are the term's first k; the word may be its word k.
+                std::uint64_t try_at = partial[j] | 1;
+                std::uint64_t next = 0;
+                while (try_at != 0) {
+                    const auto k = static_cast<std::size_t>(__builtin_ctzll(try_at));
+                    try_at &= try_at - 1;
+                    const std::string& want = term.tokens[k];
+                    const bool same = k + 1 == n && term.prefix
+                                          ? word.substr(0, want.size()) == want
+                                          : word == want;
+                    if (same) next |= std::uint64_t{1} << (k + 1);
+                }
+                if ((next >> n) & 1U) {
+                    found[j].push_back(Span{begins[(count + 1 - n) % longest], end});
+                    next &= ~(std::uint64_t{1} << n);
+                }
+                partial[j] = next;
+            }
+            ++count;
+        });
+    words = count;
+    return true;
+}
+
 template <class T = void>
 std::vector<Span> substring_term_spans(const SearchTerm& term,
                                        const dependent<FoldedText, T>& folded) {
@@ -773,15 +863,20 @@ TextMatch match_text(const detail::dependent<SearchQuery, T>& query, std::string
     std::size_t length = 0;
     detail::dependent<std::vector<detail::SearchToken>, T> tokens;
     detail::dependent<detail::FoldedText, T> folded;
+    detail::dependent<std::vector<std::vector<detail::Span>>, T> streamed;  // when streamed
     if (query.mode == SearchMode::words) {
-        tokens = detail::tokenize_for_search(text);
-        length = tokens.size();
+        if (!detail::stream_word_terms(query, text, streamed, length)) {
+            tokens = detail::tokenize_for_search(text);
+            length = tokens.size();
+        }
     } else {
         folded = detail::fold_for_substring(text);
         length = folded.text.size() / 6 + 1;
     }
-    for (const auto& term : query.terms) {
-        const auto found = query.mode == SearchMode::words
+    for (std::size_t j = 0; j < query.terms.size(); ++j) {
+        const SearchTerm& term = query.terms[j];
+        const auto found = !streamed.empty() ? std::move(streamed[j])
+                           : query.mode == SearchMode::words
                                ? detail::word_term_spans(term, tokens)
                                : detail::substring_term_spans(term, folded);
         if (term.excluded) {

@@ -23,7 +23,7 @@
 
 namespace agentcore::detail {
 
-/// How many words (tokenize_for_search, as the matcher counts them for a score) an entry's text
+/// How many words (count_search_words, as the matcher counts them for a score) an entry's text
 /// has as a search reads it: `words` with the default SearchTextOptions, `base` with neither
 /// thinking nor tool results (the least any options read). More thinking or a larger cap only
 /// add words, so these bound the length below, and the score above.
@@ -34,8 +34,8 @@ struct SearchWordCounts {
 
 inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
     SearchWordCounts out;
-    out.words = static_cast<std::int64_t>(
-        tokenize_for_search(search_text_of(entry, SearchTextOptions{})).size());
+    out.words =
+        static_cast<std::int64_t>(count_search_words(search_text_of(entry, SearchTextOptions{})));
     out.base = out.words;
     // Only tool results and shell output are read by the defaults and not by every option.
     const AgentMessage* m = message_of(entry);
@@ -43,8 +43,7 @@ inline SearchWordCounts search_word_counts(const SessionTreeEntry& entry) {
               std::holds_alternative<BashExecutionMessage>(*m))) {
         SearchTextOptions base;
         base.tool_results = false;
-        out.base =
-            static_cast<std::int64_t>(tokenize_for_search(search_text_of(entry, base)).size());
+        out.base = static_cast<std::int64_t>(count_search_words(search_text_of(entry, base)));
     }
     return out;
 }
