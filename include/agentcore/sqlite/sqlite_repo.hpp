@@ -427,14 +427,18 @@ inline bool search_candidate(const SqliteSessionRepo& repo, const SearchQuery& q
 /// Complexity: one index query (and one pass over the index's words per part of a word), then
 /// one read per candidate entry.
 inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
-                        const SearchOptions& options, const SearchHitSink& sink) {
-    detail::check_search_options(options);
+                        const SearchOptions& options, const SearchHitSink& sink);
+
+namespace detail::sqlite {
+
+/// search_each with the query's index words and their FTS5 query (fts5_candidates) at hand.
+inline void search_each_matching(const SqliteSessionRepo& repo, const SearchQuery& query,
+                                 const SearchOptions& options, const SearchHitSink& sink,
+                                 const std::vector<IndexWord>& words,
+                                 const std::optional<std::string>& match) {
     auto& db = repo.database();
-    const std::vector<detail::IndexWord> words = detail::index_words(query);
-    const std::optional<std::string> match =
-        words.empty() ? std::string() : detail::sqlite::fts5_candidates(db, words);
     if (match && match->empty()) {
-        search_each<SqliteSessionRepo>(repo, query, options, sink);
+        agentcore::search_each<SqliteSessionRepo>(repo, query, options, sink);
         return;
     }
     std::vector<detail::sqlite::SearchCandidate> candidates =
@@ -466,6 +470,17 @@ inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
     }
 }
 
+}  // namespace detail::sqlite
+
+inline void search_each(const SqliteSessionRepo& repo, const SearchQuery& query,
+                        const SearchOptions& options, const SearchHitSink& sink) {
+    detail::check_search_options(options);
+    const std::vector<detail::IndexWord> words = detail::index_words(query);
+    const std::optional<std::string> match =
+        words.empty() ? std::string() : detail::sqlite::fts5_candidates(repo.database(), words);
+    detail::sqlite::search_each_matching(repo, query, options, sink, words, match);
+}
+
 /// The page of hits of `query` that the options ask for (search in search.hpp: the same hits,
 /// order and cursor as every repository). In relevance order of a words query, the candidates
 /// are read best bound first, and the reading stops once the page and one hit more are found
@@ -494,7 +509,7 @@ inline SearchResult search(const SqliteSessionRepo& repo, const SearchQuery& que
     };
     if (options.order != SearchOrder::relevance || query.mode != SearchMode::words ||
         (match && match->empty())) {
-        search_each(repo, query, options, keep);
+        detail::sqlite::search_each_matching(repo, query, options, keep, words, match);
         return detail::page_hits(std::move(hits), options);
     }
     // The candidates by the bound of their score, best first: the pending entries (unbounded),
