@@ -240,12 +240,16 @@ void append_folded(std::string& out, char32_t cp) {
     append_utf8(out, r);
 }
 
+/// True for the ASCII letters and digits, the ASCII characters of words.
+constexpr bool ascii_word_char(char32_t c) noexcept {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
+
 /// True for the code points of words: ASCII letters and digits, and letters of other scripts
 /// (everything from U+0080 up that is not punctuation, a space, a symbol block or a mark).
 template <class = void>
 bool is_word_char(char32_t cp) noexcept {
-    if (cp < 0x80)
-        return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') || (cp >= '0' && cp <= '9');
+    if (cp < 0x80) return ascii_word_char(cp);
     if (cp <= 0xBF) return cp == 0xAA || cp == 0xB5 || cp == 0xBA;
     if (cp == 0xD7 || cp == 0xF7) return false;
     if (cp >= 0x2000 && cp <= 0x2BFF) return false;    // punctuation, arrows, math, boxes
@@ -284,9 +288,6 @@ void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
     const auto close = [&] {
         if (in_word) f(std::string_view(norm), begin, end);
         in_word = false;
-    };
-    const auto ascii_word_char = [](unsigned char b) {
-        return (b >= 'a' && b <= 'z') || (b >= 'A' && b <= 'Z') || (b >= '0' && b <= '9');
     };
     std::size_t i = 0;
     while (i < text.size()) {
@@ -1381,8 +1382,8 @@ constexpr bool folds_toward_ascii(unsigned char lead) noexcept {
 }
 
 /// Calls `f(at)` for each byte of `bytes` that folds_toward_ascii, in order, while it returns
-/// true, and stops at the first `\u` escape: true when it found one. With SSE2, 16 bytes a step
-/// (those ahead of an escape in the step may be passed to `f` first).
+/// true, and stops at the first `\u` escape: true when it found one. With SSE2, 16 bytes a step:
+/// `f` sees the bytes of the steps before the one that holds the escape.
 template <class F>
 bool escape_or_each_toward_ascii(std::string_view bytes, F&& f) {
     const char* h = bytes.data();
@@ -1420,9 +1421,8 @@ bool escape_or_each_toward_ascii(std::string_view bytes, F&& f) {
 /// True when `word` is made of ASCII letters and digits only.
 template <class = void>
 bool ascii_word(std::string_view word) noexcept {
-    return std::all_of(word.begin(), word.end(), [](char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    });
+    return std::all_of(word.begin(), word.end(),
+                       [](char c) { return ascii_word_char(static_cast<unsigned char>(c)); });
 }
 
 /// folded_holds over the folded bytes of a whole document (fold_bytes), mostly without folding
