@@ -5,13 +5,7 @@
 //                                        AGENTCORE_REQUIRE_PG=1 (then a failure)
 
 #include "postgres/pg_server.hpp"
-
-#if __has_include(<catch2/catch_all.hpp>)
-#include <catch2/catch_session.hpp>
-#else
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
-#endif
+#include "support/catch_runner.hpp"
 
 #include <cstdio>
 #include <cstring>
@@ -71,5 +65,5 @@ int main(int argc, char* argv[]) {
         }
         if (!shared) return unavailable();
     }
-    return Catch::Session().run(argc, argv);
+    return agentcore::testing::run_catch(argc, argv);
 }

@@ -9,8 +9,8 @@ if(TARGET agentcore_postgres)
     file(GLOB AGENTCORE_POSTGRES_TEST_SOURCES CONFIGURE_DEPENDS ${CMAKE_CURRENT_LIST_DIR}/test_*.cpp)
     add_executable(agentcore_postgres_tests ${CMAKE_CURRENT_LIST_DIR}/main.cpp ${AGENTCORE_POSTGRES_TEST_SOURCES}
                                             ${AGENTCORE_EVERY_STORAGE_TEST_SOURCES})
-    target_link_libraries(agentcore_postgres_tests PRIVATE agentcore::postgres agentcore_dev_flags Catch2::Catch2
-                                                          Threads::Threads)
+    target_link_libraries(agentcore_postgres_tests PRIVATE agentcore::postgres agentcore_dev_flags
+                                                           agentcore_catch_runner Threads::Threads)
     target_include_directories(agentcore_postgres_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     agentcore_batch_sources(agentcore_postgres_tests 8)
     # Where the fixture describes the shared server; compiled in, as the runner's default.

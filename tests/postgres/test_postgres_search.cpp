@@ -409,7 +409,7 @@ TEST_CASE("PostgreSQL pages by relevance read candidates best bound first and gi
     agentcore::testing::for_each_relevance_case([&](const std::string& q, const SearchOptions& o) {
         INFO(q << " limit " << o.limit << " tool_results " << o.text.tool_results << " cap "
                << o.text.tool_result_cap);
-        pages += check_pages(memory, postgres, q, o, 5);
+        pages += check_pages(memory, postgres, q, o, agentcore::testing::relevance_pages(5));
         (void)check_pages(memory, any, q, o, 2);
     });
     CHECK(pages > 100);

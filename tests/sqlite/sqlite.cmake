@@ -7,8 +7,8 @@ if(TARGET agentcore_sqlite)
     add_executable(agentcore_sqlite_tests support/main.cpp ${AGENTCORE_SQLITE_TEST_SOURCES}
                                           ${AGENTCORE_EVERY_STORAGE_TEST_SOURCES})
     target_compile_definitions(agentcore_sqlite_tests PRIVATE AGENTCORE_TEST_SQLITE)
-    target_link_libraries(agentcore_sqlite_tests PRIVATE agentcore::sqlite agentcore_dev_flags Catch2::Catch2
-                                                        Threads::Threads)
+    target_link_libraries(agentcore_sqlite_tests PRIVATE agentcore::sqlite agentcore_dev_flags
+                                                         agentcore_catch_runner Threads::Threads)
     target_include_directories(agentcore_sqlite_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
     agentcore_batch_sources(agentcore_sqlite_tests 8)
     catch_discover_tests(agentcore_sqlite_tests TEST_PREFIX "sqlite: " EXTRA_ARGS --warn NoTests

@@ -618,7 +618,7 @@ TEST_CASE("pages by relevance read candidates best bound first and give every pa
         INFO(q << " limit " << o.limit << " tool_results " << o.text.tool_results << " cap "
                << o.text.tool_result_cap);
         // The first pages, as memory gives them (and the last, where the hits end).
-        for (int page = 0; page < 6; ++page) {
+        for (int page = 0; page < agentcore::testing::relevance_pages(6); ++page) {
             const SearchResult expected = search(memory, q, o);
             const SearchResult got = search(sqlite, q, o);
             const SearchResult erased = search(any, q, o);

@@ -9,7 +9,7 @@ target_include_directories(agentcore_stress PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 if(AGENTCORE_SANITIZE MATCHES "thread")
     add_executable(agentcore_race_tests EXCLUDE_FROM_ALL support/main.cpp test_reliability_races.cpp
                                                         test_jsonl_threads.cpp)
-    target_link_libraries(agentcore_race_tests PRIVATE agentcore::agentcore agentcore_dev_flags Catch2::Catch2
-                                                       Threads::Threads)
+    target_link_libraries(agentcore_race_tests PRIVATE agentcore::agentcore agentcore_dev_flags
+                                                       agentcore_catch_runner Threads::Threads)
     target_include_directories(agentcore_race_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 endif()

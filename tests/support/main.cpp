@@ -1,8 +1,4 @@
-// The test runner's main, compiled once for the whole suite.
-#if __has_include(<catch2/catch_all.hpp>)
-#include <catch2/catch_session.hpp>
-int main(int argc, char* argv[]) { return Catch::Session().run(argc, argv); }
-#else
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
-#endif
+// The main of the unit, SQLite and race test runners: Catch2's (tests/support/catch_runner.hpp).
+#include "support/catch_runner.hpp"
+
+int main(int argc, char* argv[]) { return agentcore::testing::run_catch(argc, argv); }

@@ -8,6 +8,8 @@
 #include <agentcore/search.hpp>
 #include <agentcore/session.hpp>
 
+#include "support/sizes.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <random>
@@ -180,6 +182,10 @@ void write_search_corpus(Repo& repo, std::uint64_t seed, std::size_t sessions,
         }
     }
 }
+
+/// How many pages of each relevance case a paging test compares, at most: `full`, or half as many
+/// under a sanitizer (sizes.hpp), where the first pages still cover every case.
+constexpr int relevance_pages(int full) { return sanitized_build ? (full + 1) / 2 : full; }
 
 /// Calls `each(query, options)` for every case the storages' pages by relevance are compared
 /// with memory's on: queries of one and more terms, phrases, prefixes and exclusions, pages of
