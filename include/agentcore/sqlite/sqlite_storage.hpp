@@ -614,6 +614,7 @@ public:
         // (a recursive query), so that what is read stays O(path).
         struct Row {
             std::int64_t seq;
+            EntryHandle cached;  // the entry, when the cache has it (its line is not copied)
             std::string line;
         };
         StringMap<Row> fetched;
@@ -641,7 +642,11 @@ public:
             q.bind(1, header_.id).bind(2, from).bind(3, batch).bind(4, state_.next_seq);
             while (q.step()) {
                 const std::int64_t s = q.int64(0);
-                Row row{s, std::string(q.text(2))};
+                Row row{s, nullptr, {}};
+                if (auto it = cache_.find(s); it != cache_.end())
+                    row.cached = it->second;
+                else
+                    row.line = std::string(q.text(2));
                 fetched.emplace(std::string(q.text(1)), std::move(row));
                 if (!follow_links) ++ranged;
             }
@@ -655,9 +660,53 @@ public:
                 if (it == fetched.end()) return nullptr;
             }
             ++used;
+            if (it->second.cached) return it->second.cached;
             return decode(it->second.seq, it->second.line);
         };
         return detail::walk_to_root_or_compaction(start, entry_count(), lookup);
+    }
+
+    /// The entries a context's state comes from (SPEC §4.5): one recursive query walks the
+    /// leaf's ancestry by the parent links and lists, newest first, the positions and types of
+    /// the entries that can set the state; only those still wanted are read (a message while no
+    /// model setter has been found: usually the newest one or two), from the cache or by
+    /// position. A walk by get_entry would cost a statement a step.
+    [[nodiscard]] StateEntries get_state_entries(std::optional<std::string_view> leaf) const {
+        StateEntries out;
+        if (!leaf) return out;
+        auto& q = db_->statement(
+            "WITH RECURSIVE up(seq, parent_seq, type, n) AS ("
+            " SELECT seq, parent_seq, type, 1 FROM entries WHERE session_id = ?1 AND id = ?2 AND "
+            "seq < ?3"
+            " UNION ALL"
+            " SELECT e.seq, e.parent_seq, e.type, up.n + 1 FROM up JOIN entries e"
+            " ON e.session_id = ?1 AND e.seq = up.parent_seq WHERE up.n < ?4)"
+            " SELECT seq, type FROM up WHERE type IN (?5, ?6, ?7, ?8) ORDER BY n");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id)
+            .bind(2, *leaf)
+            .bind(3, state_.next_seq)
+            .bind(4, static_cast<std::int64_t>(entry_count()))
+            .bind(5, MessageEntry::type)
+            .bind(6, ThinkingLevelChangeEntry::type)
+            .bind(7, ModelChangeEntry::type)
+            .bind(8, ActiveToolsChangeEntry::type);
+        while (q.step()) {
+            // What the entry may set (a message: if it is an assistant's); an older entry of a
+            // kind already found is passed over unread.
+            const auto may_set = detail::state_sets_of(q.text(1), true);
+            if (!(may_set.thinking_level && !out.thinking_level) &&
+                !(may_set.model && !out.model) && !(may_set.active_tools && !out.active_tools))
+                continue;
+            const EntryHandle entry = entry_at(q.int64(0));
+            if (!entry) continue;
+            const auto sets = detail::state_sets_of(*entry);
+            if (sets.thinking_level && !out.thinking_level) out.thinking_level = entry;
+            if (sets.model && !out.model) out.model = entry;
+            if (sets.active_tools && !out.active_tools) out.active_tools = entry;
+            if (out.thinking_level && out.model && out.active_tools) break;
+        }
+        return out;
     }
 
     [[nodiscard]] std::vector<EntryHandle> get_entries(EntriesQuery query = {}) const {
@@ -867,6 +916,16 @@ private:
 
     // The decoded entry at `seq`, from the cache or from its stored line. A line the codec
     // cannot read: invalid_entry naming the session and the position, never the text.
+    // The entry at a position of this session (from the cache, else read), or null.
+    EntryHandle entry_at(std::int64_t seq) const {
+        if (auto it = cache_.find(seq); it != cache_.end()) return it->second;
+        auto& q = db_->statement("SELECT line FROM entries WHERE session_id = ?1 AND seq = ?2");
+        detail::sqlite::Reset reset_q(q);
+        q.bind(1, header_.id).bind(2, seq);
+        if (!q.step()) return nullptr;
+        return decode(seq, q.text(0));
+    }
+
     EntryHandle decode(std::int64_t seq, std::string_view line) const {
         auto it = cache_.find(seq);
         if (it != cache_.end()) return it->second;
@@ -937,5 +996,6 @@ struct Access {
 }  // namespace detail::sqlite
 
 static_assert(SessionStorage<SqliteSessionStorage>);
+static_assert(has_state_entries<SqliteSessionStorage>);
 
 }  // namespace agentcore
