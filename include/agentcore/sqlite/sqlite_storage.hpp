@@ -382,8 +382,9 @@ inline SessionState write_session(Database& db, const SessionHeader& header, Dia
 /// A session storage over an SQLite database. Models SessionStorage.
 ///
 /// Complexity: open O(1) (one row); append one transaction of O(log n) statements; get_entry,
-/// get_label O(log n); the path O(path) rows in O(log path) queries; find_entries and
-/// get_entries O(result); leaf, name, stats and entry_count O(1).
+/// get_label O(log n); the path O(path) rows in O(log path) queries; the state entries
+/// O(ancestry) positions in one query; find_entries and get_entries O(result); leaf, name, stats
+/// and entry_count O(1).
 class SqliteSessionStorage {
 public:
     /// Creates a session holding `header` and `entries` (in order) in the database at `path`
