@@ -915,8 +915,6 @@ private:
         return q.int64(0);
     }
 
-    // The decoded entry at `seq`, from the cache or from its stored line. A line the codec
-    // cannot read: invalid_entry naming the session and the position, never the text.
     // The entry at a position of this session (from the cache, else read), or null.
     EntryHandle entry_at(std::int64_t seq) const {
         if (auto it = cache_.find(seq); it != cache_.end()) return it->second;
@@ -927,6 +925,8 @@ private:
         return decode(seq, q.text(0));
     }
 
+    // The decoded entry at `seq`, from the cache or from its stored line. A line the codec
+    // cannot read: invalid_entry naming the session and the position, never the text.
     EntryHandle decode(std::int64_t seq, std::string_view line) const {
         auto it = cache_.find(seq);
         if (it != cache_.end()) return it->second;
