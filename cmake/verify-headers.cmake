@@ -6,9 +6,10 @@
 # ctest test packaging.headers.
 #
 # With g++ and clang++ each source is only checked (-fsyntax-only: parsed, its templates
-# instantiated, no code generated), which takes half the time of a compile: a header such as
-# <agentcore/postgres/postgres_repo.hpp> registers its URL scheme at static initialisation, so a
-# compile generates the code of the whole type-erased repository. cmake/syntax-only.cmake runs the
+# instantiated, no code generated). A header such as <agentcore/postgres/postgres_repo.hpp>
+# registers its URL scheme at static initialisation, so a compile generates the code of the whole
+# type-erased repository: 38 s to compile it alone, 17 s to check it (all the headers together:
+# 489 s of CPU compiled, 357 s checked). cmake/syntax-only.cmake runs the
 # compiler so and then touches the object file the build expects, so that an unchanged header is
 # not checked again. Other compilers compile the sources.
 
