@@ -1,6 +1,7 @@
 // JsonlSessionStorage: the file format, reopening, dialects, recovery (SPEC §3, §6).
 #include "support/catch.hpp"
 #include "support/jsonl_fixtures.hpp"
+#include "support/sizes.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -441,8 +442,16 @@ TEST_CASE("a file cut at any byte keeps every complete line before the cut", "[j
     write_file(path, full);
     const int fd = ::open(path.c_str(), O_WRONLY | O_CLOEXEC);
     REQUIRE(fd >= 0);
+    // Every cut, or under a sanitizer every fourth one and each one within a byte of a line's end.
+    const auto visited = [&](std::size_t cut) {
+        if (cut % size_divisor == 0) return true;
+        for (std::size_t end : line_ends)
+            if (cut + 1 >= end && cut <= end + 1) return true;
+        return false;
+    };
     std::size_t failures = 0;
     for (std::size_t cut = full.size() + 1; cut-- > 0;) {
+        if (!visited(cut)) continue;
         REQUIRE(::ftruncate(fd, static_cast<off_t>(cut)) == 0);
         std::size_t complete = 0;  // lines whose text is wholly before the cut
         for (std::size_t end : line_ends)

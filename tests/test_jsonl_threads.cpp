@@ -8,6 +8,7 @@
 
 #include <agentcore/session.hpp>
 
+#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -26,8 +27,8 @@ constexpr std::size_t thread_counts[] = {1, 2, 5};
 
 // The sessions' sizes: 6000 entries make about 1.9 MB, read in four batches; under a sanitizer
 // a quarter of that still makes two batches (the first is 256 KiB), both scanned by several
-// threads, the second while the first is recorded. The fault loop opens its file 231 times, so
-// it runs on half as many entries (three batches; two under a sanitizer).
+// threads, the second while the first is recorded. The fault loop opens its file 231 times (77
+// under a sanitizer), so it runs on half as many entries (three batches; two under a sanitizer).
 constexpr std::size_t threads_entries = sized(6000);
 constexpr std::size_t threads_fault_entries = sanitized_build ? 1500 : 3000;
 
@@ -177,7 +178,8 @@ TEST_CASE("an open on several threads fails, skips and repairs the lines one thr
     REQUIRE(threads_join(lines).size() > (std::size_t{400} << 10));
     // Lines to spoil: in the first batch, in the middle, near the end (1-based line numbers;
     // line 1 is the header).
-    const std::size_t where = GENERATE_COPY(values<std::size_t>({6, n / 2 + 1, n - 10}));
+    const std::size_t position = GENERATE(range(std::size_t{0}, std::size_t{3}));
+    const std::size_t where = std::array<std::size_t, 3>{6, n / 2 + 1, n - 10}[position];
     // Each fault, and how to make it from the line that is there.
     struct Fault {
         const char* name;
@@ -227,7 +229,11 @@ TEST_CASE("an open on several threads fails, skips and repairs the lines one thr
              return encode_entry(e, Dialect::native);
          }},
     };
-    for (const Fault& fault : faults) {
+    for (std::size_t f = 0; f < std::size(faults); ++f) {
+        // Every fault at every place; under a sanitizer each fault at one of the three places
+        // (each place still sees two or three kinds of fault).
+        if (sanitized_build && f % 3 != position) continue;
+        const Fault& fault = faults[f];
         INFO("fault: " << fault.name << ", line " << where);
         auto spoiled = lines;
         spoiled[where - 1] = fault.make(spoiled[where - 1], spoiled);
