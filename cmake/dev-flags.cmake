@@ -19,8 +19,24 @@ endif()
 # makes a full build several times faster (an edit recompiles its whole batch). OFF compiles each
 # source on its own. Sources that must stay alone (a Catch2 main) set SKIP_UNITY_BUILD_INCLUSION.
 option(AGENTCORE_UNITY_BUILD "Compile agentcore's test runners and tool in batches of sources" ON)
-function(agentcore_batch_sources target batch_size)
-    if(AGENTCORE_UNITY_BUILD)
-        set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${batch_size})
+
+# Compiles `target`'s sources in `batches` batches of equal size (the last may be smaller), so
+# that a source added never makes a batch of its own that parses every header for one file.
+function(agentcore_batch_sources target batches)
+    if(NOT AGENTCORE_UNITY_BUILD)
+        return()
     endif()
+    get_target_property(_sources ${target} SOURCES)
+    set(_count 0)
+    foreach(_source IN LISTS _sources)
+        get_source_file_property(_alone ${_source} SKIP_UNITY_BUILD_INCLUSION)
+        if(_source MATCHES "\\.cpp$" AND NOT _alone)
+            math(EXPR _count "${_count} + 1")
+        endif()
+    endforeach()
+    math(EXPR _size "(${_count} + ${batches} - 1) / ${batches}")
+    if(_size LESS 1)
+        set(_size 1)
+    endif()
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${_size})
 endfunction()

@@ -12,7 +12,7 @@ if(TARGET agentcore_postgres)
     target_link_libraries(agentcore_postgres_tests PRIVATE agentcore::postgres agentcore_dev_flags
                                                            agentcore_catch_runner Threads::Threads)
     target_include_directories(agentcore_postgres_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-    agentcore_batch_sources(agentcore_postgres_tests 8)
+    agentcore_batch_sources(agentcore_postgres_tests 1)
     # Where the fixture describes the shared server; compiled in, as the runner's default.
     set(_agentcore_pg_server_file ${CMAKE_CURRENT_BINARY_DIR}/postgres-server.txt)
     target_compile_definitions(agentcore_postgres_tests PRIVATE

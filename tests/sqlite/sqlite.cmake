@@ -10,7 +10,7 @@ if(TARGET agentcore_sqlite)
     target_link_libraries(agentcore_sqlite_tests PRIVATE agentcore::sqlite agentcore_dev_flags
                                                          agentcore_catch_runner Threads::Threads)
     target_include_directories(agentcore_sqlite_tests PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-    agentcore_batch_sources(agentcore_sqlite_tests 8)
+    agentcore_batch_sources(agentcore_sqlite_tests 1)
     catch_discover_tests(agentcore_sqlite_tests TEST_PREFIX "sqlite: " EXTRA_ARGS --warn NoTests
         PROPERTIES ENVIRONMENT "AGENTCORE_TEST_TMP=${AGENTCORE_TEST_SCRATCH}"
         TEST_LIST agentcore_sqlite_test_names)
