@@ -1,6 +1,7 @@
-# A compiler launcher for the header checks (cmake/verify-headers.cmake): runs the compile command
-# given after `--` with -fsyntax-only added, then touches the object file the command names
-# (`-o FILE`), which the compiler did not write. The dependency file (-MD/-MF) is still written.
+# A compiler launcher for the header checks (cmake/verify-headers.cmake) and the benchmark programs
+# that are only checked (bench/CMakeLists.txt): runs the compile command given after `--` with
+# -fsyntax-only added, then touches the object file the command names (`-o FILE`), which the
+# compiler did not write. The dependency file (-MD/-MF) is still written.
 # Usage: cmake -P syntax-only.cmake -- <compiler> <arguments>...
 
 set(_command)
@@ -32,6 +33,6 @@ file(REMOVE "${_object}")
 execute_process(COMMAND ${_command} -fsyntax-only RESULT_VARIABLE _rc)
 if(NOT _rc EQUAL 0)
     # The compiler has printed why; the object file is absent, so the next build checks again.
-    message(FATAL_ERROR "syntax-only.cmake: the header check failed (exit ${_rc})")
+    message(FATAL_ERROR "syntax-only.cmake: the check failed (exit ${_rc})")
 endif()
 file(TOUCH "${_object}")
