@@ -1,7 +1,7 @@
-# A compiler launcher for the header checks (cmake/verify-headers.cmake) and the benchmark programs
-# that are only checked (bench/CMakeLists.txt): runs the compile command given after `--` with
-# -fsyntax-only added, then touches the object file the command names (`-o FILE`), which the
-# compiler did not write. The dependency file (-MD/-MF) is still written.
+# The compiler launcher of the targets that are only checked (agentcore_check_only,
+# cmake/check-only.cmake): runs the compile command given after `--` with -fsyntax-only added,
+# then touches the object file the command names (`-o FILE`), which the compiler did not write.
+# The dependency file (-MD/-MF) is still written.
 # Usage: cmake -P syntax-only.cmake -- <compiler> <arguments>...
 
 set(_command)

@@ -9,9 +9,8 @@
 # instantiated, no code generated). A header such as <agentcore/postgres/postgres_repo.hpp>
 # registers its URL scheme at static initialisation, so a compile generates the code of the whole
 # type-erased repository: 38 s to compile it alone, 17 s to check it (all the headers together:
-# 489 s of CPU compiled, 357 s checked). cmake/syntax-only.cmake runs the
-# compiler so and then touches the object file the build expects, so that an unchanged header is
-# not checked again. Other compilers compile the sources.
+# 489 s of CPU compiled, 357 s checked). agentcore_check_only (cmake/check-only.cmake) sets that
+# up; an unchanged header is not checked again. Other compilers compile the sources.
 
 function(agentcore_verify_headers_of target headers)
     set(_sources)
@@ -25,10 +24,7 @@ function(agentcore_verify_headers_of target headers)
     set(_checker ${target}_header_checks)
     add_library(${_checker} OBJECT ${_sources})
     target_link_libraries(${_checker} PRIVATE ${target})
-    if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
-        set_target_properties(${_checker} PROPERTIES CXX_COMPILER_LAUNCHER
-            "${CMAKE_COMMAND};-P;${PROJECT_SOURCE_DIR}/cmake/syntax-only.cmake;--")
-    endif()
+    agentcore_check_only(${_checker})
     add_dependencies(agentcore_verify_headers ${_checker})
 endfunction()
 
