@@ -229,19 +229,22 @@ TEST_CASE("a text's words are matched against the terms in one walk as on the li
           "[search]") {
     using agentcore::detail::Span;
     // Few distinct words, so that phrases repeat and overlap ("a a b" in "a a a b"); accents,
-    // a combining mark, ideographs and punctuation between them.
+    // a combining mark, ideographs, a Greek letter, an invalid byte, digits and punctuation
+    // between them. A quarter of the texts are long, with stretches of ASCII words that the
+    // walk passes over 16 bytes a step; a query's first word may be one that is not ASCII.
     const std::vector<std::string> pieces = {
-        "a", "A",        "b",        "ab",           " ",  " ",   " ",
-        "-", "\xC3\xA9", "\xCC\x81", "\xE4\xB8\xAD", "\n", "abc", "B"};
+        "a",  "A", "b",   "ab",  "\xC3\xA9", " ",  " ", " ",    "-",        "\xCC\x81",
+        "\n", "B", "abc", "xab", "ba",       "7a", "_", "\xFF", "\xCE\xB1", "\xE4\xB8\xAD"};
     std::mt19937 random(5);
-    for (int round = 0; round < 3000; ++round) {
+    for (int round = 0; round < 4000; ++round) {
         std::string text;
-        for (std::size_t i = random() % 40; i > 0; --i) text += pieces[random() % pieces.size()];
+        const std::size_t most = round % 4 == 0 ? 300 : 40;
+        for (std::size_t i = random() % most; i > 0; --i) text += pieces[random() % pieces.size()];
         std::string query_text;
         for (std::size_t t = 1 + random() % 3; t > 0; --t) {
             std::string term;
             for (std::size_t w = 1 + random() % 3; w > 0; --w)
-                term += std::string(term.empty() ? "" : " ") + pieces[random() % 4];
+                term += std::string(term.empty() ? "" : " ") + pieces[random() % 5];
             if (random() % 3 == 0) term = "\"" + term + "\"";
             if (random() % 4 == 0) term += "*";
             query_text += (query_text.empty() ? "" : " ") + term;
@@ -690,6 +693,64 @@ TEST_CASE("an ASCII text is searched for a folded word as its folded copy would 
     CHECK(find_ascii_folded("xx LOGIN", "logins") == std::string_view::npos);
     CHECK(find_ascii_folded("abc", "") == 0);
     CHECK(find_ascii_folded("olcer OLCER", "\xC3\xB6lcer") == std::string_view::npos);
+}
+
+TEST_CASE("one pass finds the first of two needles where two finds would", "[search]") {
+    using agentcore::detail::find_bytes;
+    using agentcore::detail::find_either;
+    std::mt19937 random(11);
+    const std::string letters = "ab\\u_";
+    const auto draw = [&](std::size_t size) {
+        std::string out;
+        for (std::size_t i = 0; i < size; ++i) out += letters[random() % letters.size()];
+        return out;
+    };
+    for (int round = 0; round < 3000; ++round) {
+        // Haystacks of up to 100 bytes (16-byte steps and the bytes after them), needles of 1
+        // to 20 (longer than some haystacks).
+        const std::string text = draw(random() % 100);
+        const std::string a = draw(1 + random() % (round % 3 == 0 ? 20 : 3));
+        const std::string b = draw(1 + random() % 3);
+        const std::size_t expected = std::min(find_bytes(text, a), find_bytes(text, b));
+        INFO(text << " / " << a << " / " << b);
+        CHECK(find_either(text, a, b) == expected);
+        CHECK(find_either(text, b, a) == expected);
+    }
+    CHECK(find_either("", "a", "b") == std::string_view::npos);
+    CHECK(find_either(std::string(40, 'x') + "\\u", "session_info", "\\u") == 40);
+}
+
+TEST_CASE("a session file's name is its last session_info's, also where types are escaped",
+          "[search][jsonl]") {
+    using agentcore::detail::session_file_name;
+    const std::string header = "{\"type\":\"session\",\"version\":3,\"id\":\"s\"}\n";
+    const auto entry = [](int n, const std::string& type, const std::string& rest) {
+        return "{\"type\":\"" + type + "\",\"id\":\"e" + std::to_string(n) +
+               "\",\"parent_id\":null,\"timestamp\":\"2026-02-03T04:05:06.789Z\"" + rest + "}\n";
+    };
+    const auto info = [&](int n, const std::string& name, bool escaped) {
+        return entry(n, escaped ? "session\\u005finfo" : "session_info",
+                     ",\"name\":\"" + name + "\"");
+    };
+    const std::string message =
+        entry(9, "message", ",\"message\":{\"role\":\"user\",\"content\":\"hi\",\"timestamp\":1}");
+    const std::string escaped_message = entry(
+        8, "message", ",\"message\":{\"role\":\"user\",\"content\":\"h\\u00ef\",\"timestamp\":1}");
+    const std::string filler = std::string(100, ' ') + "\n";  // a long blank line: 16-byte steps
+    const auto name = [](const std::string& text) {
+        return session_file_name(text, Dialect::native).value_or("(none)");
+    };
+    CHECK(name(header + message) == "(none)");
+    CHECK(name(header + info(1, "one", false) + message + info(2, " two ", false) + message) ==
+          "two");
+    CHECK(name(header + info(1, "one", false) + message + info(2, "", false)) == "(none)");
+    // A type spelled with an escape is found: after a plain one, before one, and where the
+    // first `\u` of the file is in a line of its own before it.
+    CHECK(name(header + info(1, "one", false) + filler + info(2, "two", true)) == "two");
+    CHECK(name(header + info(1, "one", true) + message + info(2, "two", false)) == "two");
+    CHECK(name(header + escaped_message + message + info(1, "one", true) + message) == "one");
+    CHECK(name(header + info(1, "one", false) + escaped_message + message) == "one");
+    CHECK(name(header + message + filler + escaped_message) == "(none)");
 }
 
 TEST_CASE("paging by cursor is stable: pages join to the whole result, also across appends",

@@ -280,8 +280,12 @@ struct SearchToken {
 /// into `norm`, valid during the call) and where it is in the original (bytes). A word is a run
 /// of word characters (is_word_char), with the combining marks that follow its letters; each
 /// ideograph or kana is a word of its own. `norm` keeps its buffer from call to call.
-template <class F>
-void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
+///
+/// `skip(at)`, asked between words, may pass over words the caller does not need to see: it
+/// returns where the walk goes on (`at` itself to pass over nothing), a place that is not inside
+/// a word, and counts the words it passed over itself.
+template <class F, class Skip>
+void for_each_search_word(std::string_view text, std::string& norm, F&& f, Skip&& skip) {
     std::size_t begin = 0;
     std::size_t end = 0;
     bool in_word = false;
@@ -291,6 +295,10 @@ void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
     };
     std::size_t i = 0;
     while (i < text.size()) {
+        if (!in_word) {
+            i = skip(i);
+            if (i >= text.size()) break;
+        }
         const std::size_t at = i;
         const auto byte = static_cast<unsigned char>(text[i]);
         if (byte < 0x80) {  // ASCII, the common case: a run of letters and digits at a time
@@ -299,16 +307,32 @@ void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
                 ++i;
                 continue;
             }
+            std::size_t stop = i;
+            bool capital = false;
+            while (stop < text.size() && ascii_word_char(static_cast<unsigned char>(text[stop]))) {
+                capital = capital || (text[stop] >= 'A' && text[stop] <= 'Z');
+                ++stop;
+            }
+            // A whole word of small letters and digits (no character after it that could
+            // continue it) is its own normal form: no copy.
+            if (!in_word && !capital &&
+                (stop == text.size() || static_cast<unsigned char>(text[stop]) < 0x80)) {
+                f(text.substr(i, stop - i), i, stop);
+                i = stop;
+                continue;
+            }
             if (!in_word) {
                 norm.clear();
                 begin = at;
                 in_word = true;
             }
-            while (i < text.size() && ascii_word_char(static_cast<unsigned char>(text[i]))) {
-                const auto b = static_cast<unsigned char>(text[i]);
-                norm.push_back(static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b));
-                ++i;
+            const std::size_t from = norm.size();
+            norm.resize(from + (stop - i));
+            for (std::size_t k = i; k < stop; ++k) {
+                const auto b = static_cast<unsigned char>(text[k]);
+                norm[from + (k - i)] = static_cast<char>(b >= 'A' && b <= 'Z' ? b + 32 : b);
             }
+            i = stop;
             end = i;
             continue;
         }
@@ -334,6 +358,12 @@ void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
         if (single) close();
     }
     close();
+}
+
+/// for_each_search_word over every word.
+template <class F>
+void for_each_search_word(std::string_view text, std::string& norm, F&& f) {
+    for_each_search_word(text, norm, std::forward<F>(f), [](std::size_t at) { return at; });
 }
 
 /// The words of `text`, normalised, with their places (for_each_search_word).
@@ -744,10 +774,137 @@ std::vector<Span> word_term_spans(const SearchTerm& term,
     return out;
 }
 
+/// True when every byte of `bytes` is ASCII (below 0x80): such bytes fold (fold_bytes) one to
+/// one, 'A'..'Z' to 'a'..'z' and every other byte to itself.
+template <class = void>
+bool all_ascii(std::string_view bytes) noexcept {
+    const char* p = bytes.data();
+    const char* end = p + bytes.size();
+#if defined(__SSE2__)
+    __m128i any = _mm_setzero_si128();
+    for (; end - p >= 64; p += 64) {
+        const auto* q = reinterpret_cast<const __m128i*>(p);
+        any = _mm_or_si128(
+            any, _mm_or_si128(_mm_or_si128(_mm_loadu_si128(q), _mm_loadu_si128(q + 1)),
+                              _mm_or_si128(_mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3))));
+    }
+    if (_mm_movemask_epi8(any) != 0) return false;
+#endif
+    for (; p != end; ++p)
+        if ((static_cast<unsigned char>(*p) & 0x80) != 0) return false;
+    return true;
+}
+
+/// Where the folded `needle` (as fold_bytes gives it) first occurs in the folded form of
+/// `haystack`, an ASCII text (all_ascii), without folding it: with SSE2, 16 places a step are
+/// tested on the needle's first and last bytes in both cases, then compared whole. npos when
+/// nowhere, and for a needle that is not ASCII (folded ASCII text cannot hold it).
+template <class = void>
+std::size_t find_ascii_folded(std::string_view haystack, std::string_view needle) noexcept {
+    const auto fold = [](char c) noexcept {
+        return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
+    };
+    const auto upper = [](char c) noexcept {
+        return c >= 'a' && c <= 'z' ? static_cast<char>(c - ('a' - 'A')) : c;
+    };
+    const std::size_t n = needle.size();
+    if (n == 0) return 0;
+    if (n > haystack.size() || !all_ascii(needle)) return std::string_view::npos;
+    const char* h = haystack.data();
+    const auto same_at = [&](std::size_t at) noexcept {
+        for (std::size_t k = 0; k < n; ++k)
+            if (fold(h[at + k]) != needle[k]) return false;
+        return true;
+    };
+    const std::size_t last_start = haystack.size() - n;  // the last place a match can start
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    const __m128i first = _mm_set1_epi8(needle.front());
+    const __m128i first_upper = _mm_set1_epi8(upper(needle.front()));
+    const __m128i last = _mm_set1_epi8(needle.back());
+    const __m128i last_upper = _mm_set1_epi8(upper(needle.back()));
+    for (; i + 16 <= last_start + 1; i += 16) {
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + n - 1));
+        const __m128i at_first =
+            _mm_or_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(a, first_upper));
+        const __m128i at_last =
+            _mm_or_si128(_mm_cmpeq_epi8(b, last), _mm_cmpeq_epi8(b, last_upper));
+        auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(at_first, at_last)));
+        while (mask != 0) {
+            const auto bit = static_cast<std::size_t>(__builtin_ctz(mask));
+            if (same_at(i + bit)) return i + bit;
+            mask &= mask - 1;
+        }
+    }
+#endif
+    for (; i <= last_start; ++i)
+        if (fold(h[i]) == needle.front() && same_at(i)) return i;
+    return std::string_view::npos;
+}
+
+/// How many words an ASCII text (all_ascii) has: its runs of letters and digits. With SSE2, 16
+/// bytes a step.
+template <class = void>
+std::size_t count_ascii_words(std::string_view text) noexcept {
+    const char* p = text.data();
+    std::size_t i = 0;
+    std::size_t count = 0;
+    unsigned previous = 0;  // 1 when the byte before `i` is a letter or digit
+#if defined(__SSE2__)
+    const __m128i below_digits = _mm_set1_epi8('0' - 1);
+    const __m128i above_digits = _mm_set1_epi8('9' + 1);
+    const __m128i below_letters = _mm_set1_epi8('a' - 1);
+    const __m128i above_letters = _mm_set1_epi8('z' + 1);
+    const __m128i small = _mm_set1_epi8(0x20);  // 'A'..'Z' | 0x20 is 'a'..'z'
+    for (; i + 16 <= text.size(); i += 16) {
+        const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+        const __m128i digit =
+            _mm_and_si128(_mm_cmpgt_epi8(x, below_digits), _mm_cmpgt_epi8(above_digits, x));
+        const __m128i lower = _mm_or_si128(x, small);
+        const __m128i letter = _mm_and_si128(_mm_cmpgt_epi8(lower, below_letters),
+                                             _mm_cmpgt_epi8(above_letters, lower));
+        const auto word = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(digit, letter)));
+        count += static_cast<std::size_t>(__builtin_popcount(word & ~((word << 1) | previous)));
+        previous = (word >> 15) & 1U;
+    }
+#endif
+    for (; i < text.size(); ++i) {
+        const unsigned word = ascii_word_char(static_cast<unsigned char>(p[i])) ? 1U : 0U;
+        count += word & ~previous;
+        previous = word;
+    }
+    return count;
+}
+
+/// Where the first byte at or after `from` that is not ASCII is in `bytes`; its size when none.
+/// With SSE2, 16 bytes a step.
+template <class = void>
+std::size_t first_non_ascii(std::string_view bytes, std::size_t from) noexcept {
+    const char* p = bytes.data();
+    std::size_t i = from;
+#if defined(__SSE2__)
+    for (; i + 16 <= bytes.size(); i += 16) {
+        const auto high = static_cast<unsigned>(
+            _mm_movemask_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i))));
+        if (high != 0) return i + static_cast<std::size_t>(__builtin_ctz(high));
+    }
+#endif
+    for (; i < bytes.size(); ++i)
+        if ((static_cast<unsigned char>(p[i]) & 0x80) != 0) return i;
+    return bytes.size();
+}
+
 /// The places of each term of a words-mode `query` in `text` (word_term_spans of each, in the
 /// query's order) and the text's number of words, from one walk over its words without keeping
 /// them: for each term, the set of its first words that the latest words match is kept as bits.
 /// False (and nothing written) for a term of 64 words or more, which the walk does not follow.
+///
+/// Between phrases, the walk passes over the ASCII words that cannot start one, counting them
+/// 16 bytes a step (count_ascii_words): a word of ASCII bytes is its own lower case, so it can be
+/// a term's first word only where that word's bytes occur (find_ascii_folded); a word holding
+/// other bytes is always walked. The walk goes on at the word that holds the next such
+/// occurrence or the next byte that is not ASCII, whichever comes first.
 template <class T = void>
 bool stream_word_terms(const dependent<SearchQuery, T>& query, std::string_view text,
                        std::vector<std::vector<Span>>& found, std::size_t& words) {
@@ -759,8 +916,38 @@ bool stream_word_terms(const dependent<SearchQuery, T>& query, std::string_view 
     dependent<std::vector<std::size_t>, T> begins(longest, 0);  // the latest words' places
     std::size_t count = 0;
     std::string norm;
+    constexpr std::size_t unknown = std::string_view::npos;
+    const bool can_skip = std::all_of(query.terms.begin(), query.terms.end(), [](const auto& t) {
+        return t.tokens.empty() || !t.tokens.front().empty();
+    });
+    std::size_t stretch_end = 0;  // the end of the ASCII stretch the walk is in
+    // Where each term's first word next occurs in the stretch (its end when nowhere).
+    dependent<std::vector<std::size_t>, T> next_at(query.terms.size(), unknown);
+    const auto skip = [&](std::size_t at) {
+        if (!can_skip) return at;
+        for (const std::uint64_t p : partial)
+            if (p != 0) return at;  // a phrase is under way: every word counts
+        if (at >= stretch_end) {
+            stretch_end = first_non_ascii(text, at);
+            std::fill(next_at.begin(), next_at.end(), unknown);
+        }
+        std::size_t to = stretch_end;
+        for (std::size_t j = 0; j < query.terms.size(); ++j) {
+            if (query.terms[j].tokens.empty()) continue;
+            if (next_at[j] == unknown || next_at[j] < at) {
+                const std::size_t found_at = find_ascii_folded(text.substr(at, stretch_end - at),
+                                                               query.terms[j].tokens.front());
+                next_at[j] = found_at == unknown ? stretch_end : at + found_at;
+            }
+            to = std::min(to, next_at[j]);
+        }
+        while (to > at && ascii_word_char(static_cast<unsigned char>(text[to - 1]))) --to;
+        count += count_ascii_words(text.substr(at, to - at));
+        return to;
+    };
     for_each_search_word(
-        text, norm, [&](std::string_view word, std::size_t begin, std::size_t end) {
+        text, norm,
+        [&](std::string_view word, std::size_t begin, std::size_t end) {
             begins[count % longest] = begin;
             for (std::size_t j = 0; j < query.terms.size(); ++j) {
                 const SearchTerm& term = query.terms[j];
@@ -785,7 +972,8 @@ bool stream_word_terms(const dependent<SearchQuery, T>& query, std::string_view 
                 partial[j] = next;
             }
             ++count;
-        });
+        },
+        skip);
     words = count;
     return true;
 }
@@ -1235,6 +1423,47 @@ std::size_t find_bytes(std::string_view haystack, std::string_view needle) noexc
 #endif
 }
 
+/// Where `a` or `b` first occurs in `haystack` (npos when neither does), in one pass: with SSE2,
+/// 16 places a step are tested on each needle's first and last bytes, as find_bytes tests one.
+/// Two finds would read a haystack that holds neither twice. The needles must not be empty.
+template <class = void>
+std::size_t find_either(std::string_view haystack, std::string_view a,
+                        std::string_view b) noexcept {
+    const std::size_t shortest = std::min(a.size(), b.size());
+    if (shortest > haystack.size()) return std::string_view::npos;
+    const char* h = haystack.data();
+    const auto at = [&](std::size_t i, std::string_view needle) {
+        return i + needle.size() <= haystack.size() &&
+               std::memcmp(h + i, needle.data(), needle.size()) == 0;
+    };
+    std::size_t i = 0;
+#if defined(__SSE2__)
+    const std::size_t longest = std::max(a.size(), b.size());
+    const __m128i a_first = _mm_set1_epi8(a.front());
+    const __m128i a_last = _mm_set1_epi8(a.back());
+    const __m128i b_first = _mm_set1_epi8(b.front());
+    const __m128i b_last = _mm_set1_epi8(b.back());
+    for (; i + 15 + longest <= haystack.size(); i += 16) {
+        const auto load = [&](std::size_t k) {
+            return _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + k));
+        };
+        const __m128i at_a = _mm_and_si128(_mm_cmpeq_epi8(load(i), a_first),
+                                           _mm_cmpeq_epi8(load(i + a.size() - 1), a_last));
+        const __m128i at_b = _mm_and_si128(_mm_cmpeq_epi8(load(i), b_first),
+                                           _mm_cmpeq_epi8(load(i + b.size() - 1), b_last));
+        auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(at_a, at_b)));
+        while (mask != 0) {
+            const auto bit = static_cast<std::size_t>(__builtin_ctz(mask));
+            if (at(i + bit, a) || at(i + bit, b)) return i + bit;
+            mask &= mask - 1;
+        }
+    }
+#endif
+    for (; i + shortest <= haystack.size(); ++i)
+        if (at(i, a) || at(i, b)) return i;
+    return std::string_view::npos;
+}
+
 /// The bytes of a JSON document folded as fold_for_substring folds text (without the offsets),
 /// into `out` (after what it holds, with `append`): runs of ASCII 16 or 8 bytes at a time, other
 /// characters one by one. Folding never makes the text longer.
@@ -1294,75 +1523,6 @@ void fold_bytes(std::string_view bytes, std::string& out, bool append = false) {
         p = bytes.data() + i;
     }
     out.resize(static_cast<std::size_t>(w - out.data()));
-}
-
-/// True when every byte of `bytes` is ASCII (below 0x80): such bytes fold (fold_bytes) one to
-/// one, 'A'..'Z' to 'a'..'z' and every other byte to itself.
-template <class = void>
-bool all_ascii(std::string_view bytes) noexcept {
-    const char* p = bytes.data();
-    const char* end = p + bytes.size();
-#if defined(__SSE2__)
-    __m128i any = _mm_setzero_si128();
-    for (; end - p >= 64; p += 64) {
-        const auto* q = reinterpret_cast<const __m128i*>(p);
-        any = _mm_or_si128(
-            any, _mm_or_si128(_mm_or_si128(_mm_loadu_si128(q), _mm_loadu_si128(q + 1)),
-                              _mm_or_si128(_mm_loadu_si128(q + 2), _mm_loadu_si128(q + 3))));
-    }
-    if (_mm_movemask_epi8(any) != 0) return false;
-#endif
-    for (; p != end; ++p)
-        if ((static_cast<unsigned char>(*p) & 0x80) != 0) return false;
-    return true;
-}
-
-/// Where the folded `needle` (as fold_bytes gives it) first occurs in the folded form of
-/// `haystack`, an ASCII text (all_ascii), without folding it: with SSE2, 16 places a step are
-/// tested on the needle's first and last bytes in both cases, then compared whole. npos when
-/// nowhere, and for a needle that is not ASCII (folded ASCII text cannot hold it).
-template <class = void>
-std::size_t find_ascii_folded(std::string_view haystack, std::string_view needle) noexcept {
-    const auto fold = [](char c) noexcept {
-        return c >= 'A' && c <= 'Z' ? static_cast<char>(c + ('a' - 'A')) : c;
-    };
-    const auto upper = [](char c) noexcept {
-        return c >= 'a' && c <= 'z' ? static_cast<char>(c - ('a' - 'A')) : c;
-    };
-    const std::size_t n = needle.size();
-    if (n == 0) return 0;
-    if (n > haystack.size() || !all_ascii(needle)) return std::string_view::npos;
-    const char* h = haystack.data();
-    const auto same_at = [&](std::size_t at) noexcept {
-        for (std::size_t k = 0; k < n; ++k)
-            if (fold(h[at + k]) != needle[k]) return false;
-        return true;
-    };
-    const std::size_t last_start = haystack.size() - n;  // the last place a match can start
-    std::size_t i = 0;
-#if defined(__SSE2__)
-    const __m128i first = _mm_set1_epi8(needle.front());
-    const __m128i first_upper = _mm_set1_epi8(upper(needle.front()));
-    const __m128i last = _mm_set1_epi8(needle.back());
-    const __m128i last_upper = _mm_set1_epi8(upper(needle.back()));
-    for (; i + 16 <= last_start + 1; i += 16) {
-        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i));
-        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(h + i + n - 1));
-        const __m128i at_first =
-            _mm_or_si128(_mm_cmpeq_epi8(a, first), _mm_cmpeq_epi8(a, first_upper));
-        const __m128i at_last =
-            _mm_or_si128(_mm_cmpeq_epi8(b, last), _mm_cmpeq_epi8(b, last_upper));
-        auto mask = static_cast<unsigned>(_mm_movemask_epi8(_mm_and_si128(at_first, at_last)));
-        while (mask != 0) {
-            const auto bit = static_cast<std::size_t>(__builtin_ctz(mask));
-            if (same_at(i + bit)) return i + bit;
-            mask &= mask - 1;
-        }
-    }
-#endif
-    for (; i <= last_start; ++i)
-        if (fold(h[i]) == needle.front() && same_at(i)) return i;
-    return std::string_view::npos;
 }
 
 /// True when the folded bytes of a document (fold_bytes) hold every one of `words`.
@@ -1579,9 +1739,10 @@ bool search_storage(const SearchQuery& query, const SearchOptions& options, cons
     }
 }
 
-/// True when `a` comes before `b` in the order of the options.
-template <class = void>
-bool hit_before(const SearchCursor& a, const SearchCursor& b, SearchOrder order) {
+/// True when `a` comes before `b` in the order of the options. Each is a SearchCursor or a
+/// SearchHit (whose keys are compared where they are, without making its cursor).
+template <class A, class B>
+bool hit_before(const A& a, const B& b, SearchOrder order) {
     if (order == SearchOrder::relevance) {
         if (a.score != b.score) return a.score > b.score;
     } else if (a.timestamp != b.timestamp) {
@@ -1597,12 +1758,11 @@ SearchResult page_hits(dependent<std::vector<SearchHit>, T> hits, const SearchOp
     dependent<SearchResult, T> out;
     if (options.after) {
         const SearchCursor& after = *options.after;
-        std::erase_if(hits, [&](const SearchHit& h) {
-            return !hit_before(after, h.cursor(), options.order);
-        });
+        std::erase_if(hits,
+                      [&](const SearchHit& h) { return !hit_before(after, h, options.order); });
     }
     const auto before = [&](const SearchHit& a, const SearchHit& b) {
-        return hit_before(a.cursor(), b.cursor(), options.order);
+        return hit_before(a, b, options.order);
     };
     if (hits.size() > options.limit) {
         std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(options.limit),

@@ -174,7 +174,7 @@ public:
 
     /// Keeps a judged hit in `hits` and counts its score; a hit before the cursor is dropped.
     void add(std::vector<SearchHit>& hits, SearchHit&& hit) {
-        if (options_.after && !hit_before(*options_.after, hit.cursor(), options_.order)) return;
+        if (options_.after && !hit_before(*options_.after, hit, options_.order)) return;
         best_.push(hit.score);
         if (best_.size() > wanted_) best_.pop();
         hits.push_back(std::move(hit));

@@ -299,20 +299,21 @@ private:
 
 /// The name of the session in the JSONL text `data` (a whole session file), as its storage's
 /// index gives it: the name of its last session_info entry, trimmed; none when that one has no
-/// name. Only lines that mention session_info are read (every line when the file has a `\\u`
-/// escape, which may spell the type).
+/// name. Only lines that mention session_info are read, in one pass with the search for a `\\u`
+/// escape, which may spell the type: from the first line that holds one, every line is read.
 template <class = void>
 std::optional<std::string> session_file_name(std::string_view data, Dialect dialect) {
     std::optional<std::string> name;
-    const bool escapes = find_bytes(data, "\\u") != std::string_view::npos;
+    bool escapes = false;
     std::size_t from = 0;
     std::string type;
     while (from < data.size()) {
         std::size_t at = from;
         if (!escapes) {
-            at = find_bytes(data.substr(from), SessionInfoEntry::type);
+            at = find_either(data.substr(from), SessionInfoEntry::type, "\\u");
             if (at == std::string_view::npos) break;
             at += from;
+            escapes = data.substr(at, 2) == "\\u";
         }
         const std::size_t begin = at == 0 ? 0 : data.rfind('\n', at - 1) + 1;  // npos + 1 == 0
         std::size_t end = data.find('\n', at);
