@@ -1015,6 +1015,18 @@ inline void check_line_reader(const std::string& line, Dialect d, const SearchTe
     detail::SearchLineReader reader(d, o);
     detail::SearchLineFields f;
     const detail::SearchLineRead r = reader.read(line, f);
+    // Read again stepping over the values the scanner's walk recorded: the same fields.
+    detail::SkipMemo memo;
+    detail::ScannedEntry scanned;
+    std::string reason;
+    REQUIRE(detail::JsonScanner::scan_entry(line, d, scanned, reason, &memo));
+    detail::SearchLineFields g;
+    CHECK(reader.read(line, g, &memo) == r);
+    CHECK(g.text == f.text);
+    CHECK(g.type == f.type);
+    CHECK(g.id == f.id);
+    CHECK(g.timestamp == f.timestamp);
+    CHECK(g.role == f.role);
     const std::string expected = search_text_of(entry, o);
     if (r == detail::SearchLineRead::nothing) {
         CHECK(expected.empty());

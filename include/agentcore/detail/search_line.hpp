@@ -52,8 +52,10 @@ public:
         : d_(dialect), options_(options) {}
 
     /// Reads `line`, an entry line the scanner has validated (JsonScanner::scan_entry), into
-    /// `out`.
-    SearchLineRead read(std::string_view line, SearchLineFields& out) {
+    /// `out`. `memo`: the one that scan filled for this line (SkipMemo), when the caller kept
+    /// it; the values the reader steps over are then not walked again.
+    SearchLineRead read(std::string_view line, SearchLineFields& out, SkipMemo* memo = nullptr) {
+        memo_ = memo != nullptr && memo->covers(line) ? memo : nullptr;
         out.text.clear();
         out.role = {};
         enum : std::size_t { type, id, timestamp, message, summary, content, label, name, count };
@@ -61,7 +63,7 @@ public:
         collect_members(line,
                         std::array<std::string_view, count>{"type", "id", "timestamp", "message",
                                                             "summary", "content", "label", "name"},
-                        v);
+                        v, memo_);
         if (!string_of(v[type], out.type) || !string_of(v[id], out.id))
             return SearchLineRead::decode;
         const std::string_view t = out.type;
@@ -149,7 +151,7 @@ private:
         collect_members(message,
                         std::array<std::string_view, count>{"role", "content", keys::tool_name(d_),
                                                             "command", "output", "summary"},
-                        v);
+                        v, memo_);
         std::string role_text;
         if (!string_of(v[role], role_text)) return SearchLineRead::decode;
         std::string& text = out.text;
@@ -214,8 +216,8 @@ private:
         std::array<RawValue, count> v{};
         collect_members(
             block,
-            std::array<std::string_view, count>{"type", "text", "thinking", "name", "arguments"},
-            v);
+            std::array<std::string_view, count>{"type", "text", "thinking", "name", "arguments"}, v,
+            memo_);
         std::string type_text;
         if (!string_of(v[type], type_text)) return false;
         if (type_text == "text")
@@ -253,15 +255,18 @@ private:
         }
         if (raw.front() != '{') return true;  // numbers, booleans, null
         dependent<std::vector<std::string_view>, T> keys;
-        JsonScanner::for_each_member(raw, [&](std::string_view key, std::string_view value) {
-            if (!ok) return;
-            if (key.find('\\') != std::string_view::npos) {
-                ok = false;
-                return;
-            }
-            keys.push_back(key);
-            ok = json_strings(value, out, depth + 1);
-        });
+        JsonScanner::for_each_member(
+            raw,
+            [&](std::string_view key, std::string_view value) {
+                if (!ok) return;
+                if (key.find('\\') != std::string_view::npos) {
+                    ok = false;
+                    return;
+                }
+                keys.push_back(key);
+                ok = json_strings(value, out, depth + 1);
+            },
+            memo_);
         if (!ok) return false;
         std::sort(keys.begin(), keys.end());
         return std::adjacent_find(keys.begin(), keys.end()) == keys.end();
@@ -269,7 +274,7 @@ private:
 
     // Calls `visit(raw_item)` for each item of a valid JSON array.
     template <class Visit>
-    static void for_each_item(std::string_view array, Visit&& visit) {
+    void for_each_item(std::string_view array, Visit&& visit) const {
         const char* p = array.data();
         const char* end = p + array.size();
         const auto ws = [&] {
@@ -280,7 +285,7 @@ private:
             ws();
             if (p == end || *p == ']') return;
             const char* begin = p;
-            p = JsonScanner::value_end(p, end, nullptr);
+            p = JsonScanner::value_end(p, end, memo_);
             visit(std::string_view(begin, static_cast<std::size_t>(p - begin)));
             ws();
             if (p == end || *p != ',') return;
@@ -293,6 +298,7 @@ private:
     Dialect d_;
     const SearchTextOptions& options_;
     std::size_t cap_ = no_cap;  // while a tool result's blocks are read: its cap
+    SkipMemo* memo_ = nullptr;  // the line's, during read()
     std::string scratch_;
     std::string body_;
 };
@@ -341,16 +347,17 @@ std::optional<std::string> session_file_name(std::string_view data, Dialect dial
 }
 
 /// Matches one entry line at position `seq` of a session: the line must have passed
-/// JsonScanner::scan_entry. Its text fields are read (SearchLineReader), or the line decoded
-/// when the reader leaves it to the codec; a hit's line must meet the codec's field rules
-/// (check_entry_fields). `fail(reason)` is called (and must throw) for a line the codec
-/// refuses. Returns false when the sink stopped.
+/// JsonScanner::scan_entry, which filled `memo` (SkipMemo; may be null). Its text fields are
+/// read (SearchLineReader), or the line decoded when the reader leaves it to the codec; a hit's
+/// line must meet the codec's field rules (check_entry_fields). `fail(reason)` is called (and
+/// must throw) for a line the codec refuses. Returns false when the sink stopped.
 template <class Fail>
 bool search_entry_line(const SearchQuery& query, const SearchOptions& options,
                        SearchLineReader& reader, SearchLineFields& f, std::string_view line,
-                       Dialect dialect, const SessionHeader& header, const std::string& name,
-                       std::uint64_t seq, const SearchHitSink& sink, Fail&& fail) {
-    const SearchLineRead read = reader.read(line, f);
+                       SkipMemo* memo, Dialect dialect, const SessionHeader& header,
+                       const std::string& name, std::uint64_t seq, const SearchHitSink& sink,
+                       Fail&& fail) {
+    const SearchLineRead read = reader.read(line, f, memo);
     if (read == SearchLineRead::nothing) return true;
     if (read == SearchLineRead::decode) {
         dependent<SessionTreeEntry, Fail> entry;
@@ -367,7 +374,7 @@ bool search_entry_line(const SearchQuery& query, const SearchOptions& options,
     if (f.type != LabelEntry::type && f.type != SessionInfoEntry::type &&
         f.type != LeafEntry::type) {
         try {
-            check_entry_fields(line, f.type, dialect);
+            check_entry_fields(line, f.type, dialect, memo);
         } catch (const SessionError& e) {
             fail(std::string(e.detail()));
         }

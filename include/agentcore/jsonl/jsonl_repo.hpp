@@ -561,6 +561,7 @@ struct JsonlScanBuffers {
     std::string bytes;   // the file
     std::string folded;  // folded stretches (folded_may_hold)
     SearchLineFields fields;
+    SkipMemo memo;  // where the values of the line being read end
 };
 
 /// The search of one session file without opening it as a storage: the file is read once, and
@@ -631,7 +632,7 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
         if (!open_session()) return true;
         dependent<ScannedEntry, T> scanned;
         std::string reason;
-        if (!JsonScanner::scan_entry(text, dialect, scanned, reason)) {
+        if (!JsonScanner::scan_entry(text, dialect, scanned, reason, &buffers.memo)) {
             if (line.end == data.size()) break;  // a torn last line
             fail(ErrorCode::invalid_entry, line.number, reason);
         }
@@ -639,8 +640,8 @@ std::optional<bool> scan_session_file(const JsonlStorageOptions& storage_options
         const auto line_fails = [&](const std::string& why) {
             fail(ErrorCode::invalid_entry, line.number, why);
         };
-        if (!search_entry_line(query, options, *line_reader, buffers.fields, text, dialect, *header,
-                               name, at, sink, line_fails))
+        if (!search_entry_line(query, options, *line_reader, buffers.fields, text, &buffers.memo,
+                               dialect, *header, name, at, sink, line_fails))
             return false;
     }
     return true;

@@ -407,9 +407,11 @@ inline bool search_candidate(const SqliteSessionRepo& repo, const SearchQuery& q
     };
     ScannedEntry scanned;
     std::string reason;
-    if (!JsonScanner::scan_entry(line, session.dialect, scanned, reason)) fail(reason);
-    return search_entry_line(query, options, reader, fields, line, session.dialect, session.header,
-                             session.name, static_cast<std::uint64_t>(seq - 1), sink, fail);
+    SkipMemo memo;
+    if (!JsonScanner::scan_entry(line, session.dialect, scanned, reason, &memo)) fail(reason);
+    return search_entry_line(query, options, reader, fields, line, &memo, session.dialect,
+                             session.header, session.name, static_cast<std::uint64_t>(seq - 1),
+                             sink, fail);
 }
 
 }  // namespace detail::sqlite
