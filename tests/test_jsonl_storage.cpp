@@ -246,6 +246,34 @@ TEST_CASE("a file created with many entries reports the first bad entry in order
     CHECK(count_files_with(dir.path(), "many") == 0);
 }
 
+TEST_CASE("a file created with more entries than a batch and more bytes than a write holds",
+          "[jsonl]") {
+    ScratchDir dir;
+    const auto path = dir.file("big.jsonl");
+    // 9,000 entries of about 600 bytes: encoded in three batches, written in two writes of
+    // 4 MiB and the rest.
+    auto entries = chain_entries(9000, 520);
+    std::string expected = encode_header(test_header(), Dialect::native) + "\n";
+    for (const auto& e : entries) expected += encode_entry(e, Dialect::native) + "\n";
+    REQUIRE(expected.size() > (std::size_t{4} << 20));
+    SECTION("the file is the header and the entries' lines, in order") {
+        auto s = JsonlSessionStorage::create(path, test_header(), jsonl_options(), entries);
+        CHECK(s.entry_count() == 9000);
+        CHECK(read_file(path) == expected);
+        CHECK(open_file_read_only(path).storage().entry_count() == 9000);
+    }
+    SECTION("a bad entry after the first write: nothing is made, nothing is left") {
+        std::get<MessageEntry>(entries[8500]).id = "e1000";  // a taken id, in the third batch
+        const auto create = [&] {
+            (void)JsonlSessionStorage::create(path, test_header(), jsonl_options(), entries);
+        };
+        CHECK(error_of(create) == ErrorCode::already_exists);
+        CHECK(message_of_error(create).find("e1000") != std::string::npos);
+        CHECK_FALSE(std::filesystem::exists(path));
+        CHECK(count_files_with(dir.path(), "big") == 0);
+    }
+}
+
 TEST_CASE("appends to a pi-dialect file keep camelCase and the file opens again", "[jsonl]") {
     ScratchDir dir;
     const auto path = dir.file("pi.jsonl");

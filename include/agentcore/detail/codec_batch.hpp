@@ -69,22 +69,24 @@ std::vector<EntryHandle> decode_lines(const std::vector<std::string_view>& lines
     return out;
 }
 
-/// The lines of `entries` (encode_entry in `dialect`), encoded by up to `threads` threads (the
-/// calling one included; one for fewer than decode_chunk_lines * 4 entries). An entry the codec
-/// cannot encode is left nullopt: the caller encodes it again on its own, in its order, to report
-/// the error as it always does.
+/// The lines of `entries` from `first` to before `last` (encode_entry in `dialect`; the line of
+/// entry `first + i` at `i`), encoded by up to `threads` threads (the calling one included; one
+/// for fewer than decode_chunk_lines * 4 entries). An entry the codec cannot encode is left
+/// nullopt: the caller encodes it again on its own, in its order, to report the error as it
+/// always does.
 template <class = void>
 std::vector<std::optional<std::string>> encode_lines(const std::vector<SessionTreeEntry>& entries,
+                                                     std::size_t first, std::size_t last,
                                                      Dialect dialect, std::size_t threads) {
-    std::vector<std::optional<std::string>> out(entries.size());
-    for_each_index(entries.size(), entries.size() >= decode_chunk_lines * 4 ? threads : 1,
-                   [&](std::size_t i) noexcept {
-                       try {
-                           out[i] = encode_entry(entries[i], dialect);
-                       } catch (...) {
-                           // Left nullopt: the caller reports it.
-                       }
-                   });
+    const std::size_t n = last - first;
+    std::vector<std::optional<std::string>> out(n);
+    for_each_index(n, n >= decode_chunk_lines * 4 ? threads : 1, [&](std::size_t i) noexcept {
+        try {
+            out[i] = encode_entry(entries[first + i], dialect);
+        } catch (...) {
+            // Left nullopt: the caller reports it.
+        }
+    });
     return out;
 }
 

@@ -167,31 +167,42 @@ public:
         Dep<TreeIndex> check;
         Dep<std::vector<EntryHandle>> handles;
         handles.reserve(entries.size());
-        // Encoded on several threads first; an entry that could not be is encoded again after
-        // its tree check, which reports what is wrong in the order of the entries.
-        auto lines = detail::encode_lines(entries, s.dialect_, s.scan_helpers() + 1);
-        std::size_t bytes = content.size();
-        for (const auto& line : lines) bytes += line ? line->size() + 1 : 0;
-        content.reserve(bytes);
-        for (std::size_t i = 0; i < entries.size(); ++i) {
-            auto& e = entries[i];
-            check.check_append(e);
-            content += lines[i] ? *lines[i] : encode_entry(e, s.dialect_);
-            lines[i].reset();
-            content.push_back('\n');
-            auto handle = std::make_shared<const SessionTreeEntry>(std::move(e));
-            check.record(*handle);
-            handles.push_back(std::move(handle));
-        }
         // The temporary file is locked from its creation on, and the lock comes with it when it
-        // gets its name: no other writer can get in between.
+        // gets its name: no other writer can get in between. Whatever fails before it is
+        // published removes it.
         detail::TempFile temp(*s.ops_, s.path_);
+        // A batch of entries at a time: encoded on several threads first (an entry that could
+        // not be is encoded again after its tree check, which reports what is wrong in the order
+        // of the entries), then checked and added to `content`, which goes to the file whenever
+        // it holds a few MiB: memory holds a batch's lines, not the whole file's.
+        constexpr std::size_t batch = 4096;
+        constexpr std::size_t flush_bytes = std::size_t{4} << 20;
+        for (std::size_t first = 0; first < entries.size(); first += batch) {
+            const std::size_t last = std::min(entries.size(), first + batch);
+            auto lines =
+                detail::encode_lines(entries, first, last, s.dialect_, s.scan_helpers() + 1);
+            for (std::size_t i = first; i < last; ++i) {
+                auto& e = entries[i];
+                check.check_append(e);
+                auto& line = lines[i - first];
+                content += line ? *line : encode_entry(e, s.dialect_);
+                line.reset();
+                content.push_back('\n');
+                auto handle = std::make_shared<const SessionTreeEntry>(std::move(e));
+                check.record(*handle);
+                handles.push_back(std::move(handle));
+                if (content.size() >= flush_bytes) {
+                    temp.write(content);
+                    content.clear();
+                }
+            }
+        }
         temp.write(content);
         temp.sync();
         before_publish();
         s.fd_ = temp.publish(false);
         s.mutable_metadata() = std::move(header);
-        s.file_size_ = content.size();
+        s.file_size_ = temp.size();
         s.lines_ = 1;
         for (auto& handle : handles) {
             s.slots_.push_back(Slot{0, 0, ++s.lines_, {}, {}, handle});
