@@ -1353,9 +1353,14 @@ std::string repeat_mark(std::string_view word, std::size_t level) {
 /// Empty when no word is repeated. An index of them bounds how often an entry holds a word,
 /// and so its score, without reading the entry.
 ///
+/// With `distinct`, also writes there the text's words each once, sorted, one space between:
+/// what an index that keeps which entries hold a word, not how often, needs (one sort for
+/// both).
+///
 /// Complexity: O(n log n) in its n words (sorted to count them).
 template <class T = void>
-std::string word_repeat_marks(std::string_view text) {
+std::string word_repeat_marks(std::string_view text, std::string* distinct = nullptr) {
+    if (distinct != nullptr) distinct->clear();
     dependent<std::vector<std::string_view>, T> words;
     for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find(' ', at);
@@ -1364,11 +1369,18 @@ std::string word_repeat_marks(std::string_view text) {
         at = end + 1;
     }
     std::string out;
-    if (words.size() < 2) return out;
+    if (words.size() < 2) {
+        if (distinct != nullptr && !words.empty()) distinct->assign(words.front());
+        return out;
+    }
     std::sort(words.begin(), words.end());
     for (std::size_t i = 0; i < words.size();) {
         std::size_t j = i + 1;
         while (j < words.size() && words[j] == words[i]) ++j;
+        if (distinct != nullptr) {
+            if (!distinct->empty()) distinct->push_back(' ');
+            distinct->append(words[i]);
+        }
         for (const std::size_t level : repeat_levels) {
             if (j - i < level) break;
             if (!out.empty()) out.push_back(' ');

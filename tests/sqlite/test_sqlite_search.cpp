@@ -409,6 +409,44 @@ TEST_CASE("an import or fork writes its entries' words straight into the FTS5 in
     exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
 }
 
+TEST_CASE("an entry's repeated words go into the FTS5 index once, and come out whatever it held",
+          "[sqlite][search]") {
+    ScratchDir dir;
+    const std::string db = dir.file("s.db");
+    SqliteSessionRepo repo(db, sqlite_search_tests::fast_options());
+    InMemorySessionRepo memory;
+    for (const std::string id : {"a", "b"}) {
+        auto m = create(memory, CreateOptions{id, "/w", {}, std::nullopt});
+        append_message(m, UserMessage{"gamma gamma gamma delta " + id + "only", 1, {}});
+        copy_session(memory, repo, id);
+    }
+    const auto vocab = [&](const std::string& term) {
+        return count_of(
+            db, "SELECT coalesce(sum(doc), 0) FROM search_vocab WHERE term = '" + term + "'");
+    };
+    // Each row holds 3 words for FTS5 (its size, in tokens, is a one-byte varint), and is found
+    // by each of them; the repeats are in the marks.
+    CHECK(count_of(db, "SELECT count(*) FROM search_index_docsize WHERE hex(sz) = '03'") == 2);
+    CHECK(vocab("gamma") == 2);
+    CHECK(keys_of(repo, "gamma delta").size() == 2);
+    CHECK(count_of(db, "SELECT count(*) FROM search_repeats('\"gamma~3\"')") == 2);
+    // Session b's row written as an earlier version wrote it, with its repeats: removing the
+    // session takes it out all the same.
+    const std::int64_t row = count_of(db, "SELECT row FROM search_rows WHERE session_id = 'b'");
+    const std::string r = std::to_string(row);
+    exec_raw(db, "INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', " + r +
+                     ", 'bonly delta gamma');"
+                     "INSERT INTO search_index (rowid, text) VALUES (" +
+                     r + ", 'gamma gamma gamma delta bonly')");
+    CHECK(keys_of(repo, "bonly").size() == 1);
+    remove(repo, "b");
+    CHECK(vocab("bonly") == 0);
+    CHECK(vocab("gamma") == 1);
+    remove(repo, "a");
+    CHECK(count_of(db, "SELECT count(*) FROM search_vocab") == 0);
+    exec_raw(db, "INSERT INTO search_index (search_index, rank) VALUES ('integrity-check', 1)");
+}
+
 TEST_CASE("the index is what narrows a search down: emptied, it finds nothing that needs it",
           "[sqlite][search]") {
     ScratchDir dir;

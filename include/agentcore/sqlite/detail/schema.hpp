@@ -202,7 +202,13 @@ inline SearchRowText search_row_text(const SessionTreeEntry& entry,
     out.text = search_index_text(entry);
     if (out.text.empty()) return out;
     if (version >= entry_state_schema_version) out.counts = search_word_counts(entry);
-    if (version >= repeats_schema_version) out.marks = word_repeat_marks(out.text);
+    if (version >= repeats_schema_version) {
+        // search_index keeps which rows hold a word (detail=none), not how often: each word is
+        // given once, which spares FTS5 the look-up of every repeat.
+        std::string distinct;
+        out.marks = word_repeat_marks(out.text, &distinct);
+        out.text = std::move(distinct);
+    }
     return out;
 }
 
@@ -281,14 +287,17 @@ inline void remove_search_rows(Database& db, std::string_view session) {
         "r.session_id AND e.seq = r.seq JOIN sessions s ON s.id = r.session_id WHERE "
         "r.session_id = ?1");
     q.bind(1, session);
+    // The words each once, as search_row_text writes them. A row written with its repeats (by
+    // an earlier version) holds the same words, which is all a detail=none index keeps.
+    std::string words;
     each_decoded_row(q, 1, [&](const SessionTreeEntry& entry) {
-        const std::string text = search_index_text(entry);
+        const std::string marks = word_repeat_marks(search_index_text(entry), &words);
         db.statement(
               "INSERT INTO search_index (search_index, rowid, text) VALUES ('delete', ?1, ?2)")
             .bind(1, q.int64(0))
-            .bind(2, text)
+            .bind(2, words)
             .run();
-        write_repeat_marks(db, q.int64(0), word_repeat_marks(text), true);
+        write_repeat_marks(db, q.int64(0), marks, true);
     });
 }
 
