@@ -177,6 +177,23 @@ TEST_CASE("every append, import and fork writes its entries' words in its own tr
     append_message(s, UserMessage{"marker " + long_word + "zz end", 1, {}});
     CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'appended' AND seq = 5") ==
           "'*'");
+    // At the limits: a word of 2047 bytes is a lexeme, one of 2048 is not; more than 512 KiB of
+    // distinct words are not held either.
+    append_message(s, UserMessage{std::string(2047, 'r'), 1, {}});
+    CHECK(raw.number("SELECT count(*) FROM entries WHERE session_id = 'appended' AND seq = 6 AND "
+                     "words @@ ('''' || repeat('r', 2047) || '''')::tsquery") == 1);
+    append_message(s, UserMessage{std::string(2048, 'r'), 1, {}});
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'appended' AND seq = 7") ==
+          "'*'");
+    std::string many;
+    for (int i = 0; i < 55'000; ++i) {
+        const std::string n = std::to_string(10'000'000 + i);
+        many += "x" + n + " ";
+    }
+    append_message(s, UserMessage{many, 1, {}});
+    CHECK(raw.text("SELECT words::text FROM entries WHERE session_id = 'appended' AND seq = 8") ==
+          "'*'");
+    CHECK(search(postgres, "x10054999").hits.size() == 1);
     (void)copy_session(postgres, memory, "appended");
     check_queries(memory, postgres,
                   {{"marker", {}},

@@ -436,7 +436,7 @@ public:
             .int64(next.stats.total_tokens)
             .real(next.stats.cost_total);
         detail::pg::bind_row(p, header_.id, node, base.id, columns, line);
-        // The entry's words ($36) come sorted and distinct (join_lexemes): two appends adding
+        // The entry's words ($36) come sorted and distinct (search_columns_of): two appends adding
         // the same new words to search_words lock them in the same order, and never deadlock.
         static const std::string sql =
             "WITH s AS (UPDATE sessions SET next_seq = $4 + 1, leaf_id = $6, name = $7, "

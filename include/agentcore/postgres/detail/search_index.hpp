@@ -65,40 +65,24 @@ inline std::string words_expression(int n) {
     return tsvector_of("$" + std::to_string(n) + "::text", "$" + std::to_string(n + 1) + "::text");
 }
 
-/// The distinct words of `text` (words separated by single spaces, as search_index_text gives
-/// them), sorted, one space between: the value of an entry's words parameter. None for an entry
-/// without words; unindexed_lexeme when a tsvector cannot hold them.
-inline std::optional<std::string> join_lexemes(std::string_view text) {
-    if (text.empty()) return std::nullopt;
-    std::vector<std::string_view> words;
-    for (std::size_t at = 0; at <= text.size();) {
-        std::size_t end = text.find(' ', at);
-        if (end == std::string_view::npos) end = text.size();
-        if (end > at) words.push_back(text.substr(at, end - at));
+/// Whether a tsvector holds `words` (distinct words, one space between): no word longer than
+/// max_lexeme_bytes, and at most max_entry_word_bytes in all.
+inline bool tsvector_holds(std::string_view words) {
+    if (words.size() + 1 > max_entry_word_bytes) return false;
+    for (std::size_t at = 0; at < words.size();) {
+        std::size_t end = words.find(' ', at);
+        if (end == std::string_view::npos) end = words.size();
+        if (end - at > max_lexeme_bytes) return false;
         at = end + 1;
     }
-    std::sort(words.begin(), words.end());
-    words.erase(std::unique(words.begin(), words.end()), words.end());
-    std::size_t total = 0;
-    for (const auto w : words) {
-        if (w.size() > max_lexeme_bytes) return std::string(unindexed_lexeme);
-        total += w.size() + 1;
-    }
-    if (total > max_entry_word_bytes) return std::string(unindexed_lexeme);
-    std::string out;
-    out.reserve(total);
-    for (const auto w : words) {
-        if (!out.empty()) out.push_back(' ');
-        out.append(w);
-    }
-    return out;
+    return true;
 }
 
-/// What an entry's row keeps for the search index: its words (join_lexemes of its
-/// search_index_text; none when it has none), its marks (the words it repeats, and its length
-/// class: length_mark of its word count), and its word counts. Marks and counts are none when
-/// the entry has none to bound its score by: no words, or more than a tsvector holds
-/// (unindexed_lexeme), which every search reads.
+/// What an entry's row keeps for the search index: its words (the distinct words of its
+/// search_index_text, sorted, one space between; none when it has none), its marks (the words it
+/// repeats, and its length class: length_mark of its word count), and its word counts. Marks and
+/// counts are none when the entry has none to bound its score by: no words, or more than a tsvector
+/// holds (unindexed_lexeme), which every search reads.
 struct SearchColumns {
     std::optional<std::string> words;
     std::optional<std::string> marks;
@@ -109,10 +93,16 @@ struct SearchColumns {
 inline SearchColumns search_columns_of(const SessionTreeEntry& entry) {
     SearchColumns out;
     const std::string text = search_index_text(entry);
-    out.words = join_lexemes(text);
-    if (!out.words || *out.words == unindexed_lexeme) return out;
+    if (text.empty()) return out;
+    // One sort gives the distinct words and the marks of the repeated ones.
+    std::string words;
+    std::string marks = word_repeat_marks(text, &words);
+    if (!tsvector_holds(words)) {
+        out.words = std::string(unindexed_lexeme);
+        return out;
+    }
+    out.words = std::move(words);
     const SearchWordCounts counts = search_word_counts(entry);
-    std::string marks = word_repeat_marks(text);
     if (!marks.empty()) marks.push_back(' ');
     marks += length_mark(length_class(counts.words));
     if (out.words->size() + marks.size() + 1 > max_entry_word_bytes) {
