@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -541,6 +542,46 @@ void check_blocks(const std::string& filler) {
 }
 
 }  // namespace search_tests
+
+TEST_CASE("repeat marks and distinct words come in the words' byte order, as a plain sort gives",
+          "[search]") {
+    // The sort compares the first 8 bytes as a number first: words that share them, words of 7,
+    // 8 and 9 bytes, bytes above 0x7f and a NUL byte must still come out in byte order, each
+    // counted once per occurrence.
+    using agentcore::detail::repeat_levels;
+    using agentcore::detail::word_repeat_marks;
+    std::mt19937 random(29);
+    const std::vector<std::string> heads{
+        "", "abcdefg", "abcdefgh", "abcdefgh\x80", "zz", std::string("ab\0", 3)};
+    const std::string tails("ab\x7f\x80\xff_9");
+    for (int round = 0; round < 3000; ++round) {
+        std::vector<std::string> words;
+        const auto count = std::uniform_int_distribution<int>(0, 40)(random);
+        for (int i = 0; i < count; ++i) {
+            std::string w = heads[random() % heads.size()];
+            const auto extra = std::uniform_int_distribution<int>(w.empty() ? 1 : 0, 3)(random);
+            for (int k = 0; k < extra; ++k) w.push_back(tails[random() % tails.size()]);
+            words.push_back(w);
+        }
+        std::string text;
+        for (const auto& w : words) text += (text.empty() ? "" : " ") + w;
+        std::map<std::string, std::size_t> counts;  // std::string orders bytes as unsigned
+        for (const auto& w : words) ++counts[w];
+        std::string marks;
+        std::string distinct;
+        for (const auto& [word, n] : counts) {
+            distinct += (distinct.empty() ? "" : " ") + word;
+            if (n < 2) continue;
+            for (const std::size_t level : repeat_levels)
+                if (n >= level)
+                    marks += (marks.empty() ? "" : " ") + word + "~" + std::to_string(level);
+        }
+        INFO(round);
+        std::string got_distinct;
+        CHECK(word_repeat_marks(text, &got_distinct) == marks);
+        CHECK(got_distinct == distinct);
+    }
+}
 
 TEST_CASE("a document searched without its folded copy holds the words the copy holds",
           "[search]") {

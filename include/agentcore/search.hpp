@@ -1361,30 +1361,46 @@ std::string repeat_mark(std::string_view word, std::size_t level) {
 template <class T = void>
 std::string word_repeat_marks(std::string_view text, std::string* distinct = nullptr) {
     if (distinct != nullptr) distinct->clear();
-    dependent<std::vector<std::string_view>, T> words;
+    // Each word with its first 8 bytes as a big-endian number (zero-padded): the numbers compare
+    // in the words' byte order (where they differ, so do the words, the same way), and most
+    // comparisons of the sort end there, without a memcmp. Equal numbers fall back to the words.
+    struct Keyed {
+        std::uint64_t head;
+        std::string_view word;
+    };
+    dependent<std::vector<Keyed>, T> words;
     for (std::size_t at = 0; at < text.size();) {
         std::size_t end = text.find(' ', at);
         if (end == std::string_view::npos) end = text.size();
-        if (end > at) words.push_back(text.substr(at, end - at));
+        if (end > at) {
+            Keyed k{0, text.substr(at, end - at)};
+            const std::size_t n = std::min<std::size_t>(k.word.size(), 8);
+            for (std::size_t b = 0; b < n; ++b)
+                k.head |= std::uint64_t{static_cast<unsigned char>(k.word[b])} << (56 - 8 * b);
+            words.push_back(k);
+        }
         at = end + 1;
     }
     std::string out;
     if (words.size() < 2) {
-        if (distinct != nullptr && !words.empty()) distinct->assign(words.front());
+        if (distinct != nullptr && !words.empty()) distinct->assign(words.front().word);
         return out;
     }
-    std::sort(words.begin(), words.end());
+    std::sort(words.begin(), words.end(), [](const Keyed& a, const Keyed& b) {
+        return a.head != b.head ? a.head < b.head : a.word < b.word;
+    });
     for (std::size_t i = 0; i < words.size();) {
+        const std::string_view word = words[i].word;
         std::size_t j = i + 1;
-        while (j < words.size() && words[j] == words[i]) ++j;
+        while (j < words.size() && words[j].word == word) ++j;
         if (distinct != nullptr) {
             if (!distinct->empty()) distinct->push_back(' ');
-            distinct->append(words[i]);
+            distinct->append(word);
         }
         for (const std::size_t level : repeat_levels) {
             if (j - i < level) break;
             if (!out.empty()) out.push_back(' ');
-            out += repeat_mark(words[i], level);
+            out += repeat_mark(word, level);
         }
         i = j;
     }
