@@ -357,16 +357,14 @@ int main(int argc, char** argv) {
     const auto corpus = static_cast<double>(folder_bytes(dir + "/jsonl"));
 
     const bool have_rg = std::system("rg --version >/dev/null 2>&1") == 0;
-    const auto rg = [&](const std::string& word) {
-        const std::string cmd =
-            "rg -i -c --no-messages '" + word + "' '" + dir + "/jsonl' >/dev/null";
+    // `rg -i` over the folder: with `-c` its counts discarded; without, its lines to a pipe.
+    const auto rg_run = [&](const std::string& word, bool count) {
+        const std::string cmd = std::string("rg -i ") + (count ? "-c " : "") + "--no-messages '" +
+                                word + "' '" + dir + "/jsonl'" +
+                                (count ? " >/dev/null" : " | wc -c >/dev/null");
         return median_seconds(runs, [&] { (void)std::system(cmd.c_str()); });
     };
-    const auto rg_lines = [&](const std::string& word) {
-        const std::string cmd =
-            "rg -i --no-messages '" + word + "' '" + dir + "/jsonl' | wc -c >/dev/null";
-        return median_seconds(runs, [&] { (void)std::system(cmd.c_str()); });
-    };
+    const auto rg = [&](const std::string& word) { return rg_run(word, true); };
     // Every file read once before the figures: all of them are measured on a warm page cache.
     if (have_rg) (void)rg("warm the page cache");
     Report report("search");
@@ -403,7 +401,7 @@ int main(int argc, char** argv) {
             const double r = rg(word);
             report.add(name + ": rg -i -c", r * 1000, "ms");
             report.add(name + ": JSONL scan / rg", scan / r, "x", "goal: at most 1.5");
-            const double lines = rg_lines(word);
+            const double lines = rg_run(word, false);
             report.add(name + ": rg -i, its lines to a pipe", lines * 1000, "ms");
             report.add(name + ": JSONL scan / rg -i with its lines", scan / lines, "x",
                        "goal: at most 1.5");
